@@ -1,0 +1,1 @@
+"""Soft-arm models: Newton-Euler dynamics, statics, actuators, hydraulics."""

@@ -1,0 +1,238 @@
+"""The PyBullet world: connect, load a PCC robot, pose its limbs, step at 1 ms, read poses.
+
+Kinematic mode: :meth:`World.set_pcc` with ``mode="reset"`` writes the section joints directly (PCC is
+the truth). Position mode: ``mode="position"`` sets position-motor targets and lets PyBullet step.
+
+Example::
+
+    with World() as world:
+        robot = world.load_robot("ursula")
+        robot.set_pcc("camera", [PccConfig(bend=math.pi / 2, plane=0.5, length=0.6)])
+        T_world_tip = robot.tip_pose("camera")
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pybullet as pb
+from scipy.spatial.transform import Rotation
+
+from urdf_gen import naming
+from urdf_gen.errors import ConfigurationError
+from urdf_gen.pcc import PccConfig, limb_joints
+from urdf_gen.spec_loader import load_robot
+from urdf_gen.specs import LimbSpec, RobotSpec
+from urdf_gen.types import FloatArray, Transform
+from urdf_gen.urdf_writer import UrdfOutput, write_urdf
+
+PHYSICS_DT = 1e-3  # s, physics time step
+STANDARD_GRAVITY = 9.80665  # m/s^2
+
+
+def pose_matrix(position: Sequence[float], quaternion_xyzw: Sequence[float]) -> Transform:
+    """PyBullet position + quaternion (x, y, z, w) -> ``(4, 4) float``."""
+    T = np.eye(4)
+    T[:3, :3] = np.asarray(pb.getMatrixFromQuaternion(quaternion_xyzw)).reshape(3, 3)
+    T[:3, 3] = position
+    return T
+
+
+class Robot:
+    """A PCC robot loaded into a :class:`World`; limbs addressed by name."""
+
+    def __init__(self, world: World, spec: RobotSpec, urdfs: UrdfOutput, position: Sequence[float]) -> None:
+        self.world = world
+        self.spec = spec
+        self.urdfs = urdfs
+        cid = world.client
+        flags = pb.URDF_USE_INERTIA_FROM_FILE
+        self.T_world_head = np.eye(4)
+        self.T_world_head[:3, 3] = position
+        self.head = pb.loadURDF(str(urdfs.head), position, useFixedBase=True, flags=flags, physicsClientId=cid)
+        self.bodies: dict[str, int] = {}
+        self._links: dict[str, tuple[int, int]] = {naming.HEAD_LINK: (self.head, -1)}
+        self._limb_joints: dict[str, FloatArray] = {}
+        for limb in spec.limbs:
+            T = self.T_world_head @ limb.T_head_base()
+            quat = Rotation.from_matrix(T[:3, :3]).as_quat()  # x, y, z, w like PyBullet
+            body = pb.loadURDF(
+                str(urdfs.limbs[limb.name]), T[:3, 3].tolist(), quat.tolist(),
+                useFixedBase=True, flags=flags, physicsClientId=cid,
+            )
+            self.bodies[limb.name] = body
+            self._links[naming.base_link(limb.name)] = (body, -1)
+            joints = {}
+            for j in range(pb.getNumJoints(body, physicsClientId=cid)):
+                info = pb.getJointInfo(body, j, physicsClientId=cid)
+                joints[info[1].decode()] = j
+                self._links[info[12].decode()] = (body, j)
+            self._limb_joints[limb.name] = np.array([joints[n] for n in naming.limb_joint_names(limb)])
+
+    def limb(self, name: str) -> LimbSpec:
+        """The spec of limb ``name``."""
+        return self.spec.limb(name)
+
+    def joint_indices(self, limb: str) -> FloatArray:
+        """PyBullet joint indices (in the limb's body) in joint-vector order, ``(3 N_total + segments,) int``."""
+        self.limb(limb)
+        return self._limb_joints[limb]
+
+    def pcc_joints(self, limb: str, configs: Sequence[PccConfig], *, check_limits: bool = True) -> FloatArray:
+        """Joint vector of ``limb`` for per-segment PCC ``configs`` (validated against the spec's limits)."""
+        spec = self.limb(limb)
+        if len(configs) != len(spec.segments):
+            raise ConfigurationError(
+                f"limb '{limb}' has {len(spec.segments)} segment(s); {len(configs)} configuration(s) given"
+            )
+        if check_limits:
+            for s, (c, seg) in enumerate(zip(configs, spec.segments, strict=True), start=1):
+                if abs(c.bend) > seg.bend_max + 1e-12:
+                    raise ConfigurationError(
+                        f"limb '{limb}' segment {s}: bend = {np.degrees(c.bend):.6g} deg is out of range; "
+                        f"allowed: [-{np.degrees(seg.bend_max):g}, {np.degrees(seg.bend_max):g}] deg"
+                    )
+                if abs(c.plane) > seg.plane_max + 1e-12:
+                    raise ConfigurationError(
+                        f"limb '{limb}' segment {s}: plane = {np.degrees(c.plane):.6g} deg is out of range; "
+                        f"allowed: [-{np.degrees(seg.plane_max):g}, {np.degrees(seg.plane_max):g}] deg"
+                    )
+                if not seg.length_min - 1e-12 <= c.length <= seg.length_max + 1e-12:
+                    raise ConfigurationError(
+                        f"limb '{limb}' segment {s}: length = {c.length:.6g} m is out of range; "
+                        f"allowed: [{seg.length_min:g}, {seg.length_max:g}] m"
+                    )
+        return limb_joints(configs, [seg.sections for seg in spec.segments])
+
+    def set_pcc(self, limb: str, configs: Sequence[PccConfig], *, mode: str = "reset", force: float = 1e3) -> None:
+        """Pose ``limb`` to per-segment PCC ``configs``.
+
+        Args:
+            mode: ``"reset"`` writes joint states instantly (kinematic); ``"position"`` sets PyBullet
+                position-motor targets reached by stepping.
+            force: motor force/torque limit for ``"position"`` (N or N·m).
+        """
+        self.set_joints(limb, self.pcc_joints(limb, configs), mode=mode, force=force)
+
+    def set_joints(self, limb: str, q: FloatArray, *, mode: str = "reset", force: float = 1e3) -> None:
+        """Write a limb's joint vector ``q`` (joint-vector order of :mod:`urdf_gen.pcc`)."""
+        idx = self.joint_indices(limb)
+        body = self.bodies[limb]
+        q = np.asarray(q, dtype=float)
+        if q.shape != idx.shape:
+            raise ConfigurationError(f"limb '{limb}' takes {idx.shape[0]} joint values; got shape {q.shape}")
+        cid = self.world.client
+        if mode == "reset":
+            pb.resetJointStatesMultiDof(
+                body, idx.tolist(), [[v] for v in q], [[0.0]] * len(q), physicsClientId=cid
+            )
+        elif mode == "position":
+            pb.setJointMotorControlArray(
+                body, idx.tolist(), pb.POSITION_CONTROL, targetPositions=q.tolist(),
+                forces=[force] * len(q), physicsClientId=cid,
+            )
+        else:
+            raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'reset', 'position'")
+
+    def joints(self, limb: str) -> FloatArray:
+        """Current joint vector of ``limb``."""
+        idx = self.joint_indices(limb).tolist()
+        states = pb.getJointStates(self.bodies[limb], idx, physicsClientId=self.world.client)
+        return np.array([s[0] for s in states])
+
+    def link_pose(self, link: str) -> Transform:
+        """World pose of a URDF link frame (not its centre of mass), ``(4, 4) float``."""
+        if link not in self._links:
+            raise ConfigurationError(f"robot '{self.spec.name}' has no link {link!r}")
+        body, idx = self._links[link]
+        cid = self.world.client
+        if idx == -1:
+            # Root links have their inertial frame at the link origin (flange and head: COM at 0).
+            pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
+            return pose_matrix(pos, orn)
+        state = pb.getLinkState(body, idx, computeForwardKinematics=True, physicsClientId=cid)
+        return pose_matrix(state[4], state[5])
+
+    def tip_pose(self, limb: str) -> Transform:
+        """World pose of a limb's tip frame, ``(4, 4) float``."""
+        return self.link_pose(naming.tip_link(self.limb(limb).name))
+
+    def section_poses(self, limb: str) -> FloatArray:
+        """World poses of a limb's slice bodies base to tip, ``(N_total, 4, 4) float``."""
+        return np.stack([self.link_pose(n) for n in naming.section_body_links(self.limb(limb))])
+
+    def T_world_limbbase(self, limb: str) -> Transform:
+        """World pose of the limb's base frame, ``(4, 4) float``."""
+        return self.link_pose(naming.base_link(self.limb(limb).name))
+
+
+class World:
+    """A PyBullet physics client at a fixed 1 ms step. Use as a context manager or call :meth:`close`.
+
+    Args:
+        gui: open the PyBullet GUI (needs a display) instead of DIRECT.
+        dt: physics step (s).
+        gravity: gravity vector ``(3,)`` in the world frame (m/s^2).
+    """
+
+    def __init__(self, *, gui: bool = False, dt: float = PHYSICS_DT, gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY)) -> None:
+        if dt <= 0.0:
+            raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step > 0 s")
+        self.client = pb.connect(pb.GUI if gui else pb.DIRECT)
+        if self.client < 0:
+            raise ConfigurationError("could not connect to PyBullet" + (" GUI (is there a display?)" if gui else ""))
+        self.dt = dt
+        self.time = 0.0
+        pb.setTimeStep(dt, physicsClientId=self.client)
+        pb.setGravity(*gravity, physicsClientId=self.client)
+        self._tmpdirs: list[Path] = []
+        self.robots: list[Robot] = []
+
+    def load_robot(
+        self,
+        robot: str | Path | RobotSpec,
+        *,
+        urdf_dir: str | Path | None = None,
+        sections: int | None = None,
+        position: Sequence[float] = (0.0, 0.0, 0.0),
+    ) -> Robot:
+        """Generate the robot's URDF and load it with a fixed head.
+
+        Args:
+            robot: bundled name, TOML path or an already loaded spec.
+            urdf_dir: where the URDF and meshes go; a temporary folder removed on :meth:`close` if ``None``.
+            sections: override N (only when ``robot`` is a name or path).
+            position: world position of the head (m).
+        """
+        spec = robot if isinstance(robot, RobotSpec) else load_robot(robot, sections=sections)
+        if urdf_dir is None:
+            tmp = Path(tempfile.mkdtemp(prefix="pccbullet_"))
+            self._tmpdirs.append(tmp)
+            urdf_dir = tmp
+        handle = Robot(self, spec, write_urdf(spec, urdf_dir), position)
+        self.robots.append(handle)
+        return handle
+
+    def step(self, n: int = 1) -> None:
+        """Advance physics by ``n`` steps of ``dt``."""
+        for _ in range(n):
+            pb.stepSimulation(physicsClientId=self.client)
+        self.time += n * self.dt
+
+    def close(self) -> None:
+        """Disconnect and remove temporary URDF folders."""
+        if self.client >= 0 and pb.isConnected(self.client):
+            pb.disconnect(self.client)
+        for tmp in self._tmpdirs:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self._tmpdirs.clear()
+
+    def __enter__(self) -> World:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

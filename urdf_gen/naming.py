@@ -1,0 +1,62 @@
+"""Names of the URDF links and joints of a PCC limb; one place so writer and simulator agree.
+
+Segments and sections count from 1. For limb ``grasper``, segment 2, section 3::
+
+    joints  grasper_s2_k3_plane (revolute z), grasper_s2_k3_bend (revolute y), grasper_s2_k3_chord (prismatic z)
+    links   grasper_s2_k3_a, grasper_s2_k3_b (nearly massless), grasper_s2_k3 (the slice body)
+    segment end: joint grasper_s2_tip_bend (revolute y) -> link grasper_s2_end
+    limb:   grasper_mount (fixed, head -> grasper_base), grasper_tip_fixed (fixed, last end -> grasper_tip)
+"""
+
+from __future__ import annotations
+
+from urdf_gen.specs import LimbSpec
+
+HEAD_LINK = "head"
+
+
+def base_link(limb: str) -> str:
+    """The limb's flange link, fixed to the head."""
+    return f"{limb}_base"
+
+
+def tip_link(limb: str) -> str:
+    """The limb's tip frame (z along the backbone tangent at the tip)."""
+    return f"{limb}_tip"
+
+
+def section_prefix(limb: str, segment: int, section: int) -> str:
+    """``{limb}_s{segment}_k{section}`` (1-based)."""
+    return f"{limb}_s{segment}_k{section}"
+
+
+def segment_end_link(limb: str, segment: int) -> str:
+    """The frame at a segment's tip, after its tip joint."""
+    return f"{limb}_s{segment}_end"
+
+
+def segment_joint_names(limb: str, segment: int, sections: int) -> list[str]:
+    """Joint names of one segment in joint-vector order, ``3 N + 1`` names (see :mod:`urdf_gen.pcc`)."""
+    names = []
+    for k in range(1, sections + 1):
+        p = section_prefix(limb, segment, k)
+        names += [f"{p}_plane", f"{p}_bend", f"{p}_chord"]
+    names.append(f"{limb}_s{segment}_tip_bend")
+    return names
+
+
+def limb_joint_names(limb: LimbSpec) -> list[str]:
+    """Joint names of a whole limb in joint-vector order."""
+    names: list[str] = []
+    for s, seg in enumerate(limb.segments, start=1):
+        names += segment_joint_names(limb.name, s, seg.sections)
+    return names
+
+
+def section_body_links(limb: LimbSpec) -> list[str]:
+    """The slice body links of a limb, base to tip."""
+    return [
+        section_prefix(limb.name, s, k)
+        for s, seg in enumerate(limb.segments, start=1)
+        for k in range(1, seg.sections + 1)
+    ]

@@ -1,0 +1,197 @@
+"""TOML robot descriptions -> :class:`~urdf_gen.specs.RobotSpec`.
+
+Units at this edge: lengths in millimetres (``*_mm``), angles in degrees (``*_deg``), masses in kilograms
+(``*_kg``) or grams (``*_g``), moduli in pascals (``*_pa``). Everything returned is SI.
+
+The file format is documented by example in ``assets/robots/ursula.toml``. Bundled robots are found by
+name (``load_robot("ursula")``); anything else is read as a path.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from urdf_gen.errors import RobotNotFoundError, SpecError
+from urdf_gen.specs import ActuatorSpec, HeadSpec, LimbSpec, Material, Payload, RobotSpec, SegmentSpec
+from urdf_gen.toml_fields import Fields, read_toml
+
+MM = 1e-3  # m per mm
+DEG = math.pi / 180.0  # rad per degree
+MAX_SECTIONS = 200
+
+PAYLOAD_KINDS = ("camera", "light", "force_sensor")
+ACTUATOR_KINDS = ("tendon", "chamber")
+MODEL_TABLES = ("hydraulic_drive", "model")  # top-level tables parsed by model modules, kept raw
+
+
+def robots_dir() -> Path:
+    """The folder of bundled robot TOML files (``assets/robots``)."""
+    here = Path(__file__).resolve().parent.parent / "assets" / "robots"
+    if here.is_dir():
+        return here
+    from importlib.resources import files  # installed as a wheel: the assets package
+
+    return Path(str(files("pccbullet_assets") / "robots"))
+
+
+def bundled_robots() -> list[str]:
+    """Names of the bundled PCC robots (TOML files whose ``kind`` is ``"pcc"``), sorted."""
+    names = []
+    for path in sorted(robots_dir().glob("*.toml")):
+        if read_toml(path).get("kind", "pcc") == "pcc":
+            names.append(path.stem)
+    return names
+
+
+def resolve_robot_path(robot: str | Path) -> Path:
+    """A bundled robot name or a TOML path -> an existing file path."""
+    candidate = Path(robot)
+    if candidate.suffix == ".toml" or candidate.exists():
+        if not candidate.is_file():
+            raise RobotNotFoundError(f"robot file {str(candidate)!r} does not exist")
+        return candidate
+    bundled = robots_dir() / f"{robot}.toml"
+    if bundled.is_file():
+        return bundled
+    names = ", ".join(bundled_robots())
+    raise RobotNotFoundError(f"unknown robot {str(robot)!r}: not a TOML file and not bundled ({names})")
+
+
+def load_robot(robot: str | Path, *, sections: int | None = None) -> RobotSpec:
+    """Read a robot description.
+
+    Args:
+        robot: bundled name (``"ursula"``) or path to a TOML file.
+        sections: override N, the sections per segment, for every segment (``None`` keeps the file's).
+
+    Raises:
+        RobotNotFoundError: ``robot`` is neither bundled nor a file.
+        SpecError: any field is missing, unknown, of the wrong type or out of range.
+    """
+    path = resolve_robot_path(robot)
+    top = Fields(read_toml(path), path)
+    top.string("kind", choices=("pcc",), default="pcc")
+    name = top.identifier("name")
+    description = str(top.raw("description", ""))
+    n_default = top.integer("sections_per_segment", 1, MAX_SECTIONS, default=10)
+    if sections is not None and not (isinstance(sections, int) and 1 <= sections <= MAX_SECTIONS):
+        raise SpecError("<argument>", "sections", sections, f"an integer in [1, {MAX_SECTIONS}]")
+
+    materials = {}
+    mat_table = top.sub("materials")
+    for key in list(mat_table.table):
+        materials[key] = _material(key, mat_table.sub(key))
+    mat_table.finish()
+
+    head = _head(top.sub("head"))
+    limbs = tuple(_limb(f, materials, n_default, sections) for f in top.table_list("limbs"))
+    extra = {key: top.raw(key) for key in MODEL_TABLES if top.has(key)}
+    top.finish()
+    seen: set[str] = set()
+    for i, limb in enumerate(limbs):
+        if limb.name in seen:
+            raise SpecError(path, f"limbs[{i}].name", limb.name, "a name not used by another limb")
+        seen.add(limb.name)
+    return RobotSpec(name=name, head=head, limbs=limbs, source=path, description=description, extra=extra)
+
+
+def _material(key: str, f: Fields) -> Material:
+    mat = Material(
+        name=key,
+        density=f.number("density_kg_m3", 0.0, 1e5, lo_open=True),
+        youngs_modulus=f.number("youngs_modulus_pa", 0.0, 1e12, lo_open=True),
+        poisson_ratio=f.number("poisson_ratio", 0.0, 0.5),
+        damping_ratio=f.number("damping_ratio", 0.0, 10.0, default=0.1),
+    )
+    f.raw("tensile_strength_pa", None)  # documented, not used by the models
+    f.finish()
+    return mat
+
+
+def _head(f: Fields) -> HeadSpec:
+    head = HeadSpec(
+        diameter=f.number("diameter_mm", 0.0, 1e4, lo_open=True) * MM,
+        length=f.number("length_mm", 0.0, 1e4, lo_open=True) * MM,
+        mass=f.number("mass_kg", 0.0, 1e4, lo_open=True),
+    )
+    f.finish()
+    return head
+
+
+def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: int | None) -> LimbSpec:
+    name = f.identifier("name")
+    mat_name = f.string("material")
+    if mat_name not in materials:
+        raise f.error("material", mat_name, "one of the [materials] tables: " + ", ".join(materials))
+    d_base = f.number("base_diameter_mm", 0.0, 1e4, lo_open=True)
+    d_tip = f.number("tip_diameter_mm", 0.0, 1e4, lo_open=True)
+    seg_fields = f.table_list("segments")
+    rest = [s.number("length_mm", 0.0, 1e5, lo_open=True) for s in seg_fields]
+    total = sum(rest)
+
+    segments = []
+    s0 = 0.0
+    for sf, length in zip(seg_fields, rest, strict=True):
+        if override and sf.has("sections"):
+            sf.integer("sections", 1, MAX_SECTIONS)  # still validated when overridden
+        lmin = sf.number("length_min_mm", 0.0, 1e5, lo_open=True, default=length)
+        lmax = sf.number("length_max_mm", 0.0, 1e5, lo_open=True, default=length)
+        if lmin > lmax:
+            raise sf.error("length_min_mm", lmin, f"a number <= length_max_mm = {lmax:g}")
+        if not lmin <= length <= lmax:
+            raise sf.error("length_mm", length, f"a number in [length_min_mm, length_max_mm] = [{lmin:g}, {lmax:g}]")
+        r0 = 0.5 * (d_base + (d_tip - d_base) * s0 / total)
+        r1 = 0.5 * (d_base + (d_tip - d_base) * (s0 + length) / total)
+        segments.append(
+            SegmentSpec(
+                length=length * MM,
+                length_min=lmin * MM,
+                length_max=lmax * MM,
+                bend_max=sf.number("bend_max_deg", 0.0, 360.0, lo_open=True) * DEG,
+                plane_max=sf.number("plane_max_deg", 0.0, 360.0, default=360.0) * DEG,
+                sections=override or sf.integer("sections", 1, MAX_SECTIONS, default=n_default),
+                radius_base=r0 * MM,
+                radius_tip=r1 * MM,
+            )
+        )
+        sf.finish()
+        s0 += length
+
+    actuators = None
+    af = f.sub("actuators", default=None)
+    if af is not None:
+        kind = af.string("kind", choices=ACTUATOR_KINDS)
+        offset = af.number("offset_mm", 0.0, 0.5 * min(d_base, d_tip), lo_open=True)
+        actuators = ActuatorSpec(
+            kind=kind,
+            count=af.integer("count", 1, 64),
+            offset=offset * MM,
+            first_angle=af.number("first_angle_deg", -360.0, 360.0, default=0.0) * DEG,
+            area=af.number("area_mm2", 0.0, 1e8, default=0.0) * MM * MM,
+        )
+        if kind == "chamber" and actuators.area <= 0.0:
+            raise af.error("area_mm2", af.table.get("area_mm2"), "a number > 0 for chambers")
+        af.finish()
+    payload = None
+    pf = f.sub("payload", default=None)
+    if pf is not None:
+        payload = Payload(
+            kind=pf.string("kind", choices=PAYLOAD_KINDS),
+            frame=pf.identifier("frame"),
+            mass=pf.number("mass_g", 0.0, 1e6) * 1e-3,
+            offset=tuple(v * MM for v in pf.vector("offset_mm", 3, default=[0.0, 0.0, 0.0])),  # type: ignore[arg-type]
+        )
+        pf.finish()
+    limb = LimbSpec(
+        name=name,
+        material=materials[mat_name],
+        segments=tuple(segments),
+        actuators=actuators,
+        mount_xyz=tuple(v * MM for v in f.vector("mount_xyz_mm", 3)),  # type: ignore[arg-type]
+        mount_rpy=tuple(v * DEG for v in f.vector("mount_rpy_deg", 3)),  # type: ignore[arg-type]
+        payload=payload,
+    )
+    f.finish()
+    return limb
+

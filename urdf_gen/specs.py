@@ -1,0 +1,203 @@
+"""Robot descriptions: frozen dataclasses for the physical concepts of a PCC soft robot.
+
+The TOML side (millimetres, degrees, field names that say so) lives in :mod:`urdf_gen.spec_loader`;
+everything here is SI: metres, kilograms, radians, pascals.
+
+A limb is a frustum (linear taper from ``radius_base`` to ``radius_tip`` over its rest length) cut into
+segments; each segment is a constant-curvature arc with parameters ``bend`` (total arc angle, rad),
+``plane`` (bending-plane angle about the segment base z axis, from x, rad) and ``length`` (arc length, m).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from urdf_gen.types import Transform
+
+
+@dataclass(frozen=True, slots=True)
+class Material:
+    """An isotropic elastomer.
+
+    Attributes:
+        name: identifier used by limbs, e.g. ``"ecoflex_00_30"``.
+        density: mass density (kg/m^3).
+        youngs_modulus: E (Pa).
+        poisson_ratio: nu (-), in [0, 0.5].
+        damping_ratio: modal damping ratio used by the dynamic models (-).
+    """
+
+    name: str
+    density: float
+    youngs_modulus: float
+    poisson_ratio: float
+    damping_ratio: float = 0.1
+
+    @property
+    def shear_modulus(self) -> float:
+        """G = E / (2 (1 + nu)) (Pa)."""
+        return self.youngs_modulus / (2.0 * (1.0 + self.poisson_ratio))
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentSpec:
+    """One independently actuated constant-curvature segment of a limb.
+
+    Attributes:
+        length: rest (nominal) arc length (m); the geometry is cut at this length.
+        length_min: shortest arc length the actuators can reach (m).
+        length_max: longest arc length (m).
+        bend_max: largest |bend|, the total arc angle (rad). Seed 001's theta is the chord angle,
+            bend / 2, so its limit theta <= pi/2 is bend_max = pi.
+        plane_max: largest |plane| of the bending plane (rad).
+        sections: N, the number of RRP sections the segment is discretized into.
+        radius_base: frustum radius at the segment base (m).
+        radius_tip: frustum radius at the segment tip (m).
+    """
+
+    length: float
+    length_min: float
+    length_max: float
+    bend_max: float
+    plane_max: float
+    sections: int
+    radius_base: float
+    radius_tip: float
+
+    @property
+    def volume(self) -> float:
+        """Volume of the frustum at rest length (m^3)."""
+        r0, r1 = self.radius_base, self.radius_tip
+        return math.pi * self.length / 3.0 * (r0 * r0 + r0 * r1 + r1 * r1)
+
+
+@dataclass(frozen=True, slots=True)
+class ActuatorSpec:
+    """Actuators routed along a limb at a fixed distance from the backbone.
+
+    Attributes:
+        kind: ``"tendon"`` (pulls only, tension >= 0) or ``"chamber"`` (fluid pressure >= 0).
+        count: number of actuators, evenly spaced around the backbone.
+        offset: distance of tendon / chamber centroid from the backbone (m).
+        first_angle: angle of actuator 0 about the segment base z axis, from x (rad).
+        area: effective pressurized area of one chamber (m^2); 0 for tendons.
+    """
+
+    kind: str
+    count: int
+    offset: float
+    first_angle: float = 0.0
+    area: float = 0.0
+
+    @property
+    def angles(self) -> tuple[float, ...]:
+        """Angles of the actuators about the backbone (rad), ``count`` values."""
+        return tuple(self.first_angle + 2.0 * math.pi * i / self.count for i in range(self.count))
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """A rigid device carried at a limb's tip (camera, spotlight, force sensor).
+
+    Attributes:
+        kind: ``"camera"``, ``"light"`` or ``"force_sensor"``.
+        frame: URDF link name of the device frame, e.g. ``"camera_frame"``.
+        mass: device mass (kg).
+        offset: position of the device frame in the limb tip frame, ``(3,) float`` (m).
+    """
+
+    kind: str
+    frame: str
+    mass: float
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class LimbSpec:
+    """A soft limb: a tapered elastomer frustum cut into PCC segments, mounted on the head.
+
+    Attributes:
+        name: limb name, used as the prefix of its URDF links and joints.
+        material: the limb's elastomer.
+        segments: segments from base to tip.
+        actuators: tendons or chambers of every segment, or ``None`` for a passive limb.
+        mount_xyz: limb base position in the head frame, ``(3,) float`` (m).
+        mount_rpy: limb base orientation in the head frame, roll-pitch-yaw (rad), URDF convention.
+        payload: tip device or ``None``.
+    """
+
+    name: str
+    material: Material
+    segments: tuple[SegmentSpec, ...]
+    actuators: ActuatorSpec | None
+    mount_xyz: tuple[float, float, float]
+    mount_rpy: tuple[float, float, float]
+    payload: Payload | None = None
+
+    @property
+    def rest_length(self) -> float:
+        """Sum of the segments' rest lengths (m)."""
+        return sum(s.length for s in self.segments)
+
+    @property
+    def mass(self) -> float:
+        """Mass of the elastomer frustum (kg), payload excluded."""
+        return self.material.density * sum(s.volume for s in self.segments)
+
+    def T_head_base(self) -> Transform:
+        """Pose of the limb base in the head frame, ``(4, 4) float``."""
+        from urdf_gen.pcc import rpy_matrix
+
+        T = np.eye(4)
+        T[:3, :3] = rpy_matrix(*self.mount_rpy)
+        T[:3, 3] = self.mount_xyz
+        return T
+
+
+@dataclass(frozen=True, slots=True)
+class HeadSpec:
+    """The rigid head the limbs are mounted on: a cylinder along the head's x axis.
+
+    Attributes:
+        diameter: (m). length: along x (m). mass: (kg).
+    """
+
+    diameter: float
+    length: float
+    mass: float
+
+
+@dataclass(frozen=True, slots=True)
+class RobotSpec:
+    """A whole robot: a head and its limbs.
+
+    Attributes:
+        name: robot name (URDF robot name and file stem).
+        head: the rigid base.
+        limbs: the soft limbs in file order.
+        source: the TOML file the spec was read from.
+        description: free text from the file.
+        extra: top-level tables owned by model modules (e.g. ``hydraulic_drive``), unparsed.
+    """
+
+    name: str
+    head: HeadSpec
+    limbs: tuple[LimbSpec, ...]
+    source: Path | None = None
+    description: str = field(default="", compare=False)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def limb(self, name: str) -> LimbSpec:
+        """The limb called ``name``; raises :class:`~urdf_gen.errors.ConfigurationError` listing the names."""
+        for limb in self.limbs:
+            if limb.name == name:
+                return limb
+        from urdf_gen.errors import ConfigurationError
+
+        names = ", ".join(limb.name for limb in self.limbs)
+        raise ConfigurationError(f"robot '{self.name}' has no limb {name!r}; limbs: {names}")
