@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import pybullet as pb
 from scipy.spatial.transform import Rotation
 
+from sim.bullet import pb
 from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.pcc import PccConfig, limb_joints
@@ -53,7 +53,9 @@ class Robot:
         flags = pb.URDF_USE_INERTIA_FROM_FILE
         self.T_world_head = np.eye(4)
         self.T_world_head[:3, 3] = position
-        self.head = pb.loadURDF(str(urdfs.head), position, useFixedBase=True, flags=flags, physicsClientId=cid)
+        self.head = pb.loadURDF(
+            str(urdfs.head), position, useFixedBase=True, flags=flags, physicsClientId=cid
+        )
         self.bodies: dict[str, int] = {}
         self._links: dict[str, tuple[int, int]] = {naming.HEAD_LINK: (self.head, -1)}
         self._limb_joints: dict[str, FloatArray] = {}
@@ -61,8 +63,12 @@ class Robot:
             T = self.T_world_head @ limb.T_head_base()
             quat = Rotation.from_matrix(T[:3, :3]).as_quat()  # x, y, z, w like PyBullet
             body = pb.loadURDF(
-                str(urdfs.limbs[limb.name]), T[:3, 3].tolist(), quat.tolist(),
-                useFixedBase=True, flags=flags, physicsClientId=cid,
+                str(urdfs.limbs[limb.name]),
+                T[:3, 3].tolist(),
+                quat.tolist(),
+                useFixedBase=True,
+                flags=flags,
+                physicsClientId=cid,
             )
             self.bodies[limb.name] = body
             self._links[naming.base_link(limb.name)] = (body, -1)
@@ -72,13 +78,17 @@ class Robot:
                 joints[info[1].decode()] = j
                 self._links[info[12].decode()] = (body, j)
             self._limb_joints[limb.name] = np.array([joints[n] for n in naming.limb_joint_names(limb)])
+            # The first section's slice sits on the bow plate: it cannot collide with its own mount.
+            first = naming.section_prefix(limb.name, 1, 1)
+            for link in (f"{first}_a", f"{first}_b", first):
+                pb.setCollisionFilterPair(self.head, body, -1, self._links[link][1], 0, physicsClientId=cid)
 
     def limb(self, name: str) -> LimbSpec:
         """The spec of limb ``name``."""
         return self.spec.limb(name)
 
     def joint_indices(self, limb: str) -> FloatArray:
-        """PyBullet joint indices (in the limb's body) in joint-vector order, ``(3 N_total + segments,) int``."""
+        """PyBullet joint indices in the limb's body, joint-vector order, ``(3 N_total + segments,) int``."""
         self.limb(limb)
         return self._limb_joints[limb]
 
@@ -108,7 +118,9 @@ class Robot:
                     )
         return limb_joints(configs, [seg.sections for seg in spec.segments])
 
-    def set_pcc(self, limb: str, configs: Sequence[PccConfig], *, mode: str = "reset", force: float = 1e3) -> None:
+    def set_pcc(
+        self, limb: str, configs: Sequence[PccConfig], *, mode: str = "reset", force: float = 1e3
+    ) -> None:
         """Pose ``limb`` to per-segment PCC ``configs``.
 
         Args:
@@ -132,8 +144,12 @@ class Robot:
             )
         elif mode == "position":
             pb.setJointMotorControlArray(
-                body, idx.tolist(), pb.POSITION_CONTROL, targetPositions=q.tolist(),
-                forces=[force] * len(q), physicsClientId=cid,
+                body,
+                idx.tolist(),
+                pb.POSITION_CONTROL,
+                targetPositions=q.tolist(),
+                forces=[force] * len(q),
+                physicsClientId=cid,
             )
         else:
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'reset', 'position'")
@@ -177,14 +193,29 @@ class World:
         gui: open the PyBullet GUI (needs a display) instead of DIRECT.
         dt: physics step (s).
         gravity: gravity vector ``(3,)`` in the world frame (m/s^2).
+        mode: ``"kinematic"``: the limbs are where their joints were set (PCC is the truth); a step
+            advances time and refreshes contacts without integrating dynamics. ``"dynamic"``: PyBullet
+            integrates the chains (position motors or the dynamic-mode controllers).
     """
 
-    def __init__(self, *, gui: bool = False, dt: float = PHYSICS_DT, gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY)) -> None:
+    def __init__(
+        self,
+        *,
+        gui: bool = False,
+        dt: float = PHYSICS_DT,
+        gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
+        mode: str = "dynamic",
+    ) -> None:
         if dt <= 0.0:
             raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step > 0 s")
+        if mode not in ("kinematic", "dynamic"):
+            raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
+        self.mode = mode
         self.client = pb.connect(pb.GUI if gui else pb.DIRECT)
         if self.client < 0:
-            raise ConfigurationError("could not connect to PyBullet" + (" GUI (is there a display?)" if gui else ""))
+            raise ConfigurationError(
+                "could not connect to PyBullet" + (" GUI (is there a display?)" if gui else "")
+            )
         self.dt = dt
         self.time = 0.0
         pb.setTimeStep(dt, physicsClientId=self.client)
@@ -218,9 +249,10 @@ class World:
         return handle
 
     def step(self, n: int = 1) -> None:
-        """Advance physics by ``n`` steps of ``dt``."""
+        """Advance by ``n`` steps of ``dt``: integrate (dynamic) or refresh contacts only (kinematic)."""
+        advance = pb.performCollisionDetection if self.mode == "kinematic" else pb.stepSimulation
         for _ in range(n):
-            pb.stepSimulation(physicsClientId=self.client)
+            advance(physicsClientId=self.client)
         self.time += n * self.dt
 
     def close(self) -> None:

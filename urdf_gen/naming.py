@@ -2,7 +2,8 @@
 
 Segments and sections count from 1. For limb ``grasper``, segment 2, section 3::
 
-    joints  grasper_s2_k3_plane (revolute z), grasper_s2_k3_bend (revolute y), grasper_s2_k3_chord (prismatic z)
+    joints  grasper_s2_k3_plane (revolute z), grasper_s2_k3_bend (revolute y),
+            grasper_s2_k3_chord (prismatic z)
     links   grasper_s2_k3_a, grasper_s2_k3_b (nearly massless), grasper_s2_k3 (the slice body)
     segment end: joint grasper_s2_tip_bend (revolute y) -> link grasper_s2_end
     limb:   grasper_mount (fixed, head -> grasper_base), grasper_tip_fixed (fixed, last end -> grasper_tip)

@@ -180,7 +180,9 @@ def pcc_from_joints(q: FloatArray) -> PccConfig:
     """
     q = np.asarray(q, dtype=float)
     if q.ndim != 1 or len(q) < 4 or (len(q) - 1) % 3:
-        raise ConfigurationError(f"joint vector of shape {q.shape} is invalid; allowed: (3N + 1,) with N >= 1")
+        raise ConfigurationError(
+            f"joint vector of shape {q.shape} is invalid; allowed: (3N + 1,) with N >= 1"
+        )
     n = (len(q) - 1) // 3
     bend = float(q[1:-1:3].sum() + q[-1])
     chord_sum = float(q[2:-1:3].sum())
@@ -199,8 +201,12 @@ def limb_transform(configs: Sequence[PccConfig]) -> Transform:
 def limb_joints(configs: Sequence[PccConfig], sections: Sequence[int]) -> FloatArray:
     """Joint vector of a whole limb: the segments' vectors concatenated, ``(sum(3 N_s + 1),) float``."""
     if len(configs) != len(sections):
-        raise ConfigurationError(f"{len(configs)} configurations given for a limb of {len(sections)} segments")
-    return np.concatenate([segment_joints(c.bend, c.plane, c.length, n) for c, n in zip(configs, sections)])
+        raise ConfigurationError(
+            f"{len(configs)} configurations given for a limb of {len(sections)} segments"
+        )
+    return np.concatenate(
+        [segment_joints(c.bend, c.plane, c.length, n) for c, n in zip(configs, sections, strict=True)]
+    )
 
 
 def rotation_angle(R: FloatArray) -> float:

@@ -140,7 +140,9 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
         if lmin > lmax:
             raise sf.error("length_min_mm", lmin, f"a number <= length_max_mm = {lmax:g}")
         if not lmin <= length <= lmax:
-            raise sf.error("length_mm", length, f"a number in [length_min_mm, length_max_mm] = [{lmin:g}, {lmax:g}]")
+            raise sf.error(
+                "length_mm", length, f"a number in [length_min_mm, length_max_mm] = [{lmin:g}, {lmax:g}]"
+            )
         r0 = 0.5 * (d_base + (d_tip - d_base) * s0 / total)
         r1 = 0.5 * (d_base + (d_tip - d_base) * (s0 + length) / total)
         segments.append(
@@ -194,4 +196,3 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
     )
     f.finish()
     return limb
-

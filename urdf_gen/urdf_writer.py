@@ -3,7 +3,8 @@
 Why one URDF per limb: PyBullet reads back the state of at most 128 links per body (bullet3 issue
 #4621, ``MAX_DEGREE_OF_FREEDOM``); URSULA at N = 10 has 186 movable joints, one limb at most 62. A limb
 URDF's root link is its flange (``{limb}_base``); the simulator places it at the head's mount pose.
-:data:`MAX_LINKS` is checked before writing. Per section three joints (``plane`` revolute z, ``bend`` revolute y, ``chord`` prismatic z, see
+:data:`MAX_LINKS` is checked before writing. Per section three joints (``plane`` revolute z,
+``bend`` revolute y, ``chord`` prismatic z, see
 :mod:`urdf_gen.naming`) and per segment one ``tip_bend`` joint that aligns the last chord with the arc's
 tip tangent (:mod:`urdf_gen.pcc`).
 
@@ -135,7 +136,7 @@ def _geometry(parent: ET.Element, tag: str, shape: ET.Element, xyz: object, rgba
 
 
 def section_limits(seg: SegmentSpec) -> dict[str, tuple[float, float]]:
-    """Joint limits of one segment's joints by role: ``plane_first``, ``plane``, ``bend_half``, ``bend``, ``chord``."""
+    """Joint limits of one segment by role: ``plane_first``, ``plane``, ``bend_half``, ``bend``, ``chord``."""
     n = seg.sections
     half = seg.bend_max / (2 * n)
     return {
@@ -163,11 +164,15 @@ class _Builder:
         # Solid cylinder along x.
         ix = 0.5 * h.mass * r * r
         iyz = h.mass * (3 * r * r + length * length) / 12.0
-        link = _link(self.robot, naming.HEAD_LINK, MassProperties(h.mass, np.zeros(3), np.diag([ix, iyz, iyz])))
+        link = _link(
+            self.robot, naming.HEAD_LINK, MassProperties(h.mass, np.zeros(3), np.diag([ix, iyz, iyz]))
+        )
         for tag in ("visual", "collision"):
             el = ET.SubElement(link, tag)
             _origin(el, rpy=(0, math.pi / 2, 0))
-            ET.SubElement(ET.SubElement(el, "geometry"), "cylinder", radius=f"{r:.12g}", length=f"{length:.12g}")
+            ET.SubElement(
+                ET.SubElement(el, "geometry"), "cylinder", radius=f"{r:.12g}", length=f"{length:.12g}"
+            )
             if tag == "visual":
                 ET.SubElement(ET.SubElement(el, "material", name="head"), "color", rgba=HEAD_RGBA)
 
@@ -175,7 +180,13 @@ class _Builder:
         name = limb.name
         r_base = limb.segments[0].radius_base
         base = _link(self.robot, naming.base_link(name), _marker(MARKER_MASS, r_base))
-        _geometry(base, "visual", ET.Element("cylinder", radius=f"{r_base:.12g}", length="0.01"), (0, 0, -0.005), HEAD_RGBA)
+        _geometry(
+            base,
+            "visual",
+            ET.Element("cylinder", radius=f"{r_base:.12g}", length="0.01"),
+            (0, 0, -0.005),
+            HEAD_RGBA,
+        )
         parent = naming.base_link(name)
         for s, seg in enumerate(limb.segments, start=1):
             parent = self.segment(limb, s, seg, parent)
@@ -217,7 +228,15 @@ class _Builder:
             last_slice = slice_mp
         end = naming.segment_end_link(limb.name, s)
         _link(self.robot, end, last_slice.scaled(INTERMEDIATE_FRACTION))
-        _joint(self.robot, f"{limb.name}_s{s}_tip_bend", "revolute", parent, end, axis=(0, 1, 0), limits=lim["bend_half"])
+        _joint(
+            self.robot,
+            f"{limb.name}_s{s}_tip_bend",
+            "revolute",
+            parent,
+            end,
+            axis=(0, 1, 0),
+            limits=lim["bend_half"],
+        )
         return end
 
 
@@ -239,7 +258,9 @@ def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
     return _tree(b.robot)
 
 
-def build_limb_urdf(spec: RobotSpec, limb: LimbSpec) -> tuple[ET.ElementTree, dict[str, tuple[float, float, float]]]:
+def build_limb_urdf(
+    spec: RobotSpec, limb: LimbSpec
+) -> tuple[ET.ElementTree, dict[str, tuple[float, float, float]]]:
     """The URDF tree of one limb (root link ``{limb}_base``) and its meshes: file name -> (r0, r1, h) (m).
 
     Raises:

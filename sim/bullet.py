@@ -1,0 +1,27 @@
+"""Import PyBullet without its build banner on stdout (it would corrupt ``--json`` output).
+
+PyBullet's C extension prints "pybullet build time: ..." to file descriptor 1 when imported; this
+module sends that line to stderr instead. Use ``from sim.bullet import pb``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def _quiet_import():  # type: ignore[no-untyped-def]
+    if "pybullet" in sys.modules:
+        return sys.modules["pybullet"]
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        import pybullet
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    return pybullet
+
+
+pb = _quiet_import()

@@ -1,0 +1,166 @@
+"""The ``pccbullet`` command. Units at this edge: degrees and metres (as each flag says); SI inside.
+
+Subcommands:
+    robots   list bundled robots
+    urdf     write URDFs and meshes of a robot to a folder
+    pose     section joint values and tip pose of a limb for a PCC configuration
+    demo     the squid demo (GUI with a display, headless animation + summary without)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from urdf_gen import __version__, naming
+from urdf_gen.errors import PccBulletError
+from urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend
+from urdf_gen.spec_loader import bundled_robots, load_robot
+from urdf_gen.urdf_writer import write_urdf
+
+log = logging.getLogger("pccbullet")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pccbullet",
+        description="Soft robot arms in PyBullet: PCC segments as chains of rigid RRP sections.",
+        epilog="Units: angles in degrees (--bend, --plane), lengths in metres (--length). "
+        "bend is the total arc angle of a segment (seed 001's theta is bend/2).",
+    )
+    p.add_argument("--version", action="version", version=f"pccbullet {__version__}")
+    p.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("robots", help="list bundled robots")
+
+    u = sub.add_parser("urdf", help="write URDFs (head + one per limb) and meshes")
+    u.add_argument("robot", help="bundled robot name (e.g. ursula) or path to a robot TOML")
+    u.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
+    u.add_argument("--sections", type=int, default=None, help="sections per segment N (default: the file's)")
+
+    q = sub.add_parser("pose", help="section joints and tip pose of a limb for a PCC configuration")
+    q.add_argument("robot", help="bundled robot name or path to a robot TOML")
+    q.add_argument("--limb", required=True, help="limb name, e.g. camera")
+    q.add_argument("--bend", required=True, type=float, help="total arc angle of the segment (deg)")
+    q.add_argument(
+        "--plane", required=True, type=float, help="bending-plane angle about the segment base z (deg)"
+    )
+    q.add_argument(
+        "--length", type=float, default=None, help="arc length (m); default: the segment's rest length"
+    )
+    q.add_argument(
+        "--segment", type=int, default=1, help="segment to pose, 1-based; others stay straight (default 1)"
+    )
+    q.add_argument("--sections", type=int, default=None, help="sections per segment N (default: the file's)")
+    q.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    d = sub.add_parser("demo", help="the URSULA squid demo")
+    d.add_argument("--out", type=Path, default=Path("pccbullet_demo"), help="folder for the headless outputs")
+    d.add_argument("--headless", action="store_true", help="no GUI even if a display is available")
+    d.add_argument("--duration", type=float, default=6.0, help="simulated seconds (default 6)")
+    return p
+
+
+def _pose(args: argparse.Namespace) -> int:
+    spec = load_robot(args.robot, sections=args.sections)
+    limb = spec.limb(args.limb)
+    if not 1 <= args.segment <= len(limb.segments):
+        raise PccBulletError(
+            f"--segment {args.segment} is invalid for limb '{limb.name}'; allowed: 1..{len(limb.segments)}"
+        )
+    configs = [PccConfig(0.0, 0.0, seg.length) for seg in limb.segments]
+    seg = limb.segments[args.segment - 1]
+    length = seg.length if args.length is None else args.length
+    configs[args.segment - 1] = PccConfig(math.radians(args.bend), math.radians(args.plane), length)
+
+    from sim.world import World  # PyBullet is the check, not only the arithmetic
+
+    with World() as world:
+        robot = world.load_robot(spec)
+        q = robot.pcc_joints(limb.name, configs)
+        robot.set_joints(limb.name, q)
+        T_world_base = robot.T_world_limbbase(limb.name)
+        T_world_tip = robot.tip_pose(limb.name)
+    T_base_tip = limb_transform(configs)
+    T_head_tip = limb.T_head_base() @ T_base_tip
+    pybullet_error = float(np.linalg.norm((T_world_base @ T_base_tip)[:3, 3] - T_world_tip[:3, 3]))
+    names = naming.limb_joint_names(limb)
+    joints = [
+        {"name": n, "value": float(v), "unit": "m" if n.endswith("_chord") else "rad"}
+        for n, v in zip(names, limb_joints(configs, [s.sections for s in limb.segments]), strict=True)
+    ]
+    out = {
+        "robot": spec.name,
+        "limb": limb.name,
+        "segments": [
+            {
+                "bend_deg": math.degrees(c.bend),
+                "paper_theta_deg": math.degrees(paper_theta_from_bend(c.bend)),
+                "plane_deg": math.degrees(c.plane),
+                "length_m": c.length,
+                "sections": s.sections,
+            }
+            for c, s in zip(configs, limb.segments, strict=True)
+        ],
+        "joints": joints,
+        "tip_in_limb_base": {
+            "position_m": T_base_tip[:3, 3].tolist(),
+            "rotation": T_base_tip[:3, :3].tolist(),
+        },
+        "tip_in_head": {"position_m": T_head_tip[:3, 3].tolist(), "rotation": T_head_tip[:3, :3].tolist()},
+        "pybullet_tip_error_m": pybullet_error,
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"{spec.name} / {limb.name}: {len(joints)} joints")
+    for j in joints:
+        print(f"  {j['name']:<28} {j['value']: .9f} {j['unit']}")
+    p = T_base_tip[:3, 3]
+    print(f"tip in limb base frame (m): [{p[0]:.6f}, {p[1]:.6f}, {p[2]:.6f}]")
+    print(f"PyBullet tip vs PCC: {pybullet_error:.3e} m")
+    return 0
+
+
+def _urdf(args: argparse.Namespace) -> int:
+    spec = load_robot(args.robot, sections=args.sections)
+    out = write_urdf(spec, args.out)
+    print(f"wrote {len(out.urdfs)} URDF files and {len(out.meshes)} meshes to {out.head.parent}")
+    for path in out.urdfs:
+        print(f"  {path}")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from teleop.demo import run_demo
+
+    summary = run_demo(out_dir=args.out, headless=args.headless, duration=args.duration)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``pccbullet``; returns the exit status (2 for bad input)."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)])
+    try:
+        if args.command == "robots":
+            for name in bundled_robots():
+                print(name)
+            return 0
+        return {"pose": _pose, "urdf": _urdf, "demo": _demo}[args.command](args)
+    except PccBulletError as exc:
+        print(f"pccbullet: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

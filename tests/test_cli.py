@@ -1,0 +1,120 @@
+"""The pccbullet command: pose, urdf, robots, demo, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from teleop.cli import main
+from urdf_gen import __version__
+
+
+def test_pose_json_camera_90_30(capsys) -> None:
+    assert main(["pose", "ursula", "--limb", "camera", "--bend", "90", "--plane", "30", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["joints"]) == 31
+    assert out["segments"][0]["paper_theta_deg"] == pytest.approx(45.0)
+    r = 0.6 / (math.pi / 2)
+    p_star = r  # r (1 - cos 90 deg)
+    np.testing.assert_allclose(
+        out["tip_in_limb_base"]["position_m"],
+        [p_star * math.cos(math.radians(30)), p_star * math.sin(math.radians(30)), r],
+        atol=1e-12,
+    )
+    assert out["pybullet_tip_error_m"] < 1e-6
+    assert out["joints"][0] == {
+        "name": "camera_s1_k1_plane",
+        "value": pytest.approx(math.radians(30)),
+        "unit": "rad",
+    }
+    assert out["joints"][2]["unit"] == "m"
+
+
+def test_pose_second_segment_and_length(capsys) -> None:
+    argv = [
+        "pose",
+        "ursula",
+        "--limb",
+        "grasper",
+        "--bend",
+        "-30",
+        "--plane",
+        "15",
+        "--segment",
+        "2",
+        "--length",
+        "0.295",
+        "--json",
+    ]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [s["bend_deg"] for s in out["segments"]] == pytest.approx([0.0, -30.0])
+    assert out["segments"][1]["length_m"] == pytest.approx(0.295)
+    assert len(out["joints"]) == 62
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["pose", "ursula", "--limb", "tail", "--bend", "0", "--plane", "0"],
+            "robot 'ursula' has no limb 'tail'",
+        ),
+        (
+            ["pose", "ursula", "--limb", "camera", "--bend", "190", "--plane", "0"],
+            r"bend = 190 deg is out of range; allowed: [-180, 180] deg",
+        ),
+        (
+            ["pose", "ursula", "--limb", "camera", "--bend", "10", "--plane", "0", "--segment", "2"],
+            "--segment 2 is invalid for limb 'camera'; allowed: 1..1",
+        ),
+        (["pose", "octopus", "--limb", "camera", "--bend", "10", "--plane", "0"], "unknown robot 'octopus'"),
+        (["urdf", "ursula", "--out", "/tmp/x", "--sections", "0"], "field 'sections' = 0 is invalid"),
+    ],
+    ids=["unknown-limb", "bend-over-limit", "segment-out-of-range", "unknown-robot", "zero-sections"],
+)
+def test_bad_input_exits_2_with_message(capsys, argv, message) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pccbullet: error: ")
+    assert message in err
+
+
+def test_urdf_writes_files(tmp_path, capsys) -> None:
+    assert main(["urdf", "ursula", "--out", str(tmp_path / "u"), "--sections", "3"]) == 0
+    assert "wrote 5 URDF files and 9 meshes" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "u").glob("*.urdf")) == [
+        "ursula_camera.urdf",
+        "ursula_grasper.urdf",
+        "ursula_head.urdf",
+        "ursula_light.urdf",
+        "ursula_palpation.urdf",
+    ]
+
+
+def test_robots_and_version(capsys) -> None:
+    assert main(["robots"]) == 0
+    assert "ursula" in capsys.readouterr().out.split()
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pccbullet {__version__}"
+
+
+def test_headless_demo_writes_its_files(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    assert main(["demo", "--out", str(tmp_path), "--duration", "0.5"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["mode"] == "headless"
+    assert summary["loop"]["physics_steps"] == 500
+    assert summary["gif_frames"] == 5  # 25 visual frames at 50 Hz, every 5th into the GIF
+    import imageio.v3 as iio
+
+    assert iio.imread(tmp_path / "camera_tip.png").shape == (240, 320, 3)
+    gif = iio.imread(tmp_path / "demo.gif", index=None)
+    assert gif.shape[1:3] == (240, 320) and gif.shape[0] >= 1
+    assert gif.std() > 10  # the scene (head, limbs, seabed) is visible, not a blank frame
+    assert (tmp_path / "tips.png").stat().st_size > 10_000
