@@ -1,0 +1,266 @@
+"""Rolling-joint snake robots (seed 003, Hu et al. 2023): the robot description and its TOML loader.
+
+A stiffness-adjustable snake robot is a stack of ``n_links`` identical links. Neighbouring links touch
+on two cylindrical contact surfaces of radius ``contact_radius`` and roll on each other (a rolling
+joint). Joint ``k`` (``k = 1 .. n_links - 1``, between link ``k`` and link ``k + 1``) bends about the
+axis ``Rz(psi_k) @ y`` with ``psi_k = 0`` for odd ``k`` and ``psi_k = orientation`` for even ``k``.
+Four cables run straight through every link at distance ``cable_radius`` from the centre line, at the
+phase angles ``cable_phases`` (about z, from x), and end at the distal link.
+
+TOML layout (lengths in mm, angles in degrees, everything converted to SI on loading)::
+
+    kind = "rolling_snake"
+    name = "snake003_sim_steel"
+    links = 6
+    link_length_mm = 12.0
+    contact_radius_mm = 6.0
+    cable_radius_mm = 3.5
+    link_volume_mm3 = 851.0      # with density_g_cm3; or link_mass_g instead of both
+    density_g_cm3 = 7.86
+    orientation_deg = 0.0        # alpha
+    mount = "ground"             # or "ceiling"
+    gravity_m_s2 = 9.8           # optional, default 9.81
+    cable_phases_deg = [0, 180, 180, 0]   # optional, default [0, 180 + alpha, 180, alpha]
+    body_radius_mm = 4.75        # optional, outer radius of a link for URDF geometry and inertia
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from urdf_gen.errors import SpecError
+
+KIND = "rolling_snake"
+MOUNTS = ("ground", "ceiling")
+
+_REQUIRED = (
+    "kind",
+    "name",
+    "links",
+    "link_length_mm",
+    "contact_radius_mm",
+    "cable_radius_mm",
+    "orientation_deg",
+)
+_OPTIONAL = (
+    "link_mass_g",
+    "link_volume_mm3",
+    "density_g_cm3",
+    "mount",
+    "gravity_m_s2",
+    "cable_phases_deg",
+    "body_radius_mm",
+    "material",
+    "description",
+)
+
+
+def default_cable_phases(orientation: float) -> tuple[float, float, float, float]:
+    """Cable phases (rad) ``[0, pi + alpha, pi, alpha]`` for the tensions ``[T1, T2, T3, T4]``.
+
+    Cables 1 and 3 are the opposing pair in the bending plane of the odd joints, cables 4 and 2 the pair
+    in the plane of the even joints (seed 003, Section 3.2.2, even-link phase set).
+    """
+    return (0.0, math.pi + orientation, math.pi, orientation)
+
+
+@dataclass(frozen=True, slots=True)
+class RollingSnakeSpec:
+    """Parameters of a rolling-joint snake robot, SI units.
+
+    Attributes:
+        name: robot name.
+        n_links: number of links ``n`` (``n - 1`` rolling joints), >= 2.
+        link_length: ``L``, distance between the two contact-surface apexes of a link (m).
+        contact_radius: ``R``, radius of both cylindrical contact surfaces (m).
+        cable_radius: ``r``, distance of every cable from the link centre line (m), ``< R``.
+        link_mass: mass of one link (kg); the base link 1 is fixed and does not load the joints.
+        orientation: ``alpha``, angle about z between the two joint-axis families (rad).
+        cable_phases: phase angle of cable 1..4 about z from x (rad), ``(4,)``.
+        mount: ``"ground"`` (gravity along -z of the world) or ``"ceiling"`` (along +z).
+        gravity: magnitude of the gravitational acceleration (m/s^2).
+        body_radius: outer radius of a link, used for URDF geometry and inertia only (m).
+        density: material density (kg/m^3) if the mass came from volume and density, else ``None``.
+        source: where the spec came from (file path or ``"<code>"``).
+    """
+
+    name: str
+    n_links: int
+    link_length: float
+    contact_radius: float
+    cable_radius: float
+    link_mass: float
+    orientation: float
+    cable_phases: tuple[float, float, float, float]
+    mount: str = "ground"
+    gravity: float = 9.81
+    body_radius: float = 0.0
+    density: float | None = None
+    source: str = "<code>"
+
+    def __post_init__(self) -> None:
+        src = self.source
+        if not isinstance(self.n_links, int) or self.n_links < 2:
+            raise SpecError(src, "links", self.n_links, "an integer >= 2")
+        for field, value in (
+            ("link_length", self.link_length),
+            ("contact_radius", self.contact_radius),
+            ("cable_radius", self.cable_radius),
+        ):
+            if not math.isfinite(value) or value <= 0.0:
+                raise SpecError(src, field, value, "a finite length > 0")
+        if self.cable_radius >= self.contact_radius:
+            raise SpecError(
+                src, "cable_radius", self.cable_radius, f"less than contact_radius = {self.contact_radius}"
+            )
+        if not math.isfinite(self.link_mass) or self.link_mass < 0.0:
+            raise SpecError(src, "link_mass", self.link_mass, "a finite mass >= 0")
+        if len(self.cable_phases) != 4:
+            raise SpecError(src, "cable_phases", self.cable_phases, "exactly 4 angles")
+        if self.mount not in MOUNTS:
+            raise SpecError(src, "mount", self.mount, f"one of {MOUNTS}")
+        if not math.isfinite(self.gravity) or self.gravity < 0.0:
+            raise SpecError(src, "gravity", self.gravity, "a finite acceleration >= 0")
+
+    @property
+    def body_radius_or_default(self) -> float:
+        """Outer link radius (m): ``body_radius`` if set, else ``min(1.3 r, R)``."""
+        if self.body_radius > 0.0:
+            return self.body_radius
+        return min(1.3 * self.cable_radius, self.contact_radius)
+
+    def joint_plane(self, k: int) -> float:
+        """Bending-plane angle ``psi_k`` (rad) of joint ``k`` (1-based): 0 for odd ``k``, alpha for even."""
+        return 0.0 if k % 2 == 1 else self.orientation
+
+    def with_changes(self, **changes: Any) -> RollingSnakeSpec:
+        """A copy with some fields replaced (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _number(
+    src: Path, table: dict[str, Any], key: str, *, positive: bool = True, allow_zero: bool = False
+) -> float:
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise SpecError(src, key, value, "a number")
+    value = float(value)
+    if not math.isfinite(value):
+        raise SpecError(src, key, value, "a finite number")
+    if positive and (value < 0.0 or (value == 0.0 and not allow_zero)):
+        raise SpecError(src, key, value, "a number >= 0" if allow_zero else "a number > 0")
+    return value
+
+
+def load_rolling_snake(path: str | Path) -> RollingSnakeSpec:
+    """Read a ``kind = "rolling_snake"`` TOML file into a :class:`RollingSnakeSpec` (SI units).
+
+    Raises:
+        SpecError: unreadable or invalid TOML, wrong ``kind``, unknown keys, missing fields,
+            non-numeric values, lengths <= 0, ``cable_radius_mm >= contact_radius_mm``, a mass given both
+            ways or neither way. The message names the file, the field, the value and what is allowed.
+    """
+    src = Path(path)
+    try:
+        with src.open("rb") as fh:
+            table = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(src, "<file>", str(exc), "valid TOML") from exc
+    except OSError as exc:
+        raise SpecError(src, "<file>", str(exc), "a readable TOML file") from exc
+
+    known = set(_REQUIRED) | set(_OPTIONAL)
+    for key in table:
+        if key not in known:
+            raise SpecError(src, key, table[key], f"one of the known keys {sorted(known)}")
+    for key in _REQUIRED:
+        if key not in table:
+            raise SpecError(src, key, None, "a required field (missing)")
+    if table["kind"] != KIND:
+        raise SpecError(src, "kind", table["kind"], f"'{KIND}'")
+    name = table["name"]
+    if not isinstance(name, str) or not name:
+        raise SpecError(src, "name", name, "a non-empty string")
+    links = table["links"]
+    if isinstance(links, bool) or not isinstance(links, int) or links < 2:
+        raise SpecError(src, "links", links, "an integer >= 2")
+
+    mm = 1e-3  # m per mm
+    length = _number(src, table, "link_length_mm") * mm
+    big_r = _number(src, table, "contact_radius_mm") * mm
+    small_r = _number(src, table, "cable_radius_mm") * mm
+    if small_r >= big_r:
+        raise SpecError(
+            src,
+            "cable_radius_mm",
+            table["cable_radius_mm"],
+            f"a number in (0, contact_radius_mm = {table['contact_radius_mm']})",
+        )
+    alpha_deg = _number(src, table, "orientation_deg", positive=False)
+    if not -180.0 <= alpha_deg <= 180.0:
+        raise SpecError(src, "orientation_deg", table["orientation_deg"], "a number in [-180, 180]")
+    alpha = math.radians(alpha_deg)
+
+    has_mass = "link_mass_g" in table
+    has_vol = "link_volume_mm3" in table or "density_g_cm3" in table
+    density: float | None = None
+    if has_mass and has_vol:
+        raise SpecError(
+            src,
+            "link_mass_g",
+            table["link_mass_g"],
+            "either link_mass_g or link_volume_mm3 with density_g_cm3, not both",
+        )
+    if has_mass:
+        mass = _number(src, table, "link_mass_g", allow_zero=True) * 1e-3  # kg per g
+    elif has_vol:
+        for key in ("link_volume_mm3", "density_g_cm3"):
+            if key not in table:
+                raise SpecError(src, key, None, "a required field when the mass is given by volume")
+        volume = _number(src, table, "link_volume_mm3") * 1e-9  # m^3 per mm^3
+        density = _number(src, table, "density_g_cm3", allow_zero=True) * 1e3  # kg/m^3 per g/cm^3
+        mass = volume * density
+    else:
+        raise SpecError(src, "link_mass_g", None, "link_mass_g, or link_volume_mm3 with density_g_cm3")
+
+    mount = table.get("mount", "ground")
+    if mount not in MOUNTS:
+        raise SpecError(src, "mount", mount, f"one of {list(MOUNTS)}")
+    gravity = _number(src, table, "gravity_m_s2", allow_zero=True) if "gravity_m_s2" in table else 9.81
+    body_radius = _number(src, table, "body_radius_mm") * mm if "body_radius_mm" in table else 0.0
+
+    if "cable_phases_deg" in table:
+        raw = table["cable_phases_deg"]
+        if (
+            not isinstance(raw, list)
+            or len(raw) != 4
+            or any(isinstance(v, bool) or not isinstance(v, int | float) for v in raw)
+        ):
+            raise SpecError(src, "cable_phases_deg", raw, "a list of 4 numbers (degrees)")
+        phases = tuple(math.radians(float(v)) for v in raw)
+    else:
+        phases = default_cable_phases(alpha)
+    for key in ("material", "description"):
+        if key in table and not isinstance(table[key], str):
+            raise SpecError(src, key, table[key], "a string")
+
+    return RollingSnakeSpec(
+        name=name,
+        n_links=links,
+        link_length=length,
+        contact_radius=big_r,
+        cable_radius=small_r,
+        link_mass=mass,
+        orientation=alpha,
+        cable_phases=phases,  # type: ignore[arg-type]
+        mount=mount,
+        gravity=gravity,
+        body_radius=body_radius,
+        density=density,
+        source=str(src),
+    )

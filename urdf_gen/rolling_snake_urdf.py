@@ -1,0 +1,214 @@
+"""URDF of a rolling-joint snake robot (seed 003) and the map from static-model angles to joint values.
+
+Every rolling joint ``k`` (between link ``k`` and link ``k + 1``) becomes two revolute joints about the
+same axis ``a_k = Rz(psi_k) y`` (``psi_k = 0`` for odd ``k``, ``alpha`` for even ``k``): ``roll_k_a`` at
+the axis of link ``k``'s contact cylinder and ``roll_k_b`` at the axis of link ``k + 1``'s cylinder,
+``2 R`` further along. Both carry half the bending angle (``roll_k_b`` mimics ``roll_k_a``), which
+reproduces the rolling transform ``T(h0 z) Ra(theta/2) T(2R z) Ra(theta/2) T(h0 z)`` exactly
+(``h0 = L/2 - R``). A massless-looking but positive-mass ``roll_k_mid`` link sits between them.
+
+Frames: ``snake_base`` is the world frame of the static model (centre of the base link's bottom face, z
+along the straight robot). ``link_1`` is fixed to it with its origin at the link centre; ``link_i`` for
+``i >= 2`` has its origin on the axis of its lower contact cylinder, its centre (and inertial frame) at
+``(0, 0, h0)``. ``tip`` is fixed at the centre of the distal link's free end. Geometry uses primitives
+only (cylinders, spheres), so MuJoCo's URDF compiler needs no mesh paths.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from urdf_gen.errors import ConfigurationError
+from urdf_gen.rolling_snake_spec import RollingSnakeSpec
+from urdf_gen.types import FloatArray
+
+__all__ = [
+    "rolling_snake_joint_names",
+    "rolling_snake_joint_values",
+    "rolling_snake_urdf_tree",
+    "write_rolling_snake_urdf",
+]
+
+_MIN_MASS = 1e-6  # kg, floor so that every link has a positive mass
+_VIRTUAL_FRACTION = 1e-3  # mass of a roll_k_mid link relative to a real link
+
+
+def _fmt(values: Sequence[float]) -> str:
+    return " ".join(f"{v:.12g}" for v in values)
+
+
+def _origin(parent: ET.Element, xyz: Sequence[float], rpy: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+    ET.SubElement(parent, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
+
+
+def _inertial(link: ET.Element, mass: float, diag: Sequence[float], xyz: Sequence[float]) -> None:
+    inertial = ET.SubElement(link, "inertial")
+    _origin(inertial, xyz)
+    ET.SubElement(inertial, "mass", value=f"{mass:.12g}")
+    ET.SubElement(
+        inertial,
+        "inertia",
+        ixx=f"{diag[0]:.12g}",
+        ixy="0",
+        ixz="0",
+        iyy=f"{diag[1]:.12g}",
+        iyz="0",
+        izz=f"{diag[2]:.12g}",
+    )
+
+
+def _shape(
+    link: ET.Element, tag: str, xyz: Sequence[float], geometry: str, material: str | None, **attrs: str
+) -> None:
+    elem = ET.SubElement(link, tag)
+    _origin(elem, xyz)
+    geom = ET.SubElement(elem, "geometry")
+    ET.SubElement(geom, geometry, **attrs)
+    if material is not None:
+        ET.SubElement(elem, "material", name=material)
+
+
+def _sphere_link(robot: ET.Element, name: str, mass: float, radius: float) -> None:
+    link = ET.SubElement(robot, "link", name=name)
+    inertia = 0.4 * mass * radius * radius
+    _inertial(link, mass, (inertia, inertia, inertia), (0.0, 0.0, 0.0))
+
+
+def _body_link(robot: ET.Element, name: str, spec: RollingSnakeSpec, centre_z: float) -> None:
+    mass = max(spec.link_mass, _MIN_MASS)
+    rho = spec.body_radius_or_default
+    length = spec.link_length
+    ixx = mass * (3.0 * rho * rho + length * length) / 12.0
+    link = ET.SubElement(robot, "link", name=name)
+    _inertial(link, mass, (ixx, ixx, 0.5 * mass * rho * rho), (0.0, 0.0, centre_z))
+    _shape(
+        link,
+        "visual",
+        (0.0, 0.0, centre_z),
+        "cylinder",
+        "snake_link",
+        radius=f"{rho:.12g}",
+        length=f"{length:.12g}",
+    )
+    # collision: a shortened core, so that neighbouring links do not touch when the joint bends
+    _shape(
+        link,
+        "collision",
+        (0.0, 0.0, centre_z),
+        "cylinder",
+        None,
+        radius=f"{rho:.12g}",
+        length=f"{0.5 * length:.12g}",
+    )
+
+
+def _joint(
+    robot: ET.Element,
+    name: str,
+    kind: str,
+    parent: str,
+    child: str,
+    xyz: Sequence[float],
+    axis: Sequence[float] | None = None,
+    mimic: str | None = None,
+) -> None:
+    joint = ET.SubElement(robot, "joint", name=name, type=kind)
+    _origin(joint, xyz)
+    ET.SubElement(joint, "parent", link=parent)
+    ET.SubElement(joint, "child", link=child)
+    if axis is not None:
+        ET.SubElement(joint, "axis", xyz=_fmt(axis))
+        ET.SubElement(
+            joint,
+            "limit",
+            lower=f"{-0.5 * math.pi:.12g}",
+            upper=f"{0.5 * math.pi:.12g}",
+            effort="100",
+            velocity="10",
+        )
+    if mimic is not None:
+        ET.SubElement(joint, "mimic", joint=mimic, multiplier="1", offset="0")
+
+
+def rolling_snake_joint_names(spec: RollingSnakeSpec) -> list[str]:
+    """Names of the revolute joints in chain order: ``roll_1_a, roll_1_b, ..., roll_{n-1}_b``."""
+    return [f"roll_{k}_{s}" for k in range(1, spec.n_links) for s in ("a", "b")]
+
+
+def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
+    """The URDF of ``spec`` as an element tree (SI units, primitives only)."""
+    robot = ET.Element("robot", name=spec.name)
+    mat = ET.SubElement(robot, "material", name="snake_link")
+    ET.SubElement(mat, "color", rgba="0.75 0.75 0.8 1")
+    half = 0.5 * spec.link_length
+    big_r = spec.contact_radius
+    h0 = half - big_r
+    small = max(_VIRTUAL_FRACTION * spec.link_mass, _MIN_MASS)
+
+    _sphere_link(robot, "snake_base", small, 0.25 * big_r)
+    _body_link(robot, "link_1", spec, 0.0)
+    _joint(robot, "base_to_link_1", "fixed", "snake_base", "link_1", (0.0, 0.0, half))
+    for k in range(1, spec.n_links):
+        psi = spec.joint_plane(k)
+        axis = (-math.sin(psi), math.cos(psi), 0.0)
+        parent = f"link_{k}"
+        start = h0 if k == 1 else 2.0 * h0  # lower cylinder axis in the parent link's frame
+        mid = f"roll_{k}_mid"
+        _sphere_link(robot, mid, small, 0.25 * big_r)
+        _joint(robot, f"roll_{k}_a", "revolute", parent, mid, (0.0, 0.0, start), axis)
+        _body_link(robot, f"link_{k + 1}", spec, h0)
+        _joint(
+            robot,
+            f"roll_{k}_b",
+            "revolute",
+            mid,
+            f"link_{k + 1}",
+            (0.0, 0.0, 2.0 * big_r),
+            axis,
+            mimic=f"roll_{k}_a",
+        )
+    _sphere_link(robot, "tip", small, 0.25 * big_r)
+    tip_z = h0 + half if spec.n_links > 1 else half
+    _joint(robot, "tip_joint", "fixed", f"link_{spec.n_links}", "tip", (0.0, 0.0, tip_z))
+    tree = ET.ElementTree(robot)
+    ET.indent(tree, space="  ")
+    return tree
+
+
+def write_rolling_snake_urdf(spec: RollingSnakeSpec, out_dir: str | Path) -> Path:
+    """Write ``<out_dir>/<spec.name>.urdf`` and return its path (``out_dir`` is created if missing)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{spec.name}.urdf"
+    rolling_snake_urdf_tree(spec).write(path, encoding="utf-8", xml_declaration=True)
+    return path
+
+
+def rolling_snake_joint_values(
+    spec: RollingSnakeSpec, angles: Sequence[float] | FloatArray
+) -> dict[str, float]:
+    """URDF joint values (rad) that pose the robot in the static model's shape.
+
+    Args:
+        spec: the robot.
+        angles: bending angles of rolling joints 1..n-1 (rad), ``(n - 1,)``, e.g.
+            ``RollingSnakeResult.angles``.
+
+    Returns:
+        ``{"roll_k_a": theta_k / 2, "roll_k_b": theta_k / 2, ...}`` for every joint.
+    """
+    values = np.asarray(angles, dtype=float).ravel()
+    if values.shape != (spec.n_links - 1,) or not np.all(np.isfinite(values)):
+        raise ConfigurationError(
+            f"angles has shape {values.shape}; allowed: ({spec.n_links - 1},) finite values in rad"
+        )
+    out: dict[str, float] = {}
+    for k, theta in enumerate(values, start=1):
+        out[f"roll_{k}_a"] = 0.5 * float(theta)
+        out[f"roll_{k}_b"] = 0.5 * float(theta)
+    return out
