@@ -1,0 +1,327 @@
+"""Small helpers shared by the PneuNet and three-actuator robots: TOML field checks and a URDF builder.
+
+The URDF builder uses :mod:`xml.etree.ElementTree` and primitive geometry only (box, cylinder, sphere), so
+the files load in PyBullet, yourdfpy and MuJoCo's URDF compiler alike (MuJoCo strips mesh paths). Every
+link gets a positive mass and a physically valid diagonal inertia (triangle inequality holds).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from urdf_gen.errors import ConfigurationError, SpecError
+
+__all__ = [
+    "Box",
+    "Cylinder",
+    "Sphere",
+    "Geometry",
+    "UrdfRobot",
+    "box_inertia",
+    "cylinder_inertia",
+    "sphere_inertia",
+    "read_toml",
+    "check_keys",
+    "get_number",
+    "get_int",
+    "get_str",
+    "bundled_robots_dir",
+]
+
+# ----------------------------------------------------------------------------------------------- geometry
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    """Box with edge lengths ``size`` = (x, y, z) in m, centred on its origin."""
+
+    size: tuple[float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Cylinder:
+    """Cylinder along its local z axis, ``radius`` and ``length`` in m, centred on its origin."""
+
+    radius: float
+    length: float
+
+
+@dataclass(frozen=True, slots=True)
+class Sphere:
+    """Sphere of ``radius`` m centred on its origin."""
+
+    radius: float
+
+
+Geometry = Box | Cylinder | Sphere
+
+
+def box_inertia(mass: float, size: tuple[float, float, float]) -> tuple[float, float, float]:
+    """Principal inertias ``(ixx, iyy, izz)`` in kg m^2 of a solid box of ``mass`` kg and edges ``size`` m."""
+    x, y, z = size
+    return (mass * (y * y + z * z) / 12.0, mass * (x * x + z * z) / 12.0, mass * (x * x + y * y) / 12.0)
+
+
+def cylinder_inertia(mass: float, radius: float, length: float) -> tuple[float, float, float]:
+    """Principal inertias ``(ixx, iyy, izz)`` in kg m^2 of a solid cylinder along z."""
+    i_xy = mass * (3.0 * radius * radius + length * length) / 12.0
+    return (i_xy, i_xy, 0.5 * mass * radius * radius)
+
+
+def sphere_inertia(mass: float, radius: float) -> tuple[float, float, float]:
+    """Principal inertias ``(ixx, iyy, izz)`` in kg m^2 of a solid sphere."""
+    i = 0.4 * mass * radius * radius
+    return (i, i, i)
+
+
+def _fmt(values: tuple[float, ...] | list[float]) -> str:
+    return " ".join(f"{float(v):.9g}" for v in values)
+
+
+class UrdfRobot:
+    """Builds one ``<robot>`` element link by link, joint by joint; :meth:`write` saves it.
+
+    Args:
+        name: the robot name written into the URDF.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.root = ET.Element("robot", name=name)
+        self._materials: set[str] = set()
+        self._links: set[str] = set()
+
+    def add_material(self, name: str, rgba: tuple[float, float, float, float]) -> None:
+        """Declare a colour once at the top level (``rgba`` in [0, 1])."""
+        if name in self._materials:
+            return
+        material = ET.SubElement(self.root, "material", name=name)
+        ET.SubElement(material, "color", rgba=_fmt(rgba))
+        self._materials.add(name)
+
+    def add_link(
+        self,
+        name: str,
+        mass: float,
+        inertia: tuple[float, float, float],
+        geometry: Geometry | None = None,
+        xyz: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        rpy: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        material: str | None = None,
+        collision: bool = True,
+    ) -> None:
+        """Add a link whose centre of mass and (optional) geometry sit at ``xyz``/``rpy`` in the link frame.
+
+        Args:
+            name: unique link name.
+            mass: kg, > 0.
+            inertia: principal inertias (kg m^2) about the centre of mass, axes of ``rpy``.
+            geometry: visual (and collision, when ``collision``) shape; ``None`` for none.
+            xyz: centre of mass and geometry origin in the link frame (m).
+            rpy: roll, pitch, yaw of the geometry and inertia axes (rad).
+            material: name declared with :meth:`add_material`.
+            collision: also write the geometry as collision shape.
+
+        Raises:
+            ConfigurationError: duplicate name, non-positive mass, or an inertia that is not positive or
+                violates the triangle inequality.
+        """
+        if name in self._links:
+            raise ConfigurationError(f"duplicate URDF link name {name!r}")
+        ixx, iyy, izz = inertia
+        if not (mass > 0.0 and math.isfinite(mass)):
+            raise ConfigurationError(f"link {name!r}: mass must be > 0 kg; got {mass!r}")
+        tol = 1e-12 * (ixx + iyy + izz)
+        if min(inertia) <= 0.0 or ixx + iyy < izz - tol or ixx + izz < iyy - tol or iyy + izz < ixx - tol:
+            raise ConfigurationError(f"link {name!r}: inertia {inertia!r} is not a valid rigid-body inertia")
+        self._links.add(name)
+        link = ET.SubElement(self.root, "link", name=name)
+        inertial = ET.SubElement(link, "inertial")
+        ET.SubElement(inertial, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
+        ET.SubElement(inertial, "mass", value=f"{mass:.9g}")
+        ET.SubElement(
+            inertial,
+            "inertia",
+            ixx=f"{ixx:.9g}",
+            ixy="0",
+            ixz="0",
+            iyy=f"{iyy:.9g}",
+            iyz="0",
+            izz=f"{izz:.9g}",
+        )
+        if geometry is None:
+            return
+        tags = ("visual", "collision") if collision else ("visual",)
+        for tag in tags:
+            element = ET.SubElement(link, tag)
+            ET.SubElement(element, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
+            geom = ET.SubElement(element, "geometry")
+            if isinstance(geometry, Box):
+                ET.SubElement(geom, "box", size=_fmt(geometry.size))
+            elif isinstance(geometry, Cylinder):
+                ET.SubElement(
+                    geom, "cylinder", radius=f"{geometry.radius:.9g}", length=f"{geometry.length:.9g}"
+                )
+            else:
+                ET.SubElement(geom, "sphere", radius=f"{geometry.radius:.9g}")
+            if tag == "visual" and material is not None:
+                ET.SubElement(element, "material", name=material)
+
+    def add_joint(
+        self,
+        name: str,
+        kind: str,
+        parent: str,
+        child: str,
+        xyz: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        rpy: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        axis: tuple[float, float, float] = (0.0, 0.0, 1.0),
+        limits: tuple[float, float] | None = None,
+        effort: float = 100.0,
+        velocity: float = 10.0,
+        damping: float | None = None,
+        stiffness_note: str | None = None,
+    ) -> None:
+        """Add a ``fixed``, ``revolute`` or ``prismatic`` joint: ``child`` at ``xyz``/``rpy`` in ``parent``.
+
+        Args:
+            limits: ``(lower, upper)`` in rad or m; required for revolute and prismatic joints.
+            effort: N or N m; velocity: rad/s or m/s; damping: N s/m or N m s/rad.
+            stiffness_note: free text written as an XML comment (URDF has no joint stiffness field).
+        """
+        if kind not in ("fixed", "revolute", "prismatic"):
+            raise ConfigurationError(
+                f"joint {name!r}: kind {kind!r} not in ('fixed', 'revolute', 'prismatic')"
+            )
+        if kind != "fixed" and (limits is None or not limits[0] < limits[1]):
+            raise ConfigurationError(f"joint {name!r}: needs limits (lower < upper); got {limits!r}")
+        if stiffness_note:
+            self.root.append(ET.Comment(f" {stiffness_note} "))
+        joint = ET.SubElement(self.root, "joint", name=name, type=kind)
+        ET.SubElement(joint, "parent", link=parent)
+        ET.SubElement(joint, "child", link=child)
+        ET.SubElement(joint, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
+        if kind == "fixed":
+            return
+        ET.SubElement(joint, "axis", xyz=_fmt(axis))
+        lower, upper = limits  # type: ignore[misc]
+        ET.SubElement(
+            joint,
+            "limit",
+            lower=f"{lower:.9g}",
+            upper=f"{upper:.9g}",
+            effort=f"{effort:.9g}",
+            velocity=f"{velocity:.9g}",
+        )
+        if damping is not None:
+            ET.SubElement(joint, "dynamics", damping=f"{damping:.9g}", friction="0")
+
+    def to_string(self) -> str:
+        """The URDF document as a string (with XML declaration)."""
+        tree = ET.ElementTree(self.root)
+        ET.indent(tree, space="  ")
+        return '<?xml version="1.0"?>\n' + ET.tostring(self.root, encoding="unicode") + "\n"
+
+    def write(self, out_dir: str | Path, filename: str) -> Path:
+        """Write the URDF to ``out_dir / filename`` (``out_dir`` created if missing); return the path."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / filename
+        path.write_text(self.to_string(), encoding="utf-8")
+        return path
+
+
+# ----------------------------------------------------------------------------------------------- TOML
+
+
+def bundled_robots_dir() -> Path:
+    """Folder of the bundled robot TOMLs (``assets/robots`` in the source tree or the installed package)."""
+    source_tree = Path(__file__).resolve().parent.parent / "assets" / "robots"
+    if source_tree.is_dir():
+        return source_tree
+    try:  # installed wheel: assets are the package ``pccbullet_assets``
+        from importlib.resources import files
+
+        return Path(str(files("pccbullet_assets") / "robots"))
+    except ModuleNotFoundError:  # pragma: no cover - neither layout present
+        return source_tree
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Parse a TOML file; unreadable or malformed files raise :class:`SpecError` naming the file."""
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise SpecError(path, "<file>", str(path), f"a readable TOML file ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(path, "<file>", str(exc), "valid TOML syntax") from exc
+
+
+def check_keys(
+    table: dict[str, Any],
+    source: str | Path,
+    allowed: tuple[str, ...],
+    required: tuple[str, ...],
+    prefix: str = "",
+) -> None:
+    """Raise :class:`SpecError` for a key of ``table`` not in ``allowed`` or a missing ``required`` key."""
+    for key, value in table.items():
+        if key not in allowed:
+            raise SpecError(source, prefix + key, value, "a known field, one of: " + ", ".join(allowed))
+    for key in required:
+        if key not in table:
+            raise SpecError(source, prefix + key, None, "a required field (missing)")
+
+
+def get_number(
+    table: dict[str, Any],
+    key: str,
+    source: str | Path,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    default: float | None = None,
+    prefix: str = "",
+) -> float:
+    """Read a finite number (int or float, never bool) in ``[low, high]``; ``(low, high]`` if ``low_open``."""
+    if key not in table and default is not None:
+        return float(default)
+    value = table.get(key)
+    lo_text = "-inf" if low is None else f"{low:g}"
+    hi_text = "inf" if high is None else f"{high:g}"
+    left = "(" if low_open or low is None else "["
+    right = "]" if high is not None else ")"
+    allowed = f"a number in {left}{lo_text}, {hi_text}{right}"
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise SpecError(source, prefix + key, value, allowed)
+    if low is not None and (value < low or (low_open and value == low)):
+        raise SpecError(source, prefix + key, value, allowed)
+    if high is not None and value > high:
+        raise SpecError(source, prefix + key, value, allowed)
+    return float(value)
+
+
+def get_int(
+    table: dict[str, Any], key: str, source: str | Path, low: int, high: int, prefix: str = ""
+) -> int:
+    """Read an integer (never bool) in ``[low, high]``."""
+    value = table.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SpecError(source, prefix + key, value, f"an integer in [{low}, {high}]")
+    return value
+
+
+def get_str(table: dict[str, Any], key: str, source: str | Path, default: str | None = None) -> str:
+    """Read a non-empty string."""
+    if key not in table and default is not None:
+        return default
+    value = table.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(source, key, value, "a non-empty string")
+    return value
