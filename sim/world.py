@@ -22,6 +22,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from sim.bullet import pb
+from sim.dynamics import CompliantLimb
+from sim.dynamics import medium as medium_by_name
 from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.pcc import PccConfig, limb_joints
@@ -57,6 +59,7 @@ class Robot:
             str(urdfs.head), position, useFixedBase=True, flags=flags, physicsClientId=cid
         )
         self.bodies: dict[str, int] = {}
+        self.compliant: dict[str, CompliantLimb] = {}
         self._links: dict[str, tuple[int, int]] = {naming.HEAD_LINK: (self.head, -1)}
         self._limb_joints: dict[str, FloatArray] = {}
         for limb in spec.limbs:
@@ -82,6 +85,8 @@ class Robot:
             first = naming.section_prefix(limb.name, 1, 1)
             for link in (f"{first}_a", f"{first}_b", first):
                 pb.setCollisionFilterPair(self.head, body, -1, self._links[link][1], 0, physicsClientId=cid)
+            # Start straight at rest length: all-zero joints would mean chords of length 0.
+            self.set_pcc(limb.name, [PccConfig(0.0, 0.0, seg.length) for seg in limb.segments])
 
     def limb(self, name: str) -> LimbSpec:
         """The spec of limb ``name``."""
@@ -124,8 +129,9 @@ class Robot:
         """Pose ``limb`` to per-segment PCC ``configs``.
 
         Args:
-            mode: ``"reset"`` writes joint states instantly (kinematic); ``"position"`` sets PyBullet
-                position-motor targets reached by stepping.
+            mode: ``"reset"`` writes joint states instantly (and the spring targets of a compliant
+                limb); ``"target"`` moves only the spring targets of a compliant limb; ``"position"``
+                sets PyBullet position-motor targets reached by stepping.
             force: motor force/torque limit for ``"position"`` (N or N·m).
         """
         self.set_joints(limb, self.pcc_joints(limb, configs), mode=mode, force=force)
@@ -138,6 +144,14 @@ class Robot:
         if q.shape != idx.shape:
             raise ConfigurationError(f"limb '{limb}' takes {idx.shape[0]} joint values; got shape {q.shape}")
         cid = self.world.client
+        if mode in ("reset", "target") and limb in self.compliant:
+            self.compliant[limb].target = q.copy()
+            if mode == "target":
+                return
+        elif mode == "target":
+            raise ConfigurationError(
+                f"limb '{limb}' has no spring joints; mode 'target' needs a compliant robot"
+            )
         if mode == "reset":
             pb.resetJointStatesMultiDof(
                 body, idx.tolist(), [[v] for v in q], [[0.0]] * len(q), physicsClientId=cid
@@ -152,7 +166,7 @@ class Robot:
                 physicsClientId=cid,
             )
         else:
-            raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'reset', 'position'")
+            raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'reset', 'position', 'target'")
 
     def joints(self, limb: str) -> FloatArray:
         """Current joint vector of ``limb``."""
@@ -195,7 +209,9 @@ class World:
         gravity: gravity vector ``(3,)`` in the world frame (m/s^2).
         mode: ``"kinematic"``: the limbs are where their joints were set (PCC is the truth); a step
             advances time and refreshes contacts without integrating dynamics. ``"dynamic"``: PyBullet
-            integrates the chains (position motors or the dynamic-mode controllers).
+            integrates the chains: every joint a material spring-damper towards its target
+            (:mod:`sim.dynamics`), or PyBullet position motors with ``load_robot(..., compliant=False)``.
+        medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy and drag in dynamic mode.
     """
 
     def __init__(
@@ -205,12 +221,15 @@ class World:
         dt: float = PHYSICS_DT,
         gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
         mode: str = "dynamic",
+        medium: str = "air",
     ) -> None:
         if dt <= 0.0:
             raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step > 0 s")
         if mode not in ("kinematic", "dynamic"):
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
         self.mode = mode
+        self.gravity = tuple(float(g) for g in gravity)
+        self.medium = medium_by_name(medium)
         self.client = pb.connect(pb.GUI if gui else pb.DIRECT)
         if self.client < 0:
             raise ConfigurationError(
@@ -230,6 +249,7 @@ class World:
         urdf_dir: str | Path | None = None,
         sections: int | None = None,
         position: Sequence[float] = (0.0, 0.0, 0.0),
+        compliant: bool | None = None,
     ) -> Robot:
         """Generate the robot's URDF and load it with a fixed head.
 
@@ -238,6 +258,7 @@ class World:
             urdf_dir: where the URDF and meshes go; a temporary folder removed on :meth:`close` if ``None``.
             sections: override N (only when ``robot`` is a name or path).
             position: world position of the head (m).
+            compliant: material spring-damper joints (default: in dynamic mode).
         """
         spec = robot if isinstance(robot, RobotSpec) else load_robot(robot, sections=sections)
         if urdf_dir is None:
@@ -245,14 +266,24 @@ class World:
             self._tmpdirs.append(tmp)
             urdf_dir = tmp
         handle = Robot(self, spec, write_urdf(spec, urdf_dir), position)
+        if compliant if compliant is not None else self.mode == "dynamic":
+            handle.compliant = {
+                limb.name: CompliantLimb(handle, limb.name, self.medium) for limb in spec.limbs
+            }
         self.robots.append(handle)
         return handle
 
     def step(self, n: int = 1) -> None:
         """Advance by ``n`` steps of ``dt``: integrate (dynamic) or refresh contacts only (kinematic)."""
-        advance = pb.performCollisionDetection if self.mode == "kinematic" else pb.stepSimulation
-        for _ in range(n):
-            advance(physicsClientId=self.client)
+        if self.mode == "kinematic":
+            for _ in range(n):
+                pb.performCollisionDetection(physicsClientId=self.client)
+        else:
+            limbs = [c for robot in self.robots for c in robot.compliant.values()]
+            for _ in range(n):
+                for limb in limbs:
+                    limb.apply()
+                pb.stepSimulation(physicsClientId=self.client)
         self.time += n * self.dt
 
     def close(self) -> None:

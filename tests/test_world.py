@@ -119,3 +119,11 @@ def test_temporary_urdfs_are_removed_on_close() -> None:
     assert folder.is_dir()
     world.close()
     assert not folder.exists()
+
+
+def test_robot_starts_straight_at_rest_length() -> None:
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=4)
+        T = robot.tip_pose("camera")
+        base = robot.T_world_limbbase("camera")
+    np.testing.assert_allclose(T[:3, 3], base[:3, 3] + 0.6 * base[:3, 2], atol=1e-6)

@@ -37,7 +37,9 @@ from urdf_gen.specs import LimbSpec, RobotSpec, SegmentSpec
 INTERMEDIATE_FRACTION = 0.01  # share of a slice's mass on each of its two intermediate links (-)
 MARKER_MASS = 1e-4  # kg, flange and tip-frame marker links
 MESH_DIR = "meshes"
-JOINT_EFFORT = 100.0  # N·m or N; URDF requires it, PyBullet uses its own force limits
+JOINT_EFFORT = (
+    1e6  # N·m or N: passive elastic joints, no actuator limit; large so nothing clips material torques
+)
 JOINT_VELOCITY = 100.0  # rad/s or m/s
 PLANE_LIMIT_INNER = 0.5 * math.pi  # rad, plane joints of sections k > 1 (0 in pure PCC, torsion in dynamics)
 MAX_LINKS = 127  # PyBullet state readback limit per body (links besides the root)

@@ -1,0 +1,218 @@
+"""Dynamic mode: every chain joint is a spring-damper towards its PCC target, with material stiffness.
+
+Mechanism and why: joint torques from an *implicit* (backward-Euler, "stable PD" after Tan, Liu and
+Turk 2011) spring-damper, sent once per step with one batched ``setJointMotorControlArray(TORQUE_CONTROL)``
+call per limb, PyBullet's velocity motors disabled (force 0). Per step and limb::
+
+    (M + dt C + dt^2 K) qdd = -K (q + dt qd - q*) - C qd - h(q, qd) + tau_b
+    tau = -K (q + dt qd + dt^2 qdd - q*) - C (qd + dt qdd) + tau_b
+
+with ``M`` PyBullet's joint-space inertia, ``h`` its Coriolis and gravity terms (inverse dynamics) and
+``tau_b`` the buoyancy. Explicit springs ``-K (q - q*)`` cannot do this: a beam stiff enough to sag
+little has discrete modes far above ``2 / dt`` at N = 20. PyBullet's position motors are implicit too,
+but their gains have no material meaning and cost O(rows x dofs) per solver iteration.
+
+Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum at the joint):
+
+* bend joints (revolute y): ``E I / h`` with ``I = pi r^4 / 4``; the first and the tip joint of a
+  segment represent half a section: ``E I / (h / 2)`` (midpoint rule of the curvature integral);
+* plane joints (revolute z): torsion ``G J / h`` with ``J = pi r^4 / 2`` (the first: ``h / 2``);
+* chord joints (prismatic z): axial ``E A / h`` with the slice's mean area.
+
+Damping per joint: ``C_i = 2 zeta sqrt(K_i M_ii)`` with ``M_ii`` the joint-space inertia at the straight
+pose and ``zeta`` the material's damping ratio.
+
+Medium: buoyancy ``-rho_w / rho`` times the elastomer's gravity torques (slices are uniform, so their
+centre of volume is their centre of mass; payloads are treated as neutrally buoyant), and Morison-style
+quadratic drag on each slice, ``-1/2 rho_w Cd d l |v_n| v_n`` across its axis and
+``-1/2 rho_w Cd_axial pi d l |v_a| v_a`` along it, applied as external forces.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.bullet import pb
+from urdf_gen import naming
+from urdf_gen.errors import ConfigurationError
+from urdf_gen.geometry import frustum_mass_properties
+from urdf_gen.specs import LimbSpec
+from urdf_gen.types import FloatArray
+
+
+@dataclass(frozen=True, slots=True)
+class Medium:
+    """The fluid around the robot.
+
+    Attributes:
+        name: ``"air"`` or ``"water"``.
+        density: (kg/m^3).
+        drag_normal: drag coefficient across a slice (-), cylinder in cross-flow.
+        drag_axial: skin-friction coefficient along a slice (-).
+    """
+
+    name: str
+    density: float
+    drag_normal: float = 1.1
+    drag_axial: float = 0.01
+
+
+AIR = Medium("air", 1.204, 1.1, 0.01)  # 20 degC
+WATER = Medium("water", 1000.0, 1.1, 0.01)  # fresh water; use SEAWATER for the ocean
+SEAWATER = Medium("seawater", 1025.0, 1.1, 0.01)
+MEDIA = {m.name: m for m in (AIR, WATER, SEAWATER)}
+
+
+def medium(name: str) -> Medium:
+    """A medium by name; raises :class:`ConfigurationError` listing the names."""
+    if name not in MEDIA:
+        raise ConfigurationError(f"medium = {name!r} is invalid; allowed: {', '.join(MEDIA)}")
+    return MEDIA[name]
+
+
+def _radius(seg_r0: float, seg_r1: float, length: float, s: float) -> float:
+    return seg_r0 + (seg_r1 - seg_r0) * s / length
+
+
+def joint_stiffness(limb: LimbSpec) -> FloatArray:
+    """Stiffness of every joint of ``limb`` in joint-vector order, ``(n,) float`` (N·m/rad or N/m)."""
+    E = limb.material.youngs_modulus
+    G = limb.material.shear_modulus
+    out: list[float] = []
+    for seg in limb.segments:
+        n, L = seg.sections, seg.length
+        h = L / n
+        for k in range(n):
+            s_joint = h / 4 if k == 0 else k * h  # the first joint covers [0, h/2]
+            arm = h / 2 if k == 0 else h
+            r = _radius(seg.radius_base, seg.radius_tip, L, s_joint)
+            i_area = math.pi * r**4 / 4.0
+            r_mid = _radius(seg.radius_base, seg.radius_tip, L, (k + 0.5) * h)
+            out += [G * 2 * i_area / arm, E * i_area / arm, E * math.pi * r_mid**2 / h]
+        r_tip = _radius(seg.radius_base, seg.radius_tip, L, L - h / 4)
+        out.append(E * math.pi * r_tip**4 / 4.0 / (h / 2))
+    return np.array(out)
+
+
+def slice_volumes(limb: LimbSpec) -> FloatArray:
+    """Volume of each slice body of ``limb``, base to tip, ``(N_total,) float`` (m^3)."""
+    vols = []
+    for seg in limb.segments:
+        n, L = seg.sections, seg.length
+        for k in range(n):
+            r0 = _radius(seg.radius_base, seg.radius_tip, L, k * L / n)
+            r1 = _radius(seg.radius_base, seg.radius_tip, L, (k + 1) * L / n)
+            vols.append(frustum_mass_properties(r0, r1, L / n, 1.0).mass)
+    return np.array(vols)
+
+
+class CompliantLimb:
+    """Spring-damper joints of one limb body, plus buoyancy and drag of its slices.
+
+    Args:
+        robot: the loaded robot (``sim.world.Robot``).
+        limb: limb name.
+        medium_: the surrounding fluid.
+    """
+
+    def __init__(self, robot: object, limb: str, medium_: Medium) -> None:
+        self.robot = robot
+        self.spec = robot.limb(limb)  # type: ignore[attr-defined]
+        self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
+        self.client: int = robot.world.client  # type: ignore[attr-defined]
+        self.dt: float = robot.world.dt  # type: ignore[attr-defined]
+        self.medium = medium_
+        self.idx = robot.joint_indices(limb).tolist()  # type: ignore[attr-defined]
+        rest = robot.pcc_joints(limb, [_straight(s) for s in self.spec.segments])  # type: ignore[attr-defined]
+        n_joints = pb.getNumJoints(self.body, physicsClientId=self.client)
+        info = [pb.getJointInfo(self.body, j, physicsClientId=self.client) for j in range(n_joints)]
+        movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
+        if movable != self.idx:
+            raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
+        self.M_diag = np.diag(self._mass_matrix(rest)).copy()
+        self.K = joint_stiffness(self.spec)
+        zeta = self.spec.material.damping_ratio
+        self.C = 2.0 * zeta * np.sqrt(self.K * self.M_diag)
+        self.target = rest.copy()
+        self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
+        links = robot._links  # type: ignore[attr-defined]
+        self.slice_links = [links[name][1] for name in naming.section_body_links(self.spec)]
+        self.volumes = slice_volumes(self.spec)
+        self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
+        R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
+        self.gravity_base = (R_world_base.T @ np.asarray(self.gravity_world)).tolist()
+        # air's buoyancy (0.1 % of the weight) is left out: it would cost an inverse-dynamics call a step
+        self.buoyancy_ratio = medium_.density / self.spec.material.density if medium_.density > 10.0 else 0.0
+        self.lengths = np.concatenate([[s.length / s.sections] * s.sections for s in self.spec.segments])
+        self.diameters = 2.0 * np.sqrt(self.volumes / (math.pi * self.lengths))
+        pb.setJointMotorControlArray(
+            self.body,
+            self.idx,
+            pb.VELOCITY_CONTROL,
+            forces=[0.0] * len(self.idx),
+            physicsClientId=self.client,
+        )
+        # The material springs are the physics; the spec's limits bound the *targets* (Robot.pcc_joints).
+        # A hard limit row, e.g. at a chord resting on its upper limit, would fight the implicit spring.
+        for j in self.idx:
+            pb.changeDynamics(
+                self.body, j, jointLowerLimit=-1e3, jointUpperLimit=1e3, physicsClientId=self.client
+            )
+
+    def _mass_matrix(self, q: FloatArray) -> FloatArray:
+        """Joint-space inertia at joint vector ``q``, ``(n, n) float``."""
+        return np.asarray(pb.calculateMassMatrix(self.body, q.tolist(), physicsClientId=self.client))
+
+    def apply(self) -> None:
+        """Compute and send this step's joint torques and fluid forces."""
+        cid = self.client
+        states = pb.getJointStates(self.body, self.idx, physicsClientId=cid)
+        q = np.fromiter((s[0] for s in states), float, len(self.idx))
+        qd = np.fromiter((s[1] for s in states), float, len(self.idx))
+        tau = self.torques(q, qd)
+        pb.setJointMotorControlArray(
+            self.body, self.idx, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=cid
+        )
+        if self.medium.drag_normal > 0.0 and self.medium.density > 10.0:
+            self._fluid_forces()
+
+    def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
+        """Implicit spring-damper torques for joint state ``q``, ``qd`` (see module docstring), ``(n,)``."""
+        cid, dt = self.client, self.dt
+        ql, qdl, zero = q.tolist(), qd.tolist(), [0.0] * len(q)
+        M = np.asarray(pb.calculateMassMatrix(self.body, ql, physicsClientId=cid))
+        # PyBullet's inverse dynamics puts a fixed base at the identity pose: give it gravity in base axes.
+        pb.setGravity(*self.gravity_base, physicsClientId=cid)
+        h = np.asarray(pb.calculateInverseDynamics(self.body, ql, qdl, zero, physicsClientId=cid))
+        tau_ext = self.offset.copy()
+        if self.buoyancy_ratio:
+            gravity = np.asarray(pb.calculateInverseDynamics(self.body, ql, zero, zero, physicsClientId=cid))
+            tau_ext += self.buoyancy_ratio * gravity  # ID gives the torque that holds gravity: buoyancy helps
+        pb.setGravity(*self.gravity_world, physicsClientId=cid)
+        spring = -self.K * (q + dt * qd - self.target) - self.C * qd
+        A = M + np.diag(dt * self.C + dt * dt * self.K)
+        qdd = np.linalg.solve(A, spring - h + tau_ext)
+        return spring - dt * (self.C + dt * self.K) * qdd + tau_ext
+
+    def _fluid_forces(self) -> None:
+        cid = self.client
+        rho = self.medium.density
+        states = pb.getLinkStates(self.body, self.slice_links, computeLinkVelocity=1, physicsClientId=cid)
+        for link, st, d, length in zip(self.slice_links, states, self.diameters, self.lengths, strict=True):
+            com = st[0]
+            axis = np.asarray(pb.getMatrixFromQuaternion(st[1])).reshape(3, 3)[:, 2]
+            v = np.asarray(st[6])
+            v_a = float(v @ axis)
+            v_n = v - v_a * axis
+            drag = -0.5 * rho * self.medium.drag_normal * d * length * np.linalg.norm(v_n) * v_n
+            drag -= 0.5 * rho * self.medium.drag_axial * math.pi * d * length * abs(v_a) * v_a * axis
+            pb.applyExternalForce(self.body, link, drag.tolist(), com, pb.WORLD_FRAME, physicsClientId=cid)
+
+
+def _straight(seg: object) -> object:
+    from urdf_gen.pcc import PccConfig
+
+    return PccConfig(0.0, 0.0, seg.length)  # type: ignore[attr-defined]
