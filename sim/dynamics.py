@@ -19,8 +19,9 @@ Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the fr
 * plane joints (revolute z): torsion ``G J / h`` with ``J = pi r^4 / 2`` (the first: ``h / 2``);
 * chord joints (prismatic z): axial ``E A / h`` with the slice's mean area.
 
-Damping per joint: ``C_i = 2 zeta sqrt(K_i M_ii)`` with ``M_ii`` the joint-space inertia at the straight
-pose and ``zeta`` the material's damping ratio.
+Damping: stiffness-proportional (Rayleigh) ``C = (2 zeta / omega_1) K``, with ``omega_1`` the first
+natural frequency of ``M q'' + K q = 0`` at the straight pose and ``zeta`` the material's damping ratio:
+the first bending mode gets exactly ``zeta``, higher modes more (the implicit step stays stable).
 
 Medium: buoyancy ``-rho_w / rho`` times the elastomer's gravity torques (slices are uniform, so their
 centre of volume is their centre of mass; payloads are treated as neutrally buoyant), and Morison-style
@@ -97,6 +98,14 @@ def joint_stiffness(limb: LimbSpec) -> FloatArray:
     return np.array(out)
 
 
+def first_natural_frequency(K: FloatArray, M: FloatArray) -> float:
+    """Lowest ``omega`` (rad/s) of ``M q'' + diag(K) q = 0``; ``K`` ``(n,)``, ``M`` ``(n, n)``."""
+    from scipy.linalg import eigh
+
+    ev = eigh(np.diag(K), M, eigvals_only=True, subset_by_index=[0, 0])
+    return float(math.sqrt(max(ev[0], 1e-12)))
+
+
 def slice_volumes(limb: LimbSpec) -> FloatArray:
     """Volume of each slice body of ``limb``, base to tip, ``(N_total,) float`` (m^3)."""
     vols = []
@@ -132,10 +141,9 @@ class CompliantLimb:
         movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
         if movable != self.idx:
             raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
-        self.M_diag = np.diag(self._mass_matrix(rest)).copy()
         self.K = joint_stiffness(self.spec)
-        zeta = self.spec.material.damping_ratio
-        self.C = 2.0 * zeta * np.sqrt(self.K * self.M_diag)
+        self.omega_1 = first_natural_frequency(self.K, self._mass_matrix(rest))
+        self.C = (2.0 * self.spec.material.damping_ratio / self.omega_1) * self.K
         self.target = rest.copy()
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
         links = robot._links  # type: ignore[attr-defined]
