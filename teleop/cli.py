@@ -5,6 +5,7 @@ Subcommands:
     urdf     write URDFs and meshes of a robot to a folder
     pose     section joint values and tip pose of a limb for a PCC configuration
     demo     the squid demo (GUI with a display, headless animation + summary without)
+    run      run an experiment file; sweep: a parameter sweep; export: meshes, renders
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sim.experiments.cli import register_run, register_sweep
+from sim.export.cli import register_export
 from urdf_gen import __version__, naming
 from urdf_gen.errors import PccBulletError
 from urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend
@@ -38,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"pccbullet {__version__}")
     p.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
     sub = p.add_subparsers(dest="command", required=True)
+    register_run(sub)
+    register_sweep(sub)
+    register_export(sub)
 
     sub.add_parser("robots", help="list bundled robots")
 
@@ -156,6 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in bundled_robots():
                 print(name)
             return 0
+        handler = getattr(args, "handler", None)
+        if handler is not None:
+            return int(handler(args))
         return {"pose": _pose, "urdf": _urdf, "demo": _demo}[args.command](args)
     except PccBulletError as exc:
         print(f"pccbullet: error: {exc}", file=sys.stderr)

@@ -1,0 +1,153 @@
+"""Input profiles of virtual experiments: step, ramp, sine, waypoints, recorded operator input, constant.
+
+A profile maps time (s) to a value in the units of its target (rad, m, or an actuator channel's own unit);
+:func:`parse_profile` reads one from an experiment TOML table. Every profile is vectorized:
+``profile.value(t)`` takes ``(n,) float`` times and returns ``(n,) float`` values.
+
+TOML fields per ``kind`` (times in seconds, values in the target's units, e.g. degrees for ``*_deg``)::
+
+    constant   value
+    step       t0_s (default 0), before (default 0), after
+    ramp       t0_s (default 0), t1_s, start, end (held outside [t0, t1])
+    sine       amplitude, frequency_hz, phase_deg (default 0), offset (default 0)
+    waypoints  times_s = [...], values = [...]   (linear interpolation, held at the ends)
+    recorded   file (CSV of time + values, relative to the experiment file), column (default: 2nd)
+
+Any profile may add ``noise`` (standard deviation, target units): seeded Gaussian noise per physics step.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from urdf_gen.errors import SpecError
+from urdf_gen.toml_fields import Fields
+from urdf_gen.types import FloatArray
+
+PROFILE_KINDS = ("constant", "step", "ramp", "sine", "waypoints", "recorded")
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A scalar time profile sampled by linear interpolation or a closed form.
+
+    Attributes:
+        kind: one of :data:`PROFILE_KINDS`.
+        params: closed-form parameters (SI times, values in target units).
+        times: breakpoints ``(m,) float`` (s) for ``waypoints`` and ``recorded``, else empty.
+        values: values at ``times``, ``(m,) float``.
+        noise: standard deviation of additive Gaussian noise (target units), 0 for none.
+    """
+
+    kind: str
+    params: tuple[tuple[str, float], ...] = ()
+    times: tuple[float, ...] = ()
+    values: tuple[float, ...] = ()
+    noise: float = 0.0
+
+    def param(self, name: str) -> float:
+        """A closed-form parameter by name."""
+        return dict(self.params)[name]
+
+    def value(self, t: FloatArray) -> FloatArray:
+        """Noise-free values at times ``t`` ``(n,) float`` (s) -> ``(n,) float``."""
+        t = np.asarray(t, dtype=float)
+        p = dict(self.params)
+        if self.kind == "constant":
+            return np.full_like(t, p["value"])
+        if self.kind == "step":
+            return np.where(t >= p["t0"], p["after"], p["before"])
+        if self.kind == "ramp":
+            t0, t1 = p["t0"], p["t1"]
+            frac = np.clip((t - t0) / (t1 - t0), 0.0, 1.0) if t1 > t0 else (t >= t0).astype(float)
+            return p["start"] + (p["end"] - p["start"]) * frac
+        if self.kind == "sine":
+            return p["offset"] + p["amplitude"] * np.sin(2.0 * math.pi * p["frequency"] * t + p["phase"])
+        return np.interp(t, np.asarray(self.times), np.asarray(self.values))
+
+    def sample(self, t: FloatArray, rng: np.random.Generator | None = None) -> FloatArray:
+        """Values at ``t`` plus seeded noise (if ``noise > 0`` and ``rng`` given), ``(n,) float``."""
+        v = self.value(t)
+        if self.noise > 0.0 and rng is not None:
+            v = v + rng.normal(0.0, self.noise, size=v.shape)
+        return v
+
+
+def read_recorded(path: Path, column: str | None, source: Path, field: str) -> tuple[FloatArray, FloatArray]:
+    """Read a recorded operator input: CSV with a header, time (s) first -> ``(m,)`` times and values."""
+    try:
+        with path.open(newline="") as fh:
+            rows = list(csv.reader(fh))
+    except OSError as exc:
+        raise SpecError(source, field, str(path), "a readable CSV file (time_s, values...)") from exc
+    if len(rows) < 3 or len(rows[0]) < 2:
+        raise SpecError(source, field, str(path), "a CSV with a header and at least 2 rows of time + value")
+    header = [h.strip() for h in rows[0]]
+    col = 1 if column is None else (header.index(column) if column in header else -1)
+    if col < 1:
+        raise SpecError(source, field.replace(".file", ".column"), column, "one of " + ", ".join(header[1:]))
+    try:
+        data = np.array([[float(r[0]), float(r[col])] for r in rows[1:] if r], dtype=float)
+    except (ValueError, IndexError) as exc:
+        raise SpecError(source, field, str(path), "numeric CSV rows") from exc
+    if np.any(np.diff(data[:, 0]) <= 0.0) or not np.all(np.isfinite(data)):
+        raise SpecError(source, field, str(path), "finite values with strictly increasing times")
+    return data[:, 0], data[:, 1]
+
+
+def parse_profile(f: Fields, base_dir: Path, scale: float = 1.0) -> Profile:
+    """Read a profile table (see module docstring); values are multiplied by ``scale`` (e.g. deg -> rad).
+
+    Does not call :meth:`Fields.finish`; the caller reads its own keys (``target``) and finishes.
+    """
+    kind = f.string("kind", choices=PROFILE_KINDS)
+    noise = f.number("noise", 0.0, default=0.0) * scale
+    num = f.number
+    if kind == "constant":
+        params = {"value": num("value") * scale}
+    elif kind == "step":
+        params = {
+            "t0": num("t0_s", 0.0, default=0.0),
+            "before": num("before", default=0.0) * scale,
+            "after": num("after") * scale,
+        }
+    elif kind == "ramp":
+        t0 = num("t0_s", 0.0, default=0.0)
+        t1 = num("t1_s", t0)
+        params = {"t0": t0, "t1": t1, "start": num("start") * scale, "end": num("end") * scale}
+    elif kind == "sine":
+        params = {
+            "amplitude": num("amplitude") * scale,
+            "frequency": num("frequency_hz", 0.0),
+            "phase": math.radians(num("phase_deg", default=0.0)),
+            "offset": num("offset", default=0.0) * scale,
+        }
+    else:
+        if kind == "waypoints":
+            times = _numbers(f, "times_s")
+            values = _numbers(f, "values")
+            if len(times) != len(values) or len(times) < 1:
+                raise f.error("values", f.table["values"], f"a list of {len(times)} numbers (one per time)")
+            if np.any(np.diff(times) <= 0.0):
+                raise f.error("times_s", f.table["times_s"], "strictly increasing times")
+        else:
+            name = f.string("file")
+            column = f.string("column", default=None) if f.has("column") else None
+            times, values = read_recorded((base_dir / name).resolve(), column, f.source, f.path("file"))
+        return Profile(kind, (), tuple(map(float, times)), tuple(float(v) * scale for v in values), noise)
+    return Profile(kind, tuple(params.items()), noise=noise)
+
+
+def _numbers(f: Fields, key: str) -> FloatArray:
+    value = f.raw(key)
+    ok = isinstance(value, list) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value
+    )
+    if not ok:
+        raise f.error(key, value, "a list of finite numbers")
+    return np.asarray(value, dtype=float)

@@ -1,0 +1,319 @@
+"""Run a virtual experiment at 1 kHz and record tips, segment tips, PCC and section poses.
+
+Modes:
+    kinematic  the input PCC is the truth: joints are reset every physics step.
+    dynamic    the input PCC sets PyBullet position-motor targets; PyBullet integrates the chains and the
+               recorded PCC is the least-squares fit of the joints read back.
+    model      a :class:`PccModel` (e.g. the Newton–Euler model of :mod:`sim.models`) steps its own state
+               from the inputs every physics step and returns per-segment PCC, which is then reset
+               kinematically. Models are found in :data:`MODELS` (see :func:`register_model`) or as a
+               factory ``experiment_model(spec)`` in ``sim.models.<name>``.
+
+Outputs in ``out_dir``: ``run.csv`` (time + tip xyz per limb + segment-tip xyz + PCC per segment),
+``run.npz`` (the same columns plus ``{limb}_sections``: ``(T, N_total, 4, 4)`` section poses) and
+``metadata.json`` (versions, seed, robot SHA-256, command line).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from tqdm import tqdm
+
+from sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
+from sim.world import World
+from urdf_gen import naming
+from urdf_gen.errors import ConfigurationError, SpecError
+from urdf_gen.pcc import PccConfig, pcc_from_joints
+from urdf_gen.types import FloatArray
+
+PARAMS = ("bend", "plane", "length")
+CSV_NAME, NPZ_NAME, META_NAME = "run.csv", "run.npz", "metadata.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInputs:
+    """What a model sees each physics step.
+
+    Attributes:
+        t: time at the end of the step (s). dt: step (s). medium: ``"air"`` or ``"water"``.
+        pcc: commanded PCC per limb (from the experiment's PCC inputs), one config per segment.
+        channels: actuator-channel values by name (units of the channel, e.g. N·m or Pa).
+    """
+
+    t: float
+    dt: float
+    medium: str
+    pcc: Mapping[str, tuple[PccConfig, ...]]
+    channels: Mapping[str, float]
+
+
+class PccModel(Protocol):
+    """A model stepped once per physics step: inputs -> per-limb, per-segment PCC (limbs may be omitted)."""
+
+    def __call__(self, inputs: ModelInputs) -> Mapping[str, Sequence[PccConfig]]: ...
+
+
+ModelFactory = Callable[[ExperimentSpec], PccModel]
+MODELS: dict[str, ModelFactory] = {}
+
+
+def register_model(name: str, factory: ModelFactory) -> None:
+    """Make ``mode = "model"``, ``model = name`` use ``factory(spec)``."""
+    MODELS[name] = factory
+
+
+def resolve_model(spec: ExperimentSpec) -> PccModel:
+    """The model of a model-mode experiment (registry first, then ``sim.models.<name>.experiment_model``)."""
+    factory = MODELS.get(spec.model)
+    if factory is None:
+        try:
+            module = importlib.import_module(f"sim.models.{spec.model}")
+            factory = module.experiment_model
+        except (ImportError, AttributeError) as exc:
+            known = ", ".join(sorted(MODELS)) or "none registered"
+            raise ConfigurationError(
+                f"model = {spec.model!r} is unavailable ({exc}); allowed: a registered model ({known}) or a "
+                f"module sim.models.{spec.model} with an experiment_model(spec) factory"
+            ) from exc
+    return factory(spec)
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """A finished run: recorded columns ``name -> (T,) float`` (``time_s`` first), section poses, files."""
+
+    columns: dict[str, FloatArray]
+    sections: dict[str, FloatArray]
+    out_dir: Path
+    files: tuple[Path, ...]
+
+    @property
+    def time(self) -> FloatArray:
+        """Recording times ``(T,) float`` (s)."""
+        return self.columns["time_s"]
+
+
+def command_schedule(spec: ExperimentSpec, t: FloatArray, seed: int) -> dict[str, FloatArray]:
+    """Commanded PCC per limb at times ``t`` ``(n,)``: ``(n, segments, 3)`` float (bend, plane, length)."""
+    out = {}
+    for limb in spec.robot.limbs:
+        cmd = np.zeros((len(t), len(limb.segments), 3))
+        cmd[:, :, 2] = [seg.length for seg in limb.segments]
+        out[limb.name] = cmd
+    seeds = np.random.SeedSequence(seed).spawn(len(spec.inputs) + len(spec.channels))
+    for inp, ss in zip(spec.inputs, seeds, strict=False):
+        values = inp.profile.sample(t, np.random.default_rng(ss))
+        out[inp.limb][:, inp.segment, PARAMS.index(inp.parameter)] = values
+        seg = spec.robot.limb(inp.limb).segments[inp.segment]
+        lo, hi = {
+            "bend": (-seg.bend_max, seg.bend_max),
+            "plane": (-seg.plane_max, seg.plane_max),
+            "length": (seg.length_min, seg.length_max),
+        }[inp.parameter]
+        bad = np.flatnonzero((values < lo - 1e-12) | (values > hi + 1e-12))
+        if bad.size:
+            i = bad[0]
+            raise SpecError(
+                spec.source,
+                f"inputs.{inp.name}",
+                f"{values[i]:.6g} at t = {t[i]:.6g} s",
+                f"{inp.parameter} in [{lo:.6g}, {hi:.6g}] (SI) for {inp.limb} segment {inp.segment + 1}",
+            )
+    return out
+
+
+def _channel_schedule(spec: ExperimentSpec, t: FloatArray, seed: int) -> dict[str, FloatArray]:
+    seeds = np.random.SeedSequence(seed).spawn(len(spec.inputs) + len(spec.channels))[len(spec.inputs) :]
+    return {
+        name: prof.sample(t, np.random.default_rng(ss))
+        for (name, prof), ss in zip(spec.channels, seeds, strict=True)
+    }
+
+
+def _configs(row: FloatArray) -> tuple[PccConfig, ...]:
+    return tuple(PccConfig(float(b), float(p), float(ln)) for b, p, ln in row)
+
+
+def run_experiment(
+    experiment: str | Path | ExperimentSpec,
+    out_dir: str | Path,
+    *,
+    seed: int | None = None,
+    model: ModelFactory | None = None,
+    progress: bool = True,
+    command_line: Sequence[str] | None = None,
+) -> RunResult:
+    """Simulate an experiment and write its outputs.
+
+    Args:
+        experiment: an experiment TOML path or a parsed spec.
+        out_dir: output folder (created).
+        seed: seed of the input noise (default: the file's ``seed``).
+        model: factory for the model mode (default: :func:`resolve_model`).
+        progress: show a tqdm progress bar.
+        command_line: recorded in the metadata (default ``sys.argv``).
+    """
+    spec = experiment if isinstance(experiment, ExperimentSpec) else load_experiment(experiment)
+    seed = spec.seed if seed is None else int(seed)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    dt = 1.0 / PHYSICS_HZ
+    t_steps = np.arange(spec.n_steps + 1) * dt
+    commands = command_schedule(spec, t_steps, seed)
+    channels = _channel_schedule(spec, t_steps, seed)
+    pcc_model = (model(spec) if model is not None else resolve_model(spec)) if spec.mode == "model" else None
+    world_mode = "dynamic" if spec.mode == "dynamic" else "kinematic"
+    rec_steps = range(0, spec.n_steps + 1, spec.substeps)
+    columns: dict[str, list[float]] = {"time_s": []}
+    sections: dict[str, list[FloatArray]] = {name: [] for name in spec.limbs}
+    # The medium goes to the world when it models media (buoyancy and drag), and always to the model.
+    medium = {"medium": spec.medium} if "medium" in inspect.signature(World).parameters else {}
+    with World(mode=world_mode, **medium) as world:
+        robot = world.load_robot(spec.robot)
+        current = {name: _configs(cmd[0]) for name, cmd in commands.items()}
+        for name, configs in current.items():
+            robot.set_pcc(name, configs, mode="reset")
+        bar = tqdm(total=spec.n_steps, desc=spec.name, unit="step", disable=not progress, mininterval=0.5)
+        for k in range(spec.n_steps + 1):
+            if k > 0:
+                current = _apply(robot, spec, commands, channels, k, dt, pcc_model, current)
+                world.step()
+                if k % spec.substeps == 0:
+                    bar.update(spec.substeps)
+            if k % spec.substeps == 0:
+                _record(robot, spec, current, k * dt, columns, sections)
+        bar.close()
+    cols = {key: np.asarray(v, dtype=float) for key, v in columns.items()}
+    secs = {name: np.asarray(v, dtype=float) for name, v in sections.items()}
+    if len(cols["time_s"]) != len(rec_steps):
+        raise ConfigurationError(f"recorded {len(cols['time_s'])} samples; expected {len(rec_steps)}")
+    files = _write(spec, out, cols, secs, seed, command_line)
+    if "plots" in spec.outputs:
+        from sim.experiments.plots import plot_shapes, plot_tips
+
+        files += plot_tips(cols, out / "tips") + plot_shapes(secs, cols["time_s"], out / "shapes")
+    return RunResult(cols, secs, out, tuple(files))
+
+
+def _apply(
+    robot: Any,
+    spec: ExperimentSpec,
+    commands: dict[str, FloatArray],
+    channels: dict[str, FloatArray],
+    k: int,
+    dt: float,
+    pcc_model: PccModel | None,
+    current: dict[str, tuple[PccConfig, ...]],
+) -> dict[str, tuple[PccConfig, ...]]:
+    cmd = {name: _configs(c[k]) for name, c in commands.items()}
+    if pcc_model is None:
+        mode = "position" if spec.mode == "dynamic" else "reset"
+        for name, configs in cmd.items():
+            if k == 1 or configs != current[name]:
+                robot.set_pcc(name, configs, mode=mode)
+        return cmd
+    ch = {name: float(v[k]) for name, v in channels.items()}
+    result = pcc_model(ModelInputs(k * dt, dt, spec.medium, cmd, ch))
+    new = dict(cmd)
+    for name, configs in result.items():
+        new[name] = tuple(configs)
+        robot.set_joints(name, robot.pcc_joints(name, new[name], check_limits=False), mode="reset")
+    return new
+
+
+def _record(
+    robot: Any,
+    spec: ExperimentSpec,
+    current: dict[str, tuple[PccConfig, ...]],
+    t: float,
+    columns: dict[str, list[float]],
+    sections: dict[str, list[FloatArray]],
+) -> None:
+    row: dict[str, float] = {"time_s": t}
+    for name in spec.limbs:
+        limb = robot.limb(name)
+        for axis, v in zip("xyz", robot.tip_pose(name)[:3, 3], strict=True):
+            row[f"{name}_tip_{axis}"] = float(v)
+        if spec.mode == "dynamic":
+            q = robot.joints(name)
+            configs, i = [], 0
+            for seg in limb.segments:
+                n = 3 * seg.sections + 1
+                configs.append(pcc_from_joints(q[i : i + n]))
+                i += n
+        else:
+            configs = list(current[name])
+        for s, c in enumerate(configs, start=1):
+            pos = robot.link_pose(naming.segment_end_link(name, s))[:3, 3]
+            for axis, v in zip("xyz", pos, strict=True):
+                row[f"{name}_s{s}_{axis}"] = float(v)
+            for p in PARAMS:
+                row[f"{name}_s{s}_{p}"] = float(getattr(c, p))
+        sections[name].append(robot.section_poses(name))
+    for key, v in row.items():
+        columns.setdefault(key, []).append(v)
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of pccbullet and the libraries that shape its results."""
+    out = {"python": sys.version.split()[0]}
+    for pkg in ("pccbullet", "numpy", "scipy", "pybullet", "trimesh", "pyvista", "matplotlib", "tqdm"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _write(
+    spec: ExperimentSpec,
+    out: Path,
+    cols: dict[str, FloatArray],
+    secs: dict[str, FloatArray],
+    seed: int,
+    command_line: Sequence[str] | None,
+) -> list[Path]:
+    files = []
+    if "csv" in spec.outputs:
+        path = out / CSV_NAME
+        data = np.column_stack(list(cols.values()))
+        np.savetxt(path, data, delimiter=",", header=",".join(cols), comments="", fmt="%.12g")
+        files.append(path)
+    if "npz" in spec.outputs:
+        path = out / NPZ_NAME
+        np.savez_compressed(path, **cols, **{f"{k}_sections": v for k, v in secs.items()})
+        files.append(path)
+    meta = {
+        "experiment": spec.name,
+        "source": spec.source,
+        "robot": spec.robot.name,
+        "robot_path": str(spec.robot_path),
+        "robot_sha256": spec.robot_sha256,
+        "sections": spec.sections,
+        "mode": spec.mode,
+        "model": spec.model,
+        "medium": spec.medium,
+        "duration_s": spec.duration,
+        "record_hz": spec.record_hz,
+        "physics_hz": PHYSICS_HZ,
+        "seed": seed,
+        "limbs": list(spec.limbs),
+        "channels": [name for name, _ in spec.channels],
+        "versions": package_versions(),
+        "command_line": list(sys.argv if command_line is None else command_line),
+        "experiment_table": spec.table,
+    }
+    path = out / META_NAME
+    path.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    files.append(path)
+    return files

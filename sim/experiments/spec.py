@@ -1,0 +1,235 @@
+"""Experiment files (TOML) -> :class:`ExperimentSpec`.
+
+Format (see ``assets/experiments/*.toml``)::
+
+    name = "camera_sweep"            # default: the file stem
+    robot = "ursula"                 # bundled name or TOML path (relative to this file)
+    mode = "kinematic"               # kinematic | dynamic | model
+    model = "newton_euler"           # model mode only: name in sim.experiments.runner.MODELS
+    medium = "air"                   # air | water (stored and passed on)
+    duration_s = 2.0                 # > 0
+    record_hz = 100                  # must divide the 1000 Hz physics rate
+    sections = 4                     # optional: override N of every segment
+    seed = 0                         # optional default seed
+    outputs = ["csv", "npz"]         # any of csv, npz, plots
+    limbs = ["camera"]               # optional: limbs to record (default: all)
+
+    [inputs.bend]                    # one table per PCC input, any name
+    target = "camera.s1.bend_deg"    # limb.sK.parameter; bend|plane (rad), bend_deg|plane_deg,
+    kind = "ramp"                    #   length (m), length_mm
+    t0_s = 0.0
+    t1_s = 1.0
+    start = 0
+    end = 90
+
+    [channels.tendon_1]              # named actuator-channel inputs, stored for the model mode
+    kind = "step"
+    t0_s = 0.5
+    after = 1.5
+
+Segments without an input stay straight at their rest length; parameters without one keep
+bend = 0, plane = 0, length = rest length.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sim.experiments.inputs import Profile, parse_profile
+from urdf_gen.errors import PccBulletError, SpecError
+from urdf_gen.spec_loader import load_robot, resolve_robot_path
+from urdf_gen.specs import RobotSpec
+from urdf_gen.toml_fields import Fields, read_toml
+
+PHYSICS_HZ = 1000  # Hz, the world's physics rate (dt = 1 ms)
+MODES = ("kinematic", "dynamic", "model")
+MEDIA = ("air", "water")
+OUTPUTS = ("csv", "npz", "plots")
+PARAMETERS = {"bend": 1.0, "plane": 1.0, "length": 1.0, "bend_deg": math.pi / 180.0}
+PARAMETERS |= {"plane_deg": math.pi / 180.0, "length_mm": 1e-3}
+_TARGET = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\.s([0-9]+)\.([a-z_]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class InputSpec:
+    """One PCC input: a profile driving one parameter of one segment.
+
+    Attributes:
+        name: the input's table name. limb: limb name. segment: 0-based segment index.
+        parameter: ``"bend"`` (rad), ``"plane"`` (rad) or ``"length"`` (m); profile values are SI.
+        profile: the time profile (already scaled to SI).
+    """
+
+    name: str
+    limb: str
+    segment: int
+    parameter: str
+    profile: Profile
+
+
+@dataclass(frozen=True, slots=True)
+class ExperimentSpec:
+    """A parsed experiment.
+
+    Attributes:
+        name: experiment name. robot: the loaded robot spec. robot_path: its TOML file.
+        robot_sha256: SHA-256 of the robot TOML bytes. mode: kinematic | dynamic | model.
+        model: model name for the model mode ("" otherwise). medium: air | water.
+        duration: simulated time (s). record_hz: recording rate (Hz). seed: default seed.
+        inputs: PCC inputs. channels: named actuator-channel profiles (model mode).
+        outputs: files to write. limbs: limbs to record. source: the experiment file (or "<dict>").
+        table: the raw TOML table (for sweeps and metadata).
+    """
+
+    name: str
+    robot: RobotSpec
+    robot_path: Path
+    robot_sha256: str
+    mode: str
+    model: str
+    medium: str
+    duration: float
+    record_hz: int
+    seed: int
+    inputs: tuple[InputSpec, ...]
+    channels: tuple[tuple[str, Profile], ...]
+    outputs: tuple[str, ...]
+    limbs: tuple[str, ...]
+    source: str
+    sections: int | None = None
+    table: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def substeps(self) -> int:
+        """Physics steps per recorded sample."""
+        return PHYSICS_HZ // self.record_hz
+
+    @property
+    def n_steps(self) -> int:
+        """Physics steps in the whole run."""
+        return round(self.duration * PHYSICS_HZ)
+
+
+def load_experiment(path: str | Path) -> ExperimentSpec:
+    """Read and validate an experiment TOML file; raises :class:`SpecError` naming file, field, value."""
+    path = Path(path)
+    return experiment_from_table(read_toml(path), path, base_dir=path.parent)
+
+
+def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir: Path) -> ExperimentSpec:
+    """Validate a parsed experiment table.
+
+    Args:
+        table: the TOML table (not modified).
+        source: file name used in error messages.
+        base_dir: folder that relative robot and recorded-input paths are resolved against.
+    """
+    raw = copy.deepcopy(table)
+    f = Fields(copy.deepcopy(table), Path(source))
+    name = f.identifier("name", default=Path(source).stem.replace("-", "_") or "experiment")
+    robot_name = f.string("robot")
+    robot_arg: str | Path = robot_name
+    if robot_name.endswith(".toml") and not Path(robot_name).is_absolute():
+        robot_arg = base_dir / robot_name
+    sections = f.integer("sections", 1, 200, default=None) if f.has("sections") else None
+    try:
+        robot_path = resolve_robot_path(robot_arg)
+        robot = load_robot(robot_path, sections=sections)
+    except PccBulletError as exc:
+        raise f.error("robot", robot_name, f"a bundled robot name or a robot TOML path ({exc})") from exc
+    mode = f.string("mode", choices=MODES, default="kinematic")
+    model = f.string("model", default="") if f.has("model") else ""
+    if mode == "model" and not model:
+        raise f.error("model", None, "a model name (required when mode = 'model')")
+    medium = f.string("medium", choices=MEDIA, default="air")
+    duration = f.number("duration_s", 0.0, 3600.0, lo_open=True)
+    record_hz = f.integer("record_hz", 1, PHYSICS_HZ, default=100)
+    if PHYSICS_HZ % record_hz:
+        raise f.error("record_hz", record_hz, f"a divisor of the {PHYSICS_HZ} Hz physics rate")
+    if abs(duration * record_hz - round(duration * record_hz)) > 1e-9:
+        raise f.error("duration_s", duration, f"a whole number of recording periods (1/{record_hz} s)")
+    seed = f.integer("seed", 0, 2**32 - 1, default=0)
+    outputs = _strings(f, "outputs", OUTPUTS, ("csv", "npz"))
+    limb_names = tuple(limb.name for limb in robot.limbs)
+    limbs = _strings(f, "limbs", limb_names, limb_names)
+    f.string("description", default="-")
+
+    inputs = []
+    table_in = f.sub("inputs", default=None)
+    if table_in is not None:
+        for key in sorted(table_in.table):
+            inputs.append(_input(key, table_in.sub(key), robot, base_dir))
+            table_in.used.add(key)
+        table_in.finish()
+    seen: dict[tuple[str, int, str], str] = {}
+    for inp in inputs:
+        k = (inp.limb, inp.segment, inp.parameter)
+        if k in seen:
+            raise SpecError(
+                source, f"inputs.{inp.name}.target", inp.name, f"a target not driven by {seen[k]}"
+            )
+        seen[k] = f"inputs.{inp.name}"
+    channels = []
+    table_ch = f.sub("channels", default=None)
+    if table_ch is not None:
+        for key in sorted(table_ch.table):
+            sub = table_ch.sub(key)
+            channels.append((key, parse_profile(sub, base_dir)))
+            sub.finish()
+        table_ch.finish()
+    f.finish()
+    return ExperimentSpec(
+        name=name,
+        robot=robot,
+        robot_path=robot_path,
+        robot_sha256=hashlib.sha256(robot_path.read_bytes()).hexdigest(),
+        mode=mode,
+        model=model,
+        medium=medium,
+        duration=duration,
+        record_hz=record_hz,
+        seed=seed,
+        inputs=tuple(inputs),
+        channels=tuple(channels),
+        outputs=outputs,
+        limbs=limbs,
+        source=str(source),
+        sections=sections,
+        table=raw,
+    )
+
+
+def _strings(f: Fields, key: str, choices: tuple[str, ...], default: tuple[str, ...]) -> tuple[str, ...]:
+    value = f.raw(key, list(default))
+    if not isinstance(value, list) or any(v not in choices for v in value):
+        raise f.error(key, value, "a list of " + ", ".join(repr(c) for c in choices))
+    return tuple(value)
+
+
+def _input(key: str, f: Fields, robot: RobotSpec, base_dir: Path) -> InputSpec:
+    target = f.string("target")
+    m = _TARGET.match(target)
+    limbs = {limb.name: limb for limb in robot.limbs}
+    allowed = (
+        "limb.sK.parameter with limb in ("
+        + ", ".join(limbs)
+        + "), K a segment number and parameter in ("
+        + ", ".join(PARAMETERS)
+        + ")"
+    )
+    if m is None or m.group(1) not in limbs or m.group(3) not in PARAMETERS:
+        raise f.error("target", target, allowed)
+    limb = limbs[m.group(1)]
+    segment = int(m.group(2))
+    if not 1 <= segment <= len(limb.segments):
+        raise f.error("target", target, f"a segment of limb '{limb.name}' in s1..s{len(limb.segments)}")
+    parameter = m.group(3)
+    profile = parse_profile(f, base_dir, PARAMETERS[parameter])
+    f.finish()
+    return InputSpec(key, limb.name, segment - 1, parameter.split("_")[0], profile)

@@ -1,0 +1,148 @@
+"""``pccbullet export``: meshes of a robot at rest or of every frame of a recorded run.
+
+``ROBOT_OR_RUN`` is a bundled robot name / robot TOML (one frame at rest) or a run folder written by
+``pccbullet run`` (``run.npz`` + ``metadata.json``: one frame per recorded sample, ``--every`` to thin).
+Per frame it writes the smooth skin (``skin_NNNN``) and the rigid sections (``rigid_NNNN``; from the
+recorded section poses for runs, from the PCC chain for robots) in the chosen format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import trimesh
+
+from sim.export.formats import FORMATS, write_series
+from sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
+from sim.export.skin import skin_mesh
+from urdf_gen.errors import ConfigurationError, PccBulletError
+from urdf_gen.pcc import PccConfig
+from urdf_gen.spec_loader import load_robot
+from urdf_gen.specs import RobotSpec
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Frames:
+    """Per-frame meshes: ``skin[i]`` and ``rigid[i]`` hold all limbs of frame i; ``times`` (s)."""
+
+    times: tuple[float, ...]
+    skin: tuple[trimesh.Trimesh, ...]
+    rigid: tuple[trimesh.Trimesh, ...]
+
+
+def robot_frames(robot: str | Path | RobotSpec, *, ring: int = 32) -> Frames:
+    """One frame of a robot with every limb straight at rest length (head at the world origin)."""
+    spec = robot if isinstance(robot, RobotSpec) else load_robot(robot)
+    skins, rigids = [], []
+    for limb in spec.limbs:
+        configs = [PccConfig(0.0, 0.0, seg.length) for seg in limb.segments]
+        T = limb_base_pose(spec, limb.name)
+        skins.append(skin_mesh(limb, configs, T, ring=ring))
+        rigids.append(rigid_mesh(limb, section_poses(limb, configs, T), ring=ring))
+    return Frames((0.0,), (trimesh.util.concatenate(skins),), (trimesh.util.concatenate(rigids),))
+
+
+def run_frames(run_dir: str | Path, *, every: int = 1, ring: int = 32) -> Frames:
+    """Frames of a recorded run: skin from the recorded PCC, rigid sections at the recorded poses."""
+    run_dir = Path(run_dir)
+    if every < 1:
+        raise ConfigurationError(f"every = {every} is invalid; allowed: an integer >= 1")
+    meta: dict[str, Any] = json.loads((run_dir / "metadata.json").read_text())
+    spec = load_robot(meta["robot_path"], sections=meta.get("sections"))
+    data = np.load(run_dir / "run.npz")
+    idx = range(0, len(data["time_s"]), every)
+    skins, rigids = [], []
+    for i in idx:
+        sk, rg = [], []
+        for name in meta["limbs"]:
+            limb = spec.limb(name)
+            configs = [
+                PccConfig(*(float(data[f"{name}_s{s}_{p}"][i]) for p in ("bend", "plane", "length")))
+                for s in range(1, len(limb.segments) + 1)
+            ]
+            sk.append(skin_mesh(limb, configs, limb_base_pose(spec, name), ring=ring))
+            rg.append(rigid_mesh(limb, data[f"{name}_sections"][i], ring=ring))
+        skins.append(trimesh.util.concatenate(sk))
+        rigids.append(trimesh.util.concatenate(rg))
+    times = tuple(float(data["time_s"][i]) for i in idx)
+    return Frames(times, tuple(skins), tuple(rigids))
+
+
+def register_export(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``export ROBOT_OR_RUN --out DIR --format stl|obj|ply|glb|vtk [--render] [--gif] [--mp4]``."""
+    p = subparsers.add_parser("export", help="meshes (skin + rigid sections) of a robot or a recorded run")
+    p.add_argument("source", help="bundled robot name, robot TOML, or a run folder from 'pccbullet run'")
+    p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
+    p.add_argument("--format", choices=FORMATS, default="stl", help="mesh format (vtk: .vtp + .pvd)")
+    p.add_argument("--every", type=int, default=1, help="export every k-th recorded frame (runs only)")
+    p.add_argument("--ring", type=int, default=32, help="polygon sides of skin and slices (default 32)")
+    p.add_argument("--render", action="store_true", help="offscreen PNG of the first and last frame")
+    p.add_argument("--gif", action="store_true", help="animated GIF of the skin")
+    p.add_argument("--mp4", action="store_true", help="MP4 of the skin (needs imageio-ffmpeg)")
+    p.add_argument("--workspace", type=int, default=0, help="N random tip samples per limb: cloud + hull")
+    p.set_defaults(handler=export_command)
+    return p
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """Handler of ``export``; prints the files written."""
+    from sim.export import render
+
+    src = Path(args.source)
+    is_run = src.is_dir() and (src / "run.npz").is_file()
+    frames = (
+        run_frames(src, every=args.every, ring=args.ring)
+        if is_run
+        else robot_frames(args.source, ring=args.ring)
+    )
+    out: Path = args.out
+    written = write_series(frames.skin, out, "skin", args.format, frames.times)
+    written += write_series(frames.rigid, out, "rigid", args.format, frames.times)
+    if args.render:
+        written.append(render.render_png(frames.skin[0], out / "skin_first.png"))
+        written.append(render.render_png(frames.skin[-1], out / "skin_last.png"))
+    if args.gif:
+        written.append(render.write_gif(frames.skin, out / "skin.gif"))
+    if args.mp4:
+        try:
+            written.append(render.write_mp4(frames.skin, out / "skin.mp4"))
+        except PccBulletError as exc:
+            print(f"pccbullet: skipping MP4: {exc}", file=sys.stderr)  # noqa: T201
+    if args.workspace:
+        written += _workspace(src, args, out, is_run)
+    for path in written:
+        print(path)  # noqa: T201
+    return 0
+
+
+def _workspace(src: Path, args: argparse.Namespace, out: Path, is_run: bool) -> list[Path]:
+    from sim.export.formats import write_mesh
+    from sim.export.workspace import point_cloud, workspace_hull, workspace_points
+
+    spec = (
+        load_robot(json.loads((src / "metadata.json").read_text())["robot_path"])
+        if is_run
+        else load_robot(args.source)
+    )
+    paths = []
+    for limb in spec.limbs:
+        pts = workspace_points(limb, args.workspace, seed=0, T_world_base=limb_base_pose(spec, limb.name))
+        cloud = out / f"workspace_{limb.name}_points.ply"
+        point_cloud(pts).export(cloud)
+        paths += [
+            cloud,
+            write_mesh(
+                workspace_hull(pts),
+                out / f"workspace_{limb.name}_hull.{'vtp' if args.format == 'vtk' else args.format}",
+            ),
+        ]
+    return paths
