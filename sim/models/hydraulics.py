@@ -1,0 +1,279 @@
+"""Water-hydraulic drive of seed 000 (sec. 2.3): servo motor -> ball screw -> piston -> cylinder ->
+laminar pipe -> soft chamber, one drive per chamber.
+
+Per drive (seed 000 eqs. 29–33), with motor torque ``T`` (N m) as the input::
+
+    m_b x''   = eta T / s - f(x') - P_c A_c - d_v x'                 (piston; x' = omega s)
+    C_a P_a'  = G (P_c - P_a),      C_a = A_d^2 l_0 / (E A_s) + V_1 / K   (chamber)
+    C_c P_c'  = A_c x' - G (P_c - P_a),   C_c = V_2 / K                  (cylinder)
+    G = pi d_p^4 / (128 mu l_p)                                          (Hagen–Poiseuille pipe)
+
+``s`` is the screw lead per radian (``lead / 2 pi``), ``f(x') = f_c tanh(x' / v_s)`` a smoothed Coulomb
+friction (zero at rest, so the static pressure is exactly ``eta T / (s A_c)``). The cylinder mode is very
+stiff (``C_c G`` ~ 1e-5 s), so :meth:`HydraulicDrive.step` uses linearly implicit Euler (friction linearized)
+with sub-steps; it is L-stable at any ``dt``.
+
+Parameters come from the top-level ``[hydraulic_drive]`` table of a robot TOML
+(``assets/robots/hydraulic_arm.toml`` documents each field); :func:`load_hydraulic_drive` validates
+every value and raises :class:`~urdf_gen.errors.SpecError` naming file, field, value and allowed range.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from urdf_gen.errors import ConfigurationError, SpecError
+from urdf_gen.specs import RobotSpec
+from urdf_gen.toml_fields import Fields
+from urdf_gen.types import FloatArray
+
+MM = 1e-3  # m per mm
+ML = 1e-6  # m^3 per millilitre
+
+
+@dataclass(frozen=True, slots=True)
+class HydraulicDriveParams:
+    """Seed 000 Table 1 style parameters, SI.
+
+    Attributes:
+        efficiency: eta (-). lead: screw lead per radian s (m/rad). piston_area: A_c (m^2).
+        piston_mass: m_b (kg). piston_damping: d_v (N s/m). friction: f_c (N). friction_velocity: v_s (m/s).
+        pipe_diameter: d_p (m). pipe_length: l_p (m). viscosity: mu (Pa s). bulk_modulus: K (Pa).
+        cylinder_volume: V_2 (m^3). chamber_volume: V_1 (m^3). chamber_area: A_d (m^2).
+        chamber_length: l_0 (m). chamber_stiffness: E A_s (N). max_torque: |T| limit (N m).
+        section_rotation: rotation of each section's chamber pattern about its base z (rad).
+    """
+
+    efficiency: float
+    lead: float
+    piston_area: float
+    piston_mass: float
+    piston_damping: float
+    friction: float
+    friction_velocity: float
+    pipe_diameter: float
+    pipe_length: float
+    viscosity: float
+    bulk_modulus: float
+    cylinder_volume: float
+    chamber_volume: float
+    chamber_area: float
+    chamber_length: float
+    chamber_stiffness: float
+    max_torque: float
+    section_rotation: tuple[float, ...] = ()
+
+    @property
+    def conductance(self) -> float:
+        """Pipe conductance G = pi d_p^4 / (128 mu l_p) (m^3 / (s Pa))."""
+        return math.pi * self.pipe_diameter**4 / (128.0 * self.viscosity * self.pipe_length)
+
+    @property
+    def chamber_compliance(self) -> float:
+        """C_a = A_d^2 l_0 / (E A_s) + V_1 / K (m^3/Pa)."""
+        return (
+            self.chamber_area**2 * self.chamber_length / self.chamber_stiffness
+            + self.chamber_volume / self.bulk_modulus
+        )
+
+    @property
+    def cylinder_compliance(self) -> float:
+        """C_c = V_2 / K (m^3/Pa)."""
+        return self.cylinder_volume / self.bulk_modulus
+
+    def steady_pressure(self, torque: float | FloatArray) -> float | FloatArray:
+        """Static chamber pressure (Pa) for a motor torque (N m): ``eta T / (s A_c)``."""
+        return self.efficiency * np.asarray(torque) / (self.lead * self.piston_area)
+
+    def system_matrix(self) -> FloatArray:
+        """``A`` ``(3, 3)`` of seed 000 eq. 33 on ``y = [x', P_a, P_c]`` (without friction)."""
+        G, Ca, Cc = self.conductance, self.chamber_compliance, self.cylinder_compliance
+        mb = self.piston_mass
+        return np.array(
+            [
+                [-self.piston_damping / mb, 0.0, -self.piston_area / mb],
+                [0.0, -G / Ca, G / Ca],
+                [self.piston_area / Cc, G / Cc, -G / Cc],
+            ]
+        )
+
+
+def load_hydraulic_drive(robot: RobotSpec) -> HydraulicDriveParams:
+    """Read and validate ``robot.extra["hydraulic_drive"]``.
+
+    Raises:
+        SpecError: the table is missing, a field is missing, unknown, or out of range.
+    """
+    source = robot.source if robot.source is not None else Path("<robot>")
+    if "hydraulic_drive" not in robot.extra:
+        raise SpecError(source, "hydraulic_drive", None, "a [hydraulic_drive] table")
+    f = Fields(robot.extra["hydraulic_drive"], source, "hydraulic_drive")
+    n_seg = max((len(limb.segments) for limb in robot.limbs), default=1)
+    rot = f.vector("section_rotation_deg", n_seg, default=[0.0] * n_seg)
+    for i, r in enumerate(rot):
+        if not -360.0 <= r <= 360.0:
+            raise f.error("section_rotation_deg", list(rot), f"numbers in [-360, 360]; element {i} is not")
+    params = HydraulicDriveParams(
+        efficiency=f.number("efficiency", 0.0, 1.0, lo_open=True),
+        lead=f.number("screw_lead_mm", 0.0, 100.0, lo_open=True) * MM / (2.0 * math.pi),
+        piston_area=math.pi / 4.0 * (f.number("piston_diameter_mm", 0.0, 500.0, lo_open=True) * MM) ** 2,
+        piston_mass=f.number("piston_mass_kg", 0.0, 100.0, lo_open=True),
+        piston_damping=f.number("piston_damping_ns_m", 0.0, 1e6),
+        friction=f.number("friction_n", 0.0, 1e4),
+        friction_velocity=f.number("friction_velocity_mm_s", 0.0, 1e4, lo_open=True) * MM,
+        pipe_diameter=f.number("pipe_diameter_mm", 0.0, 100.0, lo_open=True) * MM,
+        pipe_length=f.number("pipe_length_mm", 0.0, 1e5, lo_open=True) * MM,
+        viscosity=f.number("viscosity_pa_s", 0.0, 10.0, lo_open=True),
+        bulk_modulus=f.number("bulk_modulus_pa", 1e6, 1e11),
+        cylinder_volume=f.number("cylinder_volume_ml", 0.0, 1e5, lo_open=True) * ML,
+        chamber_volume=f.number("chamber_volume_ml", 0.0, 1e5, lo_open=True) * ML,
+        chamber_area=f.number("chamber_area_mm2", 0.0, 1e6, lo_open=True) * MM * MM,
+        chamber_length=f.number("chamber_length_mm", 0.0, 1e4, lo_open=True) * MM,
+        chamber_stiffness=f.number("chamber_stiffness_n", 0.0, 1e9, lo_open=True),
+        max_torque=f.number("max_torque_nm", 0.0, 1e3, lo_open=True),
+        section_rotation=tuple(math.radians(r) for r in rot),
+    )
+    f.finish()
+    return params
+
+
+class HydraulicDrive:
+    """``count`` independent drives sharing one parameter set; state ``x, x', P_a, P_c`` per drive.
+
+    Args:
+        params: the drive parameters. count: number of drives (actuators). substeps: implicit sub-steps
+            per :meth:`step`.
+
+    Attributes:
+        x ``(count,)`` piston displacement (m); y ``(count, 3)`` = ``[x' (m/s), P_a (Pa), P_c (Pa)]``.
+    """
+
+    def __init__(self, params: HydraulicDriveParams, count: int, substeps: int = 4) -> None:
+        self.params = params
+        self.count = count
+        self.substeps = max(1, int(substeps))
+        self.A = params.system_matrix()
+        self.x = np.zeros(count)
+        self.y = np.zeros((count, 3))
+
+    @property
+    def chamber_pressure(self) -> FloatArray:
+        """P_a of every drive ``(count,)`` (Pa, gauge)."""
+        return self.y[:, 1]
+
+    def derivative(self, y: FloatArray, torque: FloatArray) -> FloatArray:
+        """``dy/dt`` ``(count, 3)`` for states ``y`` ``(count, 3)`` and torques ``(count,)`` (N m)."""
+        p = self.params
+        dy = y @ self.A.T
+        fr = p.friction * np.tanh(y[:, 0] / p.friction_velocity)
+        dy[:, 0] += (p.efficiency * torque / p.lead - fr) / p.piston_mass
+        return dy
+
+    def step(self, torque: FloatArray, dt: float) -> FloatArray:
+        """Advance ``dt`` (s) with motor torques ``(count,)`` (N m, clipped to max_torque); returns P_a."""
+        p = self.params
+        T = np.clip(np.asarray(torque, dtype=float), -p.max_torque, p.max_torque)
+        h = dt / self.substeps
+        eye = np.eye(3)
+        for _ in range(self.substeps):
+            v0 = self.y[:, 0]
+            th = np.tanh(v0 / p.friction_velocity)
+            fr = p.friction * th
+            dfr = p.friction / p.friction_velocity * (1.0 - th * th)
+            J = np.broadcast_to(eye - h * self.A, (self.count, 3, 3)).copy()
+            J[:, 0, 0] += h * dfr / p.piston_mass
+            rhs = self.y.copy()
+            rhs[:, 0] += h * (p.efficiency * T / p.lead - fr + dfr * v0) / p.piston_mass
+            self.y = np.linalg.solve(J, rhs[:, :, None])[:, :, 0]
+            self.x += h * self.y[:, 0]
+        return self.chamber_pressure
+
+
+# ---------------------------------------------------------------- seed 000 virtual experiments (sec. 3.2)
+STEP_TORQUE = 1.5  # N m
+
+
+def seed000_torques(profile: str, t: float) -> FloatArray:
+    """Motor torques ``(6,)`` (N m) of actuators 1..6 at time ``t`` (s) for a seed 000 sec. 3.2 profile.
+
+    ``"step_uni"``: 1.5 N m steps on actuators 5, 6 at 2 s and 1 at 6 s (both sections bend the same way);
+    ``"step_bi"``: actuator 4 at 2 s and 1 at 6 s (sections bend in opposite directions, sec. 4.3.1);
+    ``"ramp"``: ``T5 = T6 = 1.5 (t - 2)`` on 2..3 s, ``T1 = 1.5 (t - 6)`` on 6..7 s, then held (sec. 3.2.3).
+    """
+    T = np.zeros(6)
+    if profile == "step_uni":
+        T[[4, 5]] = STEP_TORQUE if t >= 2.0 else 0.0
+        T[0] = STEP_TORQUE if t >= 6.0 else 0.0
+    elif profile == "step_bi":
+        T[3] = STEP_TORQUE if t >= 2.0 else 0.0
+        T[0] = STEP_TORQUE if t >= 6.0 else 0.0
+    elif profile == "ramp":
+        T[[4, 5]] = STEP_TORQUE * min(max(t - 2.0, 0.0), 1.0)
+        T[0] = STEP_TORQUE * min(max(t - 6.0, 0.0), 1.0)
+    else:
+        raise ConfigurationError(f"profile = {profile!r} is invalid; allowed: 'step_uni', 'step_bi', 'ramp'")
+    return T
+
+
+def run_seed000(
+    profile: str, duration: float = 10.0, dt: float = 1e-3, pieces: int = 5, record_every: int = 10
+):
+    """Simulate the seed 000 arm (``hydraulic_arm.toml``) with its hydraulic drives at a fixed step.
+
+    Returns:
+        dict with ``t`` ``(m,)`` (s), ``torque`` ``(m, 6)`` (N m), ``pressure`` ``(m, 6)`` (Pa) and
+        ``tips`` ``(m, 2, 3)``: section-tip positions (m) in the arm base frame (z down along the arm).
+    """
+    from sim.models.actuators import ChamberActuation
+    from sim.models.integrators import step
+    from sim.models.newton_euler import LimbModel
+    from urdf_gen.spec_loader import load_robot
+
+    robot = load_robot("hydraulic_arm")
+    params = load_hydraulic_drive(robot)
+    model = LimbModel(robot.limbs[0], pieces)
+    act = ChamberActuation(model, params.section_rotation)
+    drive = HydraulicDrive(params, 6)
+    q, qd = model.rest_state(), np.zeros(model.dof)
+    steps = int(round(duration / dt))
+    rec: dict[str, list] = {"t": [], "torque": [], "pressure": [], "tips": []}
+    for k in range(steps + 1):
+        t = k * dt
+        T = seed000_torques(profile, t)
+        if k % record_every == 0:
+            rec["t"].append(t)
+            rec["torque"].append(T)
+            rec["pressure"].append(drive.chamber_pressure.copy())
+            rec["tips"].append(model.segment_tip_positions(q))
+        if k == steps:
+            break
+        P = drive.step(T, dt)
+        q, qd = step(model, q, qd, dt, act.tau(P))
+    return {key: np.asarray(val) for key, val in rec.items()}
+
+
+def settling_time(t: FloatArray, x: FloatArray, t0: float, t1: float, band: float = 0.05) -> float:
+    """Time after ``t0`` (s) until ``x`` ``(m, ...)`` stays within ``band`` of its change on [t0, t1].
+
+    The final value is ``x`` at ``t1``; the band is relative to the largest change ``|x(t1) - x(t0)|``.
+    """
+    sel = (t >= t0) & (t <= t1)
+    xs = x[sel].reshape(int(sel.sum()), -1)
+    change = np.linalg.norm(xs[-1] - xs[0])
+    err = np.linalg.norm(xs - xs[-1], axis=1)
+    outside = np.flatnonzero(err > band * max(change, 1e-12))
+    return 0.0 if len(outside) == 0 else float(t[sel][outside[-1]] - t0)
+
+
+def overshoot(t: FloatArray, x: FloatArray, t0: float, t1: float) -> float:
+    """Largest excursion beyond the final value on [t0, t1], relative to the change (-), ``x`` ``(m,)``."""
+    sel = (t >= t0) & (t <= t1)
+    xs = x[sel]
+    change = xs[-1] - xs[0]
+    if abs(change) < 1e-12:
+        return 0.0
+    return float(max(0.0, np.max((xs - xs[-1]) * np.sign(change))) / abs(change))
