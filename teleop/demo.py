@@ -1,27 +1,31 @@
-"""The URSULA squid demo: four soft limbs posed from PCC, 1 kHz physics, 50 Hz visuals.
+"""The URSULA squid demo: model-mediated teleoperation of four soft limbs, 1 kHz physics, 50 Hz visuals.
 
-With a display (and without ``headless``) it opens the PyBullet GUI and plays a scripted operator
-session in real time, paced to absolute deadlines. Without one it runs the same session as fast as
-possible and writes, into ``out_dir``: ``demo.gif`` (external view), ``camera_tip.png`` (view from
-the camera arm's tip), ``tips.png`` (tip trajectories), ``summary.json`` (loop statistics, final tip
-positions).
+The master replica (:class:`~teleop.mmt.MmtSession`) runs at 1 kHz; a simulated slave sits behind a
+1500 m acoustic link (about 1 s one way). With a display (and without ``headless``) it opens the
+PyBullet GUI, takes the keyboard (help overlay in the window), shows the camera arm's tip view in the
+GUI's RGB preview and paces the loop to absolute deadlines. Without one it plays a scripted operator
+session (camera looks down, the light follows it, the grasper reaches beside the rock on the seabed,
+the palpation arm touches it) as fast as possible and writes, into ``out_dir``: ``demo.gif`` (external
+view), ``camera_tip.png`` (view from the camera arm's tip, lit from the spotlight), ``tips.png`` (tip
+trajectories), ``metrics.png`` (forces and master/slave tips) and ``summary.json`` (loop statistics,
+teleoperation metrics, final tip positions).
 """
 
 from __future__ import annotations
 
 import json
-import math
+import logging
 import os
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from sim.bullet import pb
-from sim.world import PHYSICS_DT, Robot, World
+from sim.world import PHYSICS_DT, Robot
+from teleop.devices import ScriptedDevice
+from teleop.mapping import camera_view_matrix, spotlight_direction
+from teleop.mmt import MmtConfig, MmtSession, add_environment
 from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
 
 VISUAL_RATE = 50.0  # Hz
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
@@ -36,55 +40,44 @@ def visual_substeps(dt: float = PHYSICS_DT, rate: float = VISUAL_RATE) -> int:
     return n
 
 
-def _smooth(t: float, t0: float, t1: float) -> float:
-    """0 before t0, 1 after t1, a cosine ramp in between."""
-    if t <= t0:
-        return 0.0
-    if t >= t1:
-        return 1.0
-    return 0.5 - 0.5 * math.cos(math.pi * (t - t0) / (t1 - t0))
+SEABED_Z = -0.6  # m, seabed below the head centre
+ROCK = (MmtConfig().rock_true, MmtConfig().rock_radius)  # m, true centre and radius of the rock
 
 
-def scripted_session(t: float) -> dict[str, list[PccConfig]]:
-    """The operator script: grasper reaches down and curls, palpation presses, tentacles look at it."""
-    a = _smooth(t, 0.5, 2.5)
-    b = _smooth(t, 2.5, 4.5)
-    c = _smooth(t, 1.0, 3.0)
-    return {
-        "grasper": [
-            PccConfig(math.radians(40) * a, math.radians(20), 0.300 - 0.008 * b),
-            PccConfig(math.radians(120) * b, math.radians(10), 0.300 - 0.008 * b),
+def add_seabed(client: int) -> tuple[int, int]:
+    """A sand-coloured seabed plane and the rock, at their true positions; returns the body ids."""
+    return add_environment(client, ROCK[0], ROCK[1], SEABED_Z)
+
+
+REST_TIPS = {"grasper": (0.725, -0.06, -0.06), "palpation": (0.725, 0.06, -0.06)}  # m, straight arms
+
+
+def scripted_operator() -> ScriptedDevice:
+    """The headless operator: keys bend the camera (light follows), then the stylus drives the grasper
+    beside the rock and the palpation arm onto it, pressing about 2 mm into the modelled surface."""
+    return ScriptedDevice(
+        waypoints=[  # gaps with no position around each selection change: no stray target
+            (0.0, None),
+            (0.81, REST_TIPS["grasper"]),
+            (1.8, (0.40, -0.07, -0.50)),
+            (1.8, None),
+            (1.82, REST_TIPS["palpation"]),
+            (2.8, (0.47, 0.02, -0.44)),
+            (3.3, (0.47, 0.02, -0.487)),
         ],
-        "palpation": [
-            PccConfig(math.radians(50) * a, math.radians(-20), 0.300),
-            PccConfig(math.radians(-30) * a + math.radians(40) * b, math.radians(15), 0.300 - 0.009 * b),
+        holds=[(0.0, 0.8, "bend+")],
+        presses=[
+            (0.0, "select:camera"),
+            (0.0, "follow"),
+            (0.805, "select:grasper"),
+            (1.81, "select:palpation"),
         ],
-        "camera": [PccConfig(math.radians(70) * c, math.radians(15), 0.600 - 0.015 * c)],
-        "light": [PccConfig(math.radians(70) * c, math.radians(-15), 0.600 - 0.015 * c)],
-    }
-
-
-SEABED_Z = -0.75  # m, seabed below the head centre
-ROCK = ((0.55, 0.0, SEABED_Z + 0.06), 0.08)  # m, centre and radius of the object on the seabed
-
-
-def add_seabed(client: int) -> None:
-    """A sand-coloured seabed plane and a rock for the arms to reach."""
-    plane = pb.createCollisionShape(pb.GEOM_PLANE, physicsClientId=client)
-    vis = pb.createVisualShape(
-        pb.GEOM_BOX, halfExtents=[2, 2, 0.001], rgbaColor=[0.76, 0.7, 0.5, 1], physicsClientId=client
     )
-    pb.createMultiBody(0, plane, vis, [0, 0, SEABED_Z], physicsClientId=client)
-    centre, radius = ROCK
-    col = pb.createCollisionShape(pb.GEOM_SPHERE, radius=radius, physicsClientId=client)
-    vis = pb.createVisualShape(
-        pb.GEOM_SPHERE, radius=radius, rgbaColor=[0.45, 0.45, 0.5, 1], physicsClientId=client
-    )
-    pb.createMultiBody(0, col, vis, centre, physicsClientId=client)
 
 
-def _render(client: int, view: np.ndarray, proj: list[float]) -> np.ndarray:
+def _render(client: int, view: np.ndarray, proj: list[float], light: np.ndarray | None = None) -> np.ndarray:
     w, h = IMAGE_SIZE
+    extra = {} if light is None else {"lightDirection": light.tolist()}
     _, _, rgba, _, _ = pb.getCameraImage(
         w,
         h,
@@ -92,6 +85,7 @@ def _render(client: int, view: np.ndarray, proj: list[float]) -> np.ndarray:
         projectionMatrix=proj,
         renderer=pb.ER_TINY_RENDERER,
         physicsClientId=client,
+        **extra,
     )
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
 
@@ -103,59 +97,18 @@ def _tip_view(robot: Robot, limb: str) -> np.ndarray:
     return np.asarray(pb.computeViewMatrix(eye, eye + T[:3, 2], -T[:3, 0])).reshape(4, 4).T
 
 
-def run_session(
-    robot: Robot, duration: float, *, realtime: bool, on_visual: Callable[[int, float], None] | None = None
-) -> dict[str, float]:
-    """Step the scripted session; returns loop statistics."""
-    world = robot.world
-    n_sub = visual_substeps(world.dt)
-    steps = int(round(duration / world.dt))
-    step_times = np.empty(steps)
-    overruns = 0
-    start = time.perf_counter()
-    for i in range(steps):
-        t0 = time.perf_counter()
-        if i % n_sub == 0:
-            for limb, configs in scripted_session(world.time).items():
-                robot.set_pcc(limb, configs)
-            if on_visual is not None:
-                on_visual(i // n_sub, world.time)
-        world.step()
-        step_times[i] = time.perf_counter() - t0
-        if realtime:
-            deadline = start + (i + 1) * world.dt
-            slack = deadline - time.perf_counter()
-            if slack > 0:
-                time.sleep(slack)
-            elif slack < -world.dt:
-                overruns += 1
-    wall = time.perf_counter() - start
-    return {
-        "physics_steps": steps,
-        "wall_time_s": wall,
-        "physics_rate_hz": steps / wall,
-        "visual_rate_hz": (steps // n_sub) / wall,
-        "real_time_factor": steps * world.dt / wall,
-        "step_time_p50_ms": float(np.percentile(step_times, 50) * 1e3),
-        "step_time_p99_ms": float(np.percentile(step_times, 99) * 1e3),
-        "overruns": overruns,
-    }
-
-
 def run_demo(out_dir: Path, *, headless: bool = False, duration: float = 6.0) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary."""
     gui = not headless and bool(os.environ.get("DISPLAY"))
-    with World(gui=gui, mode="kinematic") as world:
-        robot = world.load_robot("ursula")
-        add_seabed(world.client)
+    n_sub = visual_substeps()
+    with MmtSession(MmtConfig(), gui=gui) as session:
+        robot, client = session.robot, session.world.client
         if gui:
-            pb.resetDebugVisualizerCamera(1.6, 50, -25, [0.55, 0.0, -0.2], physicsClientId=world.client)
-            stats = run_session(robot, duration, realtime=True)
-            return {"mode": "gui", "loop": stats}
+            return _run_gui(session, duration, n_sub)
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         proj = pb.computeProjectionMatrixFOV(60, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
-        view = np.asarray(pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.2], [0, 0, 1])).reshape(4, 4).T
+        view = np.asarray(pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.3], [0, 0, 1])).reshape(4, 4).T
         frames: list[np.ndarray] = []
         tips: dict[str, list[list[float]]] = {limb.name: [] for limb in robot.spec.limbs}
         times: list[float] = []
@@ -165,19 +118,81 @@ def run_demo(out_dir: Path, *, headless: bool = False, duration: float = 6.0) ->
             for name in tips:
                 tips[name].append(robot.tip_pose(name)[:3, 3].tolist())
             if k % GIF_EVERY == 0:
-                frames.append(_render(world.client, view, proj))
+                frames.append(_render(client, view, proj))
 
-        stats = run_session(robot, duration, realtime=False, on_visual=on_visual)
+        stats = session.run(scripted_operator(), duration, on_visual=on_visual, visual_every=n_sub)
+        metrics = session.metrics()
         files = _write_outputs(out_dir, robot, frames, np.array(times), tips, proj)
+        files.append(_plot_metrics(out_dir, session))
     summary: dict[str, object] = {
         "mode": "headless",
         "loop": stats,
         "gif_frames": len(frames),
+        "metrics": metrics,
         "final_tip_positions_m": {k: v[-1] for k, v in tips.items()},
         "files": files,
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    logging.getLogger(__name__).info(
+        "loop: %d steps, %.0f Hz physics, %.1f Hz visuals, %d overruns",
+        stats["physics_steps"],
+        stats["physics_rate_hz"],
+        stats["visual_rate_hz"],
+        stats["overruns"],
+    )
     return summary
+
+
+def _run_gui(session: MmtSession, duration: float, n_sub: int) -> dict[str, object]:
+    from teleop.devices.keyboard import HELP_LINES, KeyboardDevice
+
+    client, robot = session.world.client, session.robot
+    pb.resetDebugVisualizerCamera(1.6, 50, -25, [0.55, 0.0, -0.3], physicsClientId=client)
+    for i, line in enumerate(HELP_LINES):
+        pb.addUserDebugText(line, [0.2, -0.6, 0.45 - 0.06 * i], [1, 1, 1], 1.2, physicsClientId=client)
+    proj = pb.computeProjectionMatrixFOV(60, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
+    device = KeyboardDevice(client, [limb.name for limb in robot.spec.limbs])
+
+    def on_visual(k: int, t: float) -> None:
+        if k % GIF_EVERY == 0:  # the tip camera in the GUI's RGB preview, lit from the spotlight
+            pb.getCameraImage(
+                IMAGE_SIZE[0],
+                IMAGE_SIZE[1],
+                viewMatrix=camera_view_matrix(robot.tip_pose("camera")),
+                projectionMatrix=proj,
+                lightDirection=spotlight_direction(robot.link_pose("spotlight_frame")).tolist(),
+                physicsClientId=client,
+            )
+
+    stats = session.run(device, duration, realtime=True, on_visual=on_visual, visual_every=n_sub)
+    return {"mode": "gui", "loop": stats, "metrics": session.metrics()}
+
+
+def _plot_metrics(out_dir: Path, session: MmtSession) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lg = {k: np.asarray(v) for k, v in session.log.items()}
+    fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    axes[0].plot(lg["t"], np.linalg.norm(lg["f_m"], axis=1), label="operator (master model)")
+    axes[0].plot(lg["t"], np.linalg.norm(lg["f_s"], axis=1), label="slave force sensor")
+    axes[0].set_ylabel("|force| (N)")
+    for i, c in enumerate("xyz"):
+        axes[1].plot(lg["t"], lg["tip_m"][:, i], label=f"master {c}")
+        axes[1].plot(lg["t"], lg["tip_s"][:, i], "--", label=f"slave {c}")
+    axes[1].set_ylabel("palpation tip (m)")
+    axes[1].set_xlabel("time (s)")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, ncol=3)
+    fig.suptitle("Model-mediated teleoperation over a 1 s acoustic link")
+    fig.tight_layout()
+    path = out_dir / "metrics.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return str(path)
 
 
 def _write_outputs(
@@ -197,7 +212,8 @@ def _write_outputs(
     gif = out_dir / "demo.gif"
     iio.imwrite(gif, np.stack(frames), duration=1000 * GIF_EVERY / VISUAL_RATE, loop=0)
     cam = out_dir / "camera_tip.png"
-    iio.imwrite(cam, _render(robot.world.client, _tip_view(robot, "camera"), proj))
+    light = spotlight_direction(robot.link_pose("spotlight_frame"))
+    iio.imwrite(cam, _render(robot.world.client, _tip_view(robot, "camera"), proj, light))
     fig, axes = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
     for name, xyz in tips.items():
         arr = np.asarray(xyz)

@@ -1,0 +1,58 @@
+"""Operator input devices behind one interface (:class:`~teleop.devices.base.InputDevice`).
+
+Hardware SDKs are imported only when a device is opened: :func:`open_device` by name.
+"""
+
+from __future__ import annotations
+
+from teleop.devices.base import (
+    DeviceError,
+    DeviceSample,
+    DeviceUnavailableError,
+    InputDevice,
+    require_module,
+)
+from teleop.devices.scripted import Recorder, ReplayDevice, ScriptedDevice
+from urdf_gen.errors import ConfigurationError
+
+DEVICE_NAMES = ("keyboard", "terminal", "touch", "spacemouse", "gamepad", "udp")
+
+
+def open_device(name: str, **kwargs: object) -> InputDevice:
+    """Open a device by name (one of :data:`DEVICE_NAMES`); keyword arguments go to its constructor."""
+    if name == "keyboard":
+        from teleop.devices.keyboard import KeyboardDevice
+
+        return KeyboardDevice(**kwargs)  # type: ignore[arg-type]
+    if name == "terminal":
+        from teleop.devices.keyboard import TerminalKeyboard
+
+        return TerminalKeyboard(**kwargs)  # type: ignore[arg-type]
+    if name in ("touch", "spacemouse", "gamepad"):
+        from teleop.devices import haptic
+
+        cls = {
+            "touch": haptic.TouchDevice,
+            "spacemouse": haptic.SpaceMouseDevice,
+            "gamepad": haptic.GamepadDevice,
+        }
+        return cls[name](**kwargs)  # type: ignore[arg-type]
+    if name == "udp":
+        from teleop.udp_bridge import UdpBridge
+
+        return UdpBridge(**kwargs)  # type: ignore[arg-type]
+    raise ConfigurationError(f"device = {name!r} is invalid; allowed: {', '.join(DEVICE_NAMES)}")
+
+
+__all__ = [
+    "DEVICE_NAMES",
+    "DeviceError",
+    "DeviceSample",
+    "DeviceUnavailableError",
+    "InputDevice",
+    "Recorder",
+    "ReplayDevice",
+    "ScriptedDevice",
+    "open_device",
+    "require_module",
+]

@@ -1,0 +1,147 @@
+"""Scripted and recorded operators: waypoints for tests and the headless demo, exact record/replay.
+
+:class:`ScriptedDevice` plays a timeline: position waypoints (linear interpolation, held before the first
+and after the last) and action intervals. :class:`Recorder` wraps any device and keeps every sample;
+:class:`ReplayDevice` plays a recording back tick by tick, bit for bit (JSON floats round-trip exactly).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from teleop.devices.base import DeviceSample, InputDevice
+from urdf_gen.errors import ConfigurationError
+
+
+class ScriptedDevice:
+    """A device that follows a script in simulated time.
+
+    Args:
+        waypoints: ``(t, (x, y, z))`` pairs, times increasing (s, m, device frame); linear in between,
+            held before the first and after the last; a ``None`` position means no position from that
+            waypoint to the next (e.g. while keys drive another limb).
+        holds: ``(t0, t1, action)``: ``action`` is held for ``t0 <= t < t1``.
+        presses: ``(t, action)``: ``action`` fires once, on the first tick with time ``>= t``.
+        fail_at: time from which the device reports ``ok = False`` (device error), or ``None``.
+    """
+
+    def __init__(
+        self,
+        waypoints: Sequence[tuple[float, Sequence[float] | None]] = (),
+        holds: Sequence[tuple[float, float, str]] = (),
+        presses: Sequence[tuple[float, str]] = (),
+        fail_at: float | None = None,
+    ) -> None:
+        times = [float(t) for t, _ in waypoints]
+        if any(b < a for a, b in zip(times, times[1:], strict=False)):
+            raise ConfigurationError(f"waypoint times {times} are invalid; allowed: non-decreasing times")
+        self._wt = np.asarray(times)
+        self._wp = np.asarray(
+            [[np.nan] * 3 if p is None else list(p) for _, p in waypoints], dtype=float
+        ).reshape(-1, 3)
+        self._holds = list(holds)
+        self._presses = sorted(presses, key=lambda p: p[0])
+        self._next_press = 0
+        self._fail_at = fail_at
+        self.forces: list[np.ndarray] = []
+
+    def position_at(self, t: float) -> tuple[float, float, float] | None:
+        """Interpolated waypoint position ``(3,)`` (m) at time ``t`` or ``None`` without waypoints."""
+        if len(self._wt) == 0:
+            return None
+        k = int(np.searchsorted(self._wt, t, side="right"))
+        if np.isnan(self._wp[max(k - 1, 0)]).any() or np.isnan(self._wp[min(k, len(self._wt) - 1)]).any():
+            return None
+        return tuple(float(np.interp(t, self._wt, self._wp[:, i])) for i in range(3))  # type: ignore[return-value]
+
+    def read(self, t: float) -> DeviceSample:
+        """The scripted sample at time ``t`` (s)."""
+        held = frozenset(a for t0, t1, a in self._holds if t0 <= t < t1)
+        pressed = []
+        while self._next_press < len(self._presses) and self._presses[self._next_press][0] <= t + 1e-12:
+            pressed.append(self._presses[self._next_press][1])
+            self._next_press += 1
+        ok = self._fail_at is None or t < self._fail_at
+        return DeviceSample(t=t, held=held, pressed=tuple(pressed), position=self.position_at(t), ok=ok)
+
+    def send_force(self, force: np.ndarray) -> None:
+        """Keep the force ``(3,)`` (N) for inspection in :attr:`forces`."""
+        self.forces.append(np.array(force, dtype=float))
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class Recorder:
+    """Wrap ``device`` and record every sample it returns; :meth:`save` writes them as JSON."""
+
+    def __init__(self, device: InputDevice) -> None:
+        self.device = device
+        self.samples: list[DeviceSample] = []
+
+    def read(self, t: float) -> DeviceSample:
+        """Read the wrapped device and keep the sample."""
+        sample = self.device.read(t)
+        self.samples.append(sample)
+        return sample
+
+    def send_force(self, force: np.ndarray) -> None:
+        """Forward to the wrapped device."""
+        self.device.send_force(force)
+
+    def close(self) -> None:
+        """Close the wrapped device."""
+        self.device.close()
+
+    def save(self, path: str | Path) -> Path:
+        """Write the session to ``path`` (JSON: format tag and one dict per tick)."""
+        path = Path(path)
+        doc = {
+            "format": "pccbullet-teleop-session",
+            "version": 1,
+            "samples": [s.to_dict() for s in self.samples],
+        }
+        path.write_text(json.dumps(doc))
+        return path
+
+
+class ReplayDevice:
+    """Play back a recorded session: the k-th :meth:`read` returns the k-th recorded sample.
+
+    After the end it repeats the last sample's position with no actions. ``samples`` or ``path``.
+    """
+
+    def __init__(
+        self, samples: Sequence[DeviceSample] | None = None, *, path: str | Path | None = None
+    ) -> None:
+        if path is not None:
+            doc = json.loads(Path(path).read_text())
+            if doc.get("format") != "pccbullet-teleop-session" or doc.get("version") != 1:
+                raise ConfigurationError(
+                    f"{path}: format = {doc.get('format')!r} version {doc.get('version')!r} is invalid; "
+                    "allowed: 'pccbullet-teleop-session' version 1"
+                )
+            samples = [DeviceSample.from_dict(d) for d in doc["samples"]]
+        self.samples = list(samples or [])
+        self._k = 0
+        self.forces: list[np.ndarray] = []
+
+    def read(self, t: float) -> DeviceSample:
+        """The next recorded sample (its own time stamp is kept)."""
+        if self._k < len(self.samples):
+            s = self.samples[self._k]
+            self._k += 1
+            return s
+        last = self.samples[-1] if self.samples else DeviceSample(t=t)
+        return DeviceSample(t=t, position=last.position, ok=last.ok)
+
+    def send_force(self, force: np.ndarray) -> None:
+        """Keep the force for inspection."""
+        self.forces.append(np.array(force, dtype=float))
+
+    def close(self) -> None:
+        """Nothing to release."""

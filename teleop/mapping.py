@@ -1,0 +1,162 @@
+"""Operator mapping: device samples -> per-limb PCC commands within the spec's limits.
+
+* Selection: ``select:<limb>``, ``next_limb``, ``next_segment``, ``segment:<n>`` (1-based).
+* Rate keys: ``bend+/-``, ``plane+/-``, ``length+/-`` change the selected segment at bounded rates
+  (:class:`Rates`), clipped to the segment's limits.
+* A 6-DoF position sets a tip target for the selected limb (``T_world_device`` and ``scale`` map the
+  device frame to the world); a few damped-least-squares iterations per tick (:mod:`teleop.ik`)
+  follow it, warm-started, within the limits.
+* ``follow``: the light tentacle copies the camera tentacle's command (both sit on the bow plate,
+  120 mm apart, so the spotlight lights what the camera sees).
+* ``offsets`` (model-mediated teleoperation): the local model believes the arm sits at
+  ``command + offset``; targets are solved for that model and the offset removed from the command.
+A sample with ``ok = False`` is ignored entirely: the command holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.bullet import pb
+from teleop.devices.base import DeviceSample
+from teleop.ik import clamp_config, solve_ik
+from urdf_gen.pcc import PccConfig
+from urdf_gen.specs import RobotSpec
+from urdf_gen.types import FloatArray, Transform
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """Largest rates of change from rate keys: bend (rad/s), plane (rad/s), length (m/s)."""
+
+    bend: float = 0.5
+    plane: float = 1.0
+    length: float = 0.01
+
+
+def apply_offset(configs: list[PccConfig], offset: FloatArray | None, spec_limb) -> list[PccConfig]:  # type: ignore[no-untyped-def]
+    """``configs + offset`` (offset ``(S, 3)``: d bend, d plane, d length), clipped to the limits."""
+    if offset is None:
+        return list(configs)
+    return [
+        clamp_config(PccConfig(c.bend + o[0], c.plane + o[1], c.length + o[2]), seg)
+        for c, o, seg in zip(configs, offset, spec_limb.segments, strict=True)
+    ]
+
+
+class OperatorMapping:
+    """Holds the operator's command for every limb and updates it from device samples.
+
+    Args:
+        spec: the robot. rates: rate-key speeds.
+        T_world_base: limb name -> world pose of its base ``(4, 4)`` (needed for 6-DoF targets).
+        T_world_device: device frame in the world ``(4, 4)``; identity makes positions world points.
+        scale: device metres -> world metres.
+        ik_iters: IK iterations per tick.
+    """
+
+    def __init__(
+        self,
+        spec: RobotSpec,
+        *,
+        rates: Rates | None = None,
+        T_world_base: Mapping[str, Transform] | None = None,
+        T_world_device: Transform | None = None,
+        scale: float = 1.0,
+        ik_iters: int = 3,
+    ) -> None:
+        self.spec = spec
+        self.rates = rates or Rates()
+        self.T_world_base = dict(T_world_base or {})
+        self.T_world_device = np.eye(4) if T_world_device is None else np.asarray(T_world_device)
+        self.scale = scale
+        self.ik_iters = ik_iters
+        self.names = [limb.name for limb in spec.limbs]
+        self.command: dict[str, list[PccConfig]] = {
+            limb.name: [PccConfig(0.0, 0.0, s.length) for s in limb.segments] for limb in spec.limbs
+        }
+        self.limb = self.names[0]
+        self.segment = 0
+        self.follow = False
+        self.target_world: FloatArray | None = None
+        self.ik_error = 0.0
+
+    def _select(self, action: str) -> None:
+        if action == "next_limb":
+            self.limb = self.names[(self.names.index(self.limb) + 1) % len(self.names)]
+            self.segment = 0
+        elif action.startswith("select:") and action[7:] in self.names:
+            self.limb, self.segment = action[7:], 0
+        elif action == "next_segment":
+            self.segment = (self.segment + 1) % len(self.spec.limb(self.limb).segments)
+        elif action.startswith("segment:") and action[8:].isdigit():
+            n = int(action[8:]) - 1
+            if 0 <= n < len(self.spec.limb(self.limb).segments):
+                self.segment = n
+        elif action == "follow":
+            self.follow = not self.follow
+
+    def update(
+        self, sample: DeviceSample, dt: float, offsets: Mapping[str, FloatArray] | None = None
+    ) -> dict[str, list[PccConfig]]:
+        """Apply one tick of ``sample`` (``dt`` s); returns the commands (limb -> per-segment configs)."""
+        if not sample.ok:
+            return self.command
+        offsets = offsets or {}
+        for action in sample.pressed:
+            self._select(action)
+        limb = self.spec.limb(self.limb)
+        if sample.held:
+            seg = limb.segments[self.segment]
+            c = self.command[self.limb][self.segment]
+            h = sample.held
+            r = self.rates
+            bend = c.bend + r.bend * dt * (("bend+" in h) - ("bend-" in h))
+            plane = c.plane + r.plane * dt * (("plane+" in h) - ("plane-" in h))
+            length = c.length + r.length * dt * (("length+" in h) - ("length-" in h))
+            self.command[self.limb][self.segment] = clamp_config(PccConfig(bend, plane, length), seg)
+        if sample.position is not None and self.limb in self.T_world_base:
+            p = self.T_world_device @ np.append(self.scale * np.asarray(sample.position), 1.0)
+            self.target_world = p[:3]
+            target = np.linalg.solve(self.T_world_base[self.limb], p)[:3]
+            offset = offsets.get(self.limb)
+            model = apply_offset(self.command[self.limb], offset, limb)
+            res = solve_ik(limb, target, model, max_iter=self.ik_iters)
+            self.ik_error = res.error
+            o = np.zeros((len(limb.segments), 3)) if offset is None else offset
+            self.command[self.limb] = [
+                clamp_config(PccConfig(c.bend - d[0], c.plane - d[1], c.length - d[2]), seg)
+                for c, d, seg in zip(res.configs, o, limb.segments, strict=True)
+            ]
+        if self.follow and "camera" in self.command and "light" in self.command:
+            self.command["light"] = [
+                clamp_config(c, seg)
+                for c, seg in zip(self.command["camera"], self.spec.limb("light").segments, strict=True)
+            ]
+        return self.command
+
+    def model(self, offsets: Mapping[str, FloatArray] | None = None) -> dict[str, list[PccConfig]]:
+        """What the local model shows: ``command + offset`` per limb, clipped to the limits."""
+        offsets = offsets or {}
+        return {
+            name: apply_offset(cmd, offsets.get(name), self.spec.limb(name))
+            for name, cmd in self.command.items()
+        }
+
+
+def camera_view_matrix(T_world_tip: Transform) -> list[float]:
+    """PyBullet view matrix (16 floats) looking along the tip's z axis, image up = -x of the tip."""
+    eye = T_world_tip[:3, 3]
+    return list(
+        pb.computeViewMatrix(
+            eye.tolist(), (eye + T_world_tip[:3, 2]).tolist(), (-T_world_tip[:3, 0]).tolist()
+        )
+    )
+
+
+def spotlight_direction(T_world_tip: Transform) -> FloatArray:
+    """Light direction for PyBullet's renderer ``(3,)``: from the lit scene towards the spotlight."""
+    return -T_world_tip[:3, 2]

@@ -1,0 +1,61 @@
+"""Damped least-squares IK on the PCC model: reachable targets within 1 mm, the boundary otherwise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from teleop.ik import solve_ik, tip_position
+from urdf_gen.pcc import PccConfig
+from urdf_gen.spec_loader import load_robot
+
+SPEC = load_robot("ursula")
+
+
+def _within_limits(limb, configs) -> bool:
+    return all(
+        abs(c.bend) <= s.bend_max + 1e-12
+        and abs(c.plane) <= s.plane_max + 1e-12
+        and s.length_min - 1e-12 <= c.length <= s.length_max + 1e-12
+        for c, s in zip(configs, limb.segments, strict=True)
+    )
+
+
+def _random_configs(limb, rng):
+    return [
+        PccConfig(rng.uniform(-2.5, 2.5), rng.uniform(-3.0, 3.0), rng.uniform(s.length_min, s.length_max))
+        for s in limb.segments
+    ]
+
+
+@pytest.mark.parametrize("limb_name", ["palpation", "camera"], ids=["two-segment", "one-segment"])
+def test_reachable_targets_within_1mm(limb_name) -> None:
+    limb = SPEC.limb(limb_name)
+    rng = np.random.default_rng(1)
+    straight = [PccConfig(0.0, 0.0, s.length) for s in limb.segments]
+    errors = []
+    for _ in range(25):
+        target = tip_position(_random_configs(limb, rng))
+        res = solve_ik(limb, target, straight, max_iter=300, restarts=8)
+        assert _within_limits(limb, res.configs)
+        errors.append(np.linalg.norm(tip_position(res.configs) - target))
+    assert max(errors) < 1e-3
+
+
+def test_unreachable_target_stops_at_the_workspace_boundary() -> None:
+    limb = SPEC.limb("palpation")
+    straight = [PccConfig(0.0, 0.0, s.length) for s in limb.segments]
+    res = solve_ik(limb, [0.0, 0.0, 1.0], straight)  # 1 m straight ahead; the arm is at most 0.6 m long
+    assert not res.converged
+    np.testing.assert_allclose(tip_position(res.configs), [0.0, 0.0, 0.6], atol=1e-6)
+    assert res.error == pytest.approx(0.4, abs=1e-6)
+
+
+def test_unreachable_sideways_target_is_no_worse_than_sampled_workspace() -> None:
+    limb = SPEC.limb("palpation")
+    rng = np.random.default_rng(2)
+    target = np.array([0.9, 0.3, 0.2])
+    res = solve_ik(limb, target, [PccConfig(0.0, 0.0, 0.3)] * 2, max_iter=300, restarts=8)
+    assert _within_limits(limb, res.configs) and np.isfinite(res.error)
+    sampled = min(np.linalg.norm(tip_position(_random_configs(limb, rng)) - target) for _ in range(3000))
+    assert res.error <= sampled + 1e-3  # on the boundary nearest the target, not short of it
