@@ -19,6 +19,11 @@ Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the fr
 * plane joints (revolute z): torsion ``G J / h`` with ``J = pi r^4 / 2`` (the first: ``h / 2``);
 * chord joints (prismatic z): axial ``E A / h`` with the slice's mean area.
 
+The inertia ``M`` in the left-hand side is refreshed (and the system inverted) every
+``MASS_REFRESH_STEPS`` steps; ``h`` and the springs are evaluated every step. A slightly stale ``M``
+only changes the predicted ``qdd``, not the equilibrium. Drag is recomputed every
+``DRAG_REFRESH_STEPS`` steps and applied every step: the limbs' first modes are near 0.3 Hz.
+
 Damping: stiffness-proportional (Rayleigh) ``C = (2 zeta / omega_1) K``, with ``omega_1`` the first
 natural frequency of ``M q'' + K q = 0`` at the straight pose and ``zeta`` the material's damping ratio:
 the first bending mode gets exactly ``zeta``, higher modes more (the implicit step stays stable).
@@ -65,6 +70,8 @@ AIR = Medium("air", 1.204, 1.1, 0.01)  # 20 degC
 WATER = Medium("water", 1000.0, 1.1, 0.01)  # fresh water; use SEAWATER for the ocean
 SEAWATER = Medium("seawater", 1025.0, 1.1, 0.01)
 MEDIA = {m.name: m for m in (AIR, WATER, SEAWATER)}
+MASS_REFRESH_STEPS = 10  # joint-space inertia (and the implicit system's inverse) refreshed every 10 ms
+DRAG_REFRESH_STEPS = 5  # drag forces recomputed every 5 ms, applied every step
 
 
 def medium(name: str) -> Medium:
@@ -149,6 +156,12 @@ class CompliantLimb:
         links = robot._links  # type: ignore[attr-defined]
         self.slice_links = [links[name][1] for name in naming.section_body_links(self.spec)]
         self.volumes = slice_volumes(self.spec)
+        self._zero = [0.0] * len(self.idx)
+        self._steps_since_factor = MASS_REFRESH_STEPS
+        self._A_inv = np.eye(len(self.idx))
+        self._drag: list[list[float]] = []
+        self._com: list[list[float]] = []
+        self._steps_since_drag = DRAG_REFRESH_STEPS
         self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
         R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
         self.gravity_base = (R_world_base.T @ np.asarray(self.gravity_world)).tolist()
@@ -156,6 +169,8 @@ class CompliantLimb:
         self.buoyancy_ratio = medium_.density / self.spec.material.density if medium_.density > 10.0 else 0.0
         self.lengths = np.concatenate([[s.length / s.sections] * s.sections for s in self.spec.segments])
         self.diameters = 2.0 * np.sqrt(self.volumes / (math.pi * self.lengths))
+        self._drag_n = 0.5 * medium_.density * medium_.drag_normal * self.diameters * self.lengths
+        self._drag_a = 0.5 * medium_.density * medium_.drag_axial * math.pi * self.diameters * self.lengths
         pb.setJointMotorControlArray(
             self.body,
             self.idx,
@@ -190,8 +205,12 @@ class CompliantLimb:
     def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
         """Implicit spring-damper torques for joint state ``q``, ``qd`` (see module docstring), ``(n,)``."""
         cid, dt = self.client, self.dt
-        ql, qdl, zero = q.tolist(), qd.tolist(), [0.0] * len(q)
-        M = np.asarray(pb.calculateMassMatrix(self.body, ql, physicsClientId=cid))
+        ql, qdl, zero = q.tolist(), qd.tolist(), self._zero
+        if self._steps_since_factor >= MASS_REFRESH_STEPS:
+            M = np.asarray(pb.calculateMassMatrix(self.body, ql, physicsClientId=cid))
+            self._A_inv = np.linalg.inv(M + np.diag(dt * self.C + dt * dt * self.K))
+            self._steps_since_factor = 0
+        self._steps_since_factor += 1
         # PyBullet's inverse dynamics puts a fixed base at the identity pose: give it gravity in base axes.
         pb.setGravity(*self.gravity_base, physicsClientId=cid)
         h = np.asarray(pb.calculateInverseDynamics(self.body, ql, qdl, zero, physicsClientId=cid))
@@ -201,23 +220,30 @@ class CompliantLimb:
             tau_ext += self.buoyancy_ratio * gravity  # ID gives the torque that holds gravity: buoyancy helps
         pb.setGravity(*self.gravity_world, physicsClientId=cid)
         spring = -self.K * (q + dt * qd - self.target) - self.C * qd
-        A = M + np.diag(dt * self.C + dt * dt * self.K)
-        qdd = np.linalg.solve(A, spring - h + tau_ext)
+        qdd = self._A_inv @ (spring - h + tau_ext)
         return spring - dt * (self.C + dt * self.K) * qdd + tau_ext
 
     def _fluid_forces(self) -> None:
+        """Morison drag on every slice, refreshed every ``DRAG_REFRESH_STEPS``, applied every step."""
         cid = self.client
-        rho = self.medium.density
-        states = pb.getLinkStates(self.body, self.slice_links, computeLinkVelocity=1, physicsClientId=cid)
-        for link, st, d, length in zip(self.slice_links, states, self.diameters, self.lengths, strict=True):
-            com = st[0]
-            axis = np.asarray(pb.getMatrixFromQuaternion(st[1])).reshape(3, 3)[:, 2]
-            v = np.asarray(st[6])
-            v_a = float(v @ axis)
-            v_n = v - v_a * axis
-            drag = -0.5 * rho * self.medium.drag_normal * d * length * np.linalg.norm(v_n) * v_n
-            drag -= 0.5 * rho * self.medium.drag_axial * math.pi * d * length * abs(v_a) * v_a * axis
-            pb.applyExternalForce(self.body, link, drag.tolist(), com, pb.WORLD_FRAME, physicsClientId=cid)
+        if self._steps_since_drag >= DRAG_REFRESH_STEPS:
+            self._steps_since_drag = 0
+            states = pb.getLinkStates(self.body, self.slice_links, computeLinkVelocity=1, physicsClientId=cid)
+            com = np.array([st[0] for st in states])
+            quat = np.array([st[1] for st in states])
+            v = np.array([st[6] for st in states])
+            x, y, z, w = quat.T
+            axis = np.stack(
+                [2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1
+            )  # R[:, 2]
+            v_a = np.einsum("ij,ij->i", v, axis)
+            v_n = v - v_a[:, None] * axis
+            drag = -self._drag_n[:, None] * np.linalg.norm(v_n, axis=1)[:, None] * v_n
+            drag -= (self._drag_a * np.abs(v_a) * v_a)[:, None] * axis
+            self._drag, self._com = drag.tolist(), com.tolist()
+        self._steps_since_drag += 1
+        for link, f, p in zip(self.slice_links, self._drag, self._com, strict=True):
+            pb.applyExternalForce(self.body, link, f, p, pb.WORLD_FRAME, physicsClientId=cid)
 
 
 def _straight(seg: object) -> object:

@@ -153,6 +153,7 @@ class Robot:
                 f"limb '{limb}' has no spring joints; mode 'target' needs a compliant robot"
             )
         if mode == "reset":
+            self.world._moved = True
             pb.resetJointStatesMultiDof(
                 body, idx.tolist(), [[v] for v in q], [[0.0]] * len(q), physicsClientId=cid
             )
@@ -240,6 +241,7 @@ class World:
         pb.setTimeStep(dt, physicsClientId=self.client)
         pb.setGravity(*gravity, physicsClientId=self.client)
         self._tmpdirs: list[Path] = []
+        self._moved = True  # kinematic mode: contacts need refreshing
         self.robots: list[Robot] = []
 
     def load_robot(
@@ -273,11 +275,19 @@ class World:
         self.robots.append(handle)
         return handle
 
+    def mark_moved(self) -> None:
+        """Tell a kinematic world that a body was moved outside :meth:`Robot.set_joints` (e.g. by
+        ``resetBasePositionAndOrientation``), so the next step refreshes contacts."""
+        self._moved = True
+
     def step(self, n: int = 1) -> None:
-        """Advance by ``n`` steps of ``dt``: integrate (dynamic) or refresh contacts only (kinematic)."""
+        """Advance by ``n`` steps of ``dt``: integrate (dynamic), or refresh contacts if anything moved
+        since the last step (kinematic)."""
         if self.mode == "kinematic":
-            for _ in range(n):
+            # Nothing is integrated: contacts can only change when something was moved.
+            if self._moved:
                 pb.performCollisionDetection(physicsClientId=self.client)
+                self._moved = False
         else:
             limbs = [c for robot in self.robots for c in robot.compliant.values()]
             for _ in range(n):

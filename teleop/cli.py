@@ -6,6 +6,7 @@ Subcommands:
     pose     section joint values and tip pose of a limb for a PCC configuration
     demo     the squid demo (GUI with a display, headless animation + summary without)
     run      run an experiment file; sweep: a parameter sweep; export: meshes, renders
+    bench    speed table: robot x mode x N -> steps/s, real-time factor, p99 step time
 """
 
 from __future__ import annotations
@@ -67,6 +68,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     q.add_argument("--sections", type=int, default=None, help="sections per segment N (default: the file's)")
     q.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    b = sub.add_parser("bench", help="physics steps/s, real-time factor, p99 step time; model step costs")
+    b.add_argument("--robot", nargs="+", default=["ursula"], help="robots to bench (default: ursula)")
+    b.add_argument(
+        "--sections", nargs="+", type=int, default=[5, 10, 20], help="N per segment (default 5 10 20)"
+    )
+    b.add_argument("--mode", nargs="+", default=["kinematic", "dynamic"], choices=["kinematic", "dynamic"])
+    b.add_argument(
+        "--medium", default="water", choices=["air", "water", "seawater"], help="dynamic-mode medium"
+    )
+    b.add_argument("--seconds", type=float, default=1.0, help="simulated seconds per run (default 1)")
+    b.add_argument("--peer", choices=["mujoco"], default=None, help="also step the same URDFs in MuJoCo")
+    b.add_argument("--no-models", action="store_true", help="skip the model step-cost benchmarks")
+    b.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     d = sub.add_parser("demo", help="the URSULA squid demo")
     d.add_argument("--out", type=Path, default=Path("pccbullet_demo"), help="folder for the headless outputs")
@@ -153,6 +168,22 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from sim.bench import format_table, run_bench
+
+    result = run_bench(
+        args.robot,
+        args.mode,
+        args.sections,
+        medium=args.medium,
+        seconds=args.seconds,
+        peer=args.peer,
+        models=not args.no_models,
+    )
+    print(json.dumps(result, indent=2) if args.json else format_table(result))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``pccbullet``; returns the exit status (2 for bad input)."""
     args = _parser().parse_args(argv)
@@ -165,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = getattr(args, "handler", None)
         if handler is not None:
             return int(handler(args))
-        return {"pose": _pose, "urdf": _urdf, "demo": _demo}[args.command](args)
+        return {"pose": _pose, "urdf": _urdf, "demo": _demo, "bench": _bench}[args.command](args)
     except PccBulletError as exc:
         print(f"pccbullet: error: {exc}", file=sys.stderr)
         return 2

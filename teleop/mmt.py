@@ -255,6 +255,7 @@ class MmtSession:
             pb.resetBasePositionAndOrientation(
                 self.rock, rock.tolist(), [0, 0, 0, 1], physicsClientId=self.world.client
             )
+            self.world.mark_moved()
         return active or 0.0 < u < 1.0
 
     def _on_state(self, payload: bytes, t: float) -> None:

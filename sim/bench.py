@@ -1,0 +1,161 @@
+"""``pccbullet bench``: physics steps per second, real-time factor and p99 step time per robot, mode and N.
+
+Kinematic mode: every tick writes a fresh PCC configuration to every limb (a slow sweep) and refreshes
+contacts. Dynamic mode: every tick moves the spring targets of every limb and PyBullet integrates the
+compliant chains (in the chosen medium). Batch mode (as fast as possible), after a 50-step warm-up.
+``--peer mujoco`` steps the same limb URDFs in MuJoCo at the same dt (passive joints) for a ratio.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tqdm import tqdm
+
+from sim.loop import Loop
+from sim.world import World
+from urdf_gen.pcc import PccConfig
+from urdf_gen.spec_loader import load_robot
+from urdf_gen.urdf_writer import write_urdf
+
+WARMUP_STEPS = 50
+
+
+def _sweep(robot: Any) -> tuple[Any, Any]:
+    """Callbacks moving every limb slowly through bends and planes: ``(on_tick, on_visual)``.
+
+    Dynamic mode moves the spring targets every tick. Kinematic mode computes the PCC input every
+    tick and writes the joints once per visual frame (PCC is the truth; the chain is what is shown
+    and collided, at 50 Hz).
+    """
+    limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
+    mode = "target" if robot.compliant else "reset"
+
+    latest: dict[str, list[PccConfig]] = {}
+
+    def on_tick(t: float) -> None:
+        for i, (name, segments) in enumerate(limbs):
+            latest[name] = [
+                PccConfig(0.5 * seg.bend_max * math.sin(0.5 * t + i), 0.3 * math.sin(0.2 * t + k), seg.length)
+                for k, seg in enumerate(segments)
+            ]
+            if mode == "target":
+                robot.set_pcc(name, latest[name], mode=mode)
+
+    def on_visual(t: float) -> None:
+        if mode == "reset":
+            for name, configs in latest.items():
+                robot.set_pcc(name, configs, mode=mode)
+
+    return on_tick, on_visual
+
+
+def bench_world(
+    robot: str, mode: str, sections: int, medium: str = "water", seconds: float = 1.0
+) -> dict[str, Any]:
+    """One row of the table: run ``seconds`` of simulated time in batch mode and return the loop stats."""
+    with World(mode=mode, medium=medium) as world:
+        handle = world.load_robot(robot, sections=sections)
+        joints = sum(len(handle.joint_indices(limb.name)) for limb in handle.spec.limbs)
+        on_tick, on_visual = _sweep(handle)
+        for _ in range(WARMUP_STEPS):
+            on_tick(world.time)
+            on_visual(world.time)
+            world.step()
+        stats = Loop(world, on_tick=on_tick, on_visual=on_visual).run(seconds)
+    return {
+        "robot": robot,
+        "mode": mode,
+        "sections": sections,
+        "medium": medium,
+        "joints": joints,
+        **stats.as_dict(),
+    }
+
+
+def bench_mujoco(robot: str, sections: int, seconds: float = 1.0, dt: float = 1e-3) -> dict[str, Any]:
+    """Step every limb URDF of ``robot`` in MuJoCo at ``dt``; steps per second of the whole robot."""
+    try:
+        import mujoco
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        from urdf_gen.errors import PccBulletError
+
+        raise PccBulletError("--peer mujoco needs MuJoCo: pip install 'pccbullet[mujoco]'") from exc
+    spec = load_robot(robot, sections=sections)
+    with tempfile.TemporaryDirectory(prefix="pccbullet_bench_") as tmp:
+        out = write_urdf(spec, tmp)
+        models = [mujoco.MjModel.from_xml_path(str(path)) for path in out.limbs.values()]
+    datas = []
+    for m in models:
+        m.opt.timestep = dt
+        datas.append(mujoco.MjData(m))
+    steps = int(round(seconds / dt))
+    start = time.perf_counter()
+    for _ in range(steps):
+        for m, d in zip(models, datas, strict=True):
+            mujoco.mj_step(m, d)
+    wall = time.perf_counter() - start
+    return {
+        "robot": robot,
+        "sections": sections,
+        "physics_rate_hz": steps / wall,
+        "real_time_factor": steps * dt / wall,
+    }
+
+
+def run_bench(
+    robots: Sequence[str] = ("ursula",),
+    modes: Sequence[str] = ("kinematic", "dynamic"),
+    sections: Sequence[int] = (5, 10, 20),
+    *,
+    medium: str = "water",
+    seconds: float = 1.0,
+    peer: str | None = None,
+    models: bool = True,
+) -> dict[str, Any]:
+    """The whole benchmark as a dict: ``rows`` (PyBullet), ``peer`` rows, ``models`` (model step costs)."""
+    jobs = [(r, m, n) for r in robots for m in modes for n in sections]
+    rows = [
+        bench_world(r, m, n, medium, seconds) for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False)
+    ]
+    result: dict[str, Any] = {"rows": rows, "peer": [], "models": {}}
+    if peer == "mujoco":
+        result["peer"] = [bench_mujoco(r, n, seconds) for r in robots for n in sections]
+    if models:
+        from sim.models.bench_models import bench_newton_euler
+        from sim.models.rolling_snake import bench_rolling_snake
+
+        result["models"]["newton_euler_s_per_step"] = bench_newton_euler()
+        result["models"]["rolling_snake_static_solve_s"] = bench_rolling_snake()
+    return result
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """Human-readable table of :func:`run_bench`'s result."""
+    peer = {(p["robot"], p["sections"]): p for p in result.get("peer", [])}
+    head = f"{'robot':<10} {'mode':<10} {'N':>3} {'joints':>6} {'steps/s':>9} {'RTF':>7} {'p99 ms':>7}"
+    lines = [head + ("  mujoco steps/s  ratio" if peer else ""), "-" * len(head)]
+    for r in result["rows"]:
+        line = (
+            f"{r['robot']:<10} {r['mode']:<10} {r['sections']:>3} {r['joints']:>6} "
+            f"{r['physics_rate_hz']:>9.0f} {r['real_time_factor']:>7.2f} {r['step_p99_ms']:>7.3f}"
+        )
+        p = peer.get((r["robot"], r["sections"]))
+        if p is not None and r["mode"] == "dynamic":
+            line += f"  {p['physics_rate_hz']:>14.0f}  {r['physics_rate_hz'] / p['physics_rate_hz']:.2f}"
+        lines.append(line)
+    models = result.get("models", {})
+    if "newton_euler_s_per_step" in models:
+        ne = models["newton_euler_s_per_step"]
+        costs = ", ".join(f"{k}: {v * 1e3:.3f} ms" for k, v in ne.items() if k.startswith("n="))
+        lines.append(f"Newton-Euler model, 4 URSULA limbs, per 1 ms step: {costs}")
+    if "rolling_snake_static_solve_s" in models:
+        rs = models["rolling_snake_static_solve_s"]
+        lines.append(
+            f"seed 003 static solve (steel, ground, alpha 90 deg): median {rs['median_s'] * 1e3:.3f} ms"
+        )
+    return "\n".join(lines)

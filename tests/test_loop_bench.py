@@ -1,0 +1,71 @@
+"""The 1 kHz / 50 Hz loop, kinematic contact refresh, and the bench command (values, not timings)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sim.bench import bench_world, format_table
+from sim.bullet import pb
+from sim.loop import Loop, compute_n_steps
+from sim.world import World
+from teleop.cli import main
+from urdf_gen.errors import ConfigurationError
+from urdf_gen.pcc import PccConfig
+
+
+def test_compute_n_steps_and_rates_that_do_not_divide() -> None:
+    assert compute_n_steps(50.0, 1e-3) == 20
+    assert compute_n_steps(1000.0, 1e-3) == 1
+    with pytest.raises(ConfigurationError, match=r"rate = 300 Hz does not divide the physics rate 1000 Hz"):
+        compute_n_steps(300.0, 1e-3)
+    with pytest.raises(ConfigurationError, match=r"rate = 0 Hz with dt = 0.001 s is invalid"):
+        compute_n_steps(0, 1e-3)
+
+
+def test_loop_calls_tick_every_step_and_visual_every_20_steps() -> None:
+    ticks: list[float] = []
+    frames: list[float] = []
+    with World(mode="kinematic") as world:
+        stats = Loop(world, on_tick=ticks.append, on_visual=frames.append).run(0.1)
+    assert stats.physics_steps == 100 and len(ticks) == 100
+    assert stats.visual_frames == 5 and frames == pytest.approx([0.0, 0.02, 0.04, 0.06, 0.08])
+    assert stats.real_time_factor > 0 and stats.step_p99_ms >= stats.step_p50_ms
+    with pytest.raises(ConfigurationError, match=r"duration = -1 s is invalid"):
+        Loop(world).run(-1)
+
+
+def test_kinematic_world_refreshes_contacts_when_something_moved() -> None:
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=3)
+        ball_shape = pb.createCollisionShape(pb.GEOM_SPHERE, radius=0.05, physicsClientId=world.client)
+        tip = robot.tip_pose("camera")[:3, 3]
+        ball = pb.createMultiBody(
+            0, ball_shape, -1, (tip + [0, 0, 1.0]).tolist(), physicsClientId=world.client
+        )
+        world.step()
+        assert pb.getContactPoints(bodyA=ball, physicsClientId=world.client) == ()
+        pb.resetBasePositionAndOrientation(ball, tip.tolist(), [0, 0, 0, 1], physicsClientId=world.client)
+        world.mark_moved()
+        world.step()
+        assert len(pb.getContactPoints(bodyA=ball, physicsClientId=world.client)) > 0
+        robot.set_pcc("camera", [PccConfig(1.5, 3.14, 0.6)])  # bend away
+        world.step()
+        assert pb.getContactPoints(bodyA=ball, physicsClientId=world.client) == ()
+
+
+@pytest.mark.parametrize("mode", ["kinematic", "dynamic"])
+def test_bench_world_row(mode: str) -> None:
+    row = bench_world("ursula", mode, 2, "water", seconds=0.05)
+    assert row["joints"] == 2 * 7 * 2 + 2 * 7  # (3N + 1) per segment, 6 segments at N = 2
+    assert row["physics_steps"] == 50 and row["physics_rate_hz"] > 0
+    table = format_table({"rows": [row], "peer": [], "models": {}})
+    assert f"ursula     {mode:<10}   2     42" in table
+
+
+def test_bench_cli_json(capsys) -> None:
+    argv = ["bench", "--sections", "2", "--mode", "kinematic", "--seconds", "0.02", "--no-models", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["mode"] for r in out["rows"]] == ["kinematic"] and out["models"] == {}
