@@ -197,7 +197,13 @@ class _Builder:
         _joint(self.robot, f"{name}_tip_fixed", "fixed", parent, naming.tip_link(name))
         if limb.payload is not None:
             p = limb.payload
-            _link(self.robot, p.frame, _marker(p.mass, r_tip))
+            payload = _link(self.robot, p.frame, _marker(p.mass, r_tip))
+            if p.kind == "force_sensor":  # the sensor touches the world: a sphere the size of the tip
+                sphere = ET.Element("sphere", radius=f"{r_tip:.12g}")
+                _geometry(payload, "collision", sphere, (0, 0, 0))
+                _geometry(
+                    payload, "visual", ET.Element("sphere", radius=f"{r_tip:.12g}"), (0, 0, 0), HEAD_RGBA
+                )
             _joint(self.robot, f"{p.frame}_fixed", "fixed", naming.tip_link(name), p.frame, xyz=p.offset)
 
     def segment(self, limb: LimbSpec, s: int, seg: SegmentSpec, parent: str) -> str:
