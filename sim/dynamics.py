@@ -29,7 +29,8 @@ natural frequency of ``M q'' + K q = 0`` at the straight pose and ``zeta`` the m
 the first bending mode gets exactly ``zeta``, higher modes more (the implicit step stays stable).
 
 Medium: buoyancy ``-rho_w / rho`` times the elastomer's gravity torques (slices are uniform, so their
-centre of volume is their centre of mass; payloads are treated as neutrally buoyant), and Morison-style
+centre of volume is their centre of mass; payloads get no buoyancy, their volume being unknown, as in
+the Newton–Euler model), and Morison-style
 quadratic drag on each slice, ``-1/2 rho_w Cd d l |v_n| v_n`` across its axis and
 ``-1/2 rho_w Cd_axial pi d l |v_a| v_a`` along it, applied as external forces.
 """
@@ -165,6 +166,9 @@ class CompliantLimb:
         self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
         R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
         self.gravity_base = (R_world_base.T @ np.asarray(self.gravity_world)).tolist()
+        payload = self.spec.payload
+        self.payload_link = links[payload.frame][1] if payload is not None else None
+        self.payload_weight_base = (payload.mass if payload else 0.0) * np.asarray(self.gravity_base)
         # air's buoyancy (0.1 % of the weight) is left out: it would cost an inverse-dynamics call a step
         self.buoyancy_ratio = medium_.density / self.spec.material.density if medium_.density > 10.0 else 0.0
         self.lengths = np.concatenate([[s.length / s.sections] * s.sections for s in self.spec.segments])
@@ -217,6 +221,11 @@ class CompliantLimb:
         tau_ext = self.offset.copy()
         if self.buoyancy_ratio:
             gravity = np.asarray(pb.calculateInverseDynamics(self.body, ql, zero, zero, physicsClientId=cid))
+            if self.payload_link is not None:  # payloads get no buoyancy (their volume is unknown)
+                jac, _ = pb.calculateJacobian(
+                    self.body, self.payload_link, [0.0, 0.0, 0.0], ql, zero, zero, physicsClientId=cid
+                )
+                gravity += np.asarray(jac).T @ self.payload_weight_base
             tau_ext += self.buoyancy_ratio * gravity  # ID gives the torque that holds gravity: buoyancy helps
         pb.setGravity(*self.gravity_world, physicsClientId=cid)
         spring = -self.K * (q + dt * qd - self.target) - self.C * qd

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -242,6 +242,7 @@ class World:
         pb.setGravity(*gravity, physicsClientId=self.client)
         self._tmpdirs: list[Path] = []
         self._moved = True  # kinematic mode: contacts need refreshing
+        self.step_hooks: list[Callable[[], None]] = []  # called after every step (e.g. a model twin)
         self.robots: list[Robot] = []
 
     def load_robot(
@@ -282,19 +283,21 @@ class World:
 
     def step(self, n: int = 1) -> None:
         """Advance by ``n`` steps of ``dt``: integrate (dynamic), or refresh contacts if anything moved
-        since the last step (kinematic)."""
-        if self.mode == "kinematic":
-            # Nothing is integrated: contacts can only change when something was moved.
-            if self._moved:
-                pb.performCollisionDetection(physicsClientId=self.client)
-                self._moved = False
-        else:
-            limbs = [c for robot in self.robots for c in robot.compliant.values()]
-            for _ in range(n):
+        since the last step (kinematic). Step hooks run after every step."""
+        limbs = [c for robot in self.robots for c in robot.compliant.values()]
+        for _ in range(n):
+            if self.mode == "kinematic":
+                # Nothing is integrated: contacts can only change when something was moved.
+                if self._moved:
+                    pb.performCollisionDetection(physicsClientId=self.client)
+                    self._moved = False
+            else:
                 for limb in limbs:
                     limb.apply()
                 pb.stepSimulation(physicsClientId=self.client)
-        self.time += n * self.dt
+            self.time += self.dt
+            for hook in self.step_hooks:
+                hook()
 
     def close(self) -> None:
         """Disconnect and remove temporary URDF folders."""
