@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 QUEUE_FRAMES = 2
+KEY_QUEUE = 256
+POLL_S = 0.02  # s, keyboard polling period of the viewer while it waits for frames
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,18 @@ class ViewerBody:
     position: tuple[float, float, float]
     orientation: tuple[float, float, float, float]
     joints: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ViewerShape:
+    """A static primitive shown by the viewer: ``kind`` ``"plane"`` (horizontal, at ``position`` z) or
+    ``"sphere"`` (``radius`` m); ``rgba`` colour. Frames may move it by name."""
+
+    name: str
+    kind: str
+    position: tuple[float, float, float]
+    radius: float = 0.0
+    rgba: tuple[float, float, float, float] = (0.6, 0.6, 0.6, 1.0)
 
 
 def bodies_of(robot: Any) -> dict[str, ViewerBody]:
@@ -44,20 +58,58 @@ def bodies_of(robot: Any) -> dict[str, ViewerBody]:
     return out
 
 
-def _viewer_main(bodies: dict[str, ViewerBody], frames: mp.Queue, report: mp.Queue, gui: bool) -> None:
+def _add_shape(pb: Any, cid: int, shape: ViewerShape) -> int:
+    if shape.kind == "plane":
+        vis = pb.createVisualShape(
+            pb.GEOM_BOX, halfExtents=[2, 2, 0.001], rgbaColor=shape.rgba, physicsClientId=cid
+        )
+    else:
+        vis = pb.createVisualShape(
+            pb.GEOM_SPHERE, radius=shape.radius, rgbaColor=shape.rgba, physicsClientId=cid
+        )
+    return pb.createMultiBody(0, -1, vis, list(shape.position), physicsClientId=cid)
+
+
+def _viewer_main(
+    bodies: dict[str, ViewerBody],
+    shapes: list[ViewerShape],
+    help_lines: list[str],
+    frames: mp.Queue,
+    keys: mp.Queue,
+    report: mp.Queue,
+    gui: bool,
+) -> None:
     from sim.bullet import pb
 
     cid = pb.connect(pb.GUI if gui else pb.DIRECT)
+    if gui:
+        pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 0, physicsClientId=cid)
+        pb.resetDebugVisualizerCamera(1.6, 50, -25, [0.55, 0.0, -0.3], physicsClientId=cid)
     ids = {
         name: pb.loadURDF(b.urdf, b.position, b.orientation, useFixedBase=True, physicsClientId=cid)
         for name, b in bodies.items()
     }
+    shape_ids = {shape.name: _add_shape(pb, cid, shape) for shape in shapes}
+    for i, line in enumerate(help_lines):
+        pb.addUserDebugText(line, [0.2, -0.6, 0.45 - 0.06 * i], [1, 1, 1], 1.2, physicsClientId=cid)
     applied = 0
     last: dict[str, list[float]] = {}
     while True:
-        frame = frames.get()
+        if gui:
+            events = pb.getKeyboardEvents(physicsClientId=cid)
+            if events:
+                try:
+                    keys.put_nowait(dict(events))
+                except queue.Full:
+                    pass
+        try:
+            frame = frames.get(timeout=POLL_S)
+        except queue.Empty:
+            continue
         if frame is None:
             break
+        for name, pos in frame.pop("shapes", {}).items():
+            pb.resetBasePositionAndOrientation(shape_ids[name], pos, [0, 0, 0, 1], physicsClientId=cid)
         for name, q in frame.items():
             idx = list(bodies[name].joints)
             pb.resetJointStatesMultiDof(ids[name], idx, [[v] for v in q], physicsClientId=cid)
@@ -68,23 +120,54 @@ def _viewer_main(bodies: dict[str, ViewerBody], frames: mp.Queue, report: mp.Que
 
 
 class ViewerProcess:
-    """Start a mirror viewer for ``robot``; ``gui=False`` runs it headless (for tests)."""
+    """Start a mirror viewer for ``robot``; ``gui=False`` runs it headless (for tests).
 
-    def __init__(self, robot: Any, *, gui: bool = True) -> None:
+    Args:
+        robot: the loaded robot whose bodies are mirrored.
+        gui: open a PyBullet GUI window in the viewer process.
+        shapes: static primitives to show (seabed, rocks); frames can move them by name.
+        help_lines: text overlay lines.
+    """
+
+    def __init__(
+        self,
+        robot: Any,
+        *,
+        gui: bool = True,
+        shapes: tuple[ViewerShape, ...] = (),
+        help_lines: tuple[str, ...] = (),
+    ) -> None:
         ctx = mp.get_context("spawn")
         self._frames: mp.Queue = ctx.Queue(maxsize=QUEUE_FRAMES)
+        self._keys: mp.Queue = ctx.Queue(maxsize=KEY_QUEUE)
         self._report: mp.Queue = ctx.Queue()
+        self._held: set[int] = set()
         self.dropped = 0
         self.sent = 0
         self._robot = robot
         self._process = ctx.Process(
-            target=_viewer_main, args=(bodies_of(robot), self._frames, self._report, gui), daemon=True
+            target=_viewer_main,
+            args=(
+                bodies_of(robot),
+                list(shapes),
+                list(help_lines),
+                self._frames,
+                self._keys,
+                self._report,
+                gui,
+            ),
+            daemon=True,
         )
         self._process.start()
 
-    def publish(self) -> bool:
-        """Send the robot's current joint vectors; returns False (and counts a drop) if the viewer lags."""
-        frame = {limb: np.asarray(self._robot.joints(limb)).tolist() for limb in self._robot.bodies}
+    def publish(self, shapes: dict[str, list[float]] | None = None) -> bool:
+        """Send the robot's current joint vectors (and shape positions by name, m); returns False (and
+        counts a drop) if the viewer lags."""
+        frame: dict[str, Any] = {
+            limb: np.asarray(self._robot.joints(limb)).tolist() for limb in self._robot.bodies
+        }
+        if shapes:
+            frame["shapes"] = shapes
         try:
             self._frames.put_nowait(frame)
         except queue.Full:
@@ -92,6 +175,30 @@ class ViewerProcess:
             return False
         self.sent += 1
         return True
+
+    def keyboard_events(self) -> dict[int, int]:
+        """Key events of the viewer window since the last call, in ``pb.getKeyboardEvents`` form.
+
+        Held keys stay ``KEY_IS_DOWN`` between the viewer's polls (it polls every ``POLL_S``)."""
+        from sim.bullet import pb
+
+        triggered: dict[int, int] = {}
+        while True:
+            try:
+                events = self._keys.get_nowait()
+            except queue.Empty:
+                break
+            for key, state in events.items():
+                if state & pb.KEY_WAS_TRIGGERED:
+                    triggered[key] = triggered.get(key, 0) | pb.KEY_WAS_TRIGGERED
+                if state & pb.KEY_IS_DOWN:
+                    self._held.add(key)
+                if state & pb.KEY_WAS_RELEASED:
+                    self._held.discard(key)
+        out = {key: pb.KEY_IS_DOWN for key in self._held}
+        for key, state in triggered.items():
+            out[key] = out.get(key, 0) | state
+        return out
 
     def close(self, timeout: float = 10.0) -> dict[str, Any]:
         """Stop the viewer; returns its report (frames applied, first joints of each limb it last showed)."""

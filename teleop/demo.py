@@ -23,7 +23,7 @@ import numpy as np
 from sim.bullet import pb
 from sim.world import PHYSICS_DT, Robot
 from teleop.devices import ScriptedDevice
-from teleop.mapping import camera_view_matrix, spotlight_direction
+from teleop.mapping import spotlight_direction
 from teleop.mmt import MmtConfig, MmtSession, add_environment
 from urdf_gen.errors import ConfigurationError
 
@@ -101,7 +101,8 @@ def run_demo(out_dir: Path, *, headless: bool = False, duration: float = 6.0) ->
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary."""
     gui = not headless and bool(os.environ.get("DISPLAY"))
     n_sub = visual_substeps()
-    with MmtSession(MmtConfig(), gui=gui) as session:
+    # Physics stays in DIRECT; with a display the GUI runs in its own process (sim.viewer).
+    with MmtSession(MmtConfig(), gui=False) as session:
         robot, client = session.robot, session.world.client
         if gui:
             return _run_gui(session, duration, n_sub)
@@ -144,27 +145,27 @@ def run_demo(out_dir: Path, *, headless: bool = False, duration: float = 6.0) ->
 
 
 def _run_gui(session: MmtSession, duration: float, n_sub: int) -> dict[str, object]:
+    from sim.viewer import ViewerProcess, ViewerShape
     from teleop.devices.keyboard import HELP_LINES, KeyboardDevice
 
-    client, robot = session.world.client, session.robot
-    pb.resetDebugVisualizerCamera(1.6, 50, -25, [0.55, 0.0, -0.3], physicsClientId=client)
-    for i, line in enumerate(HELP_LINES):
-        pb.addUserDebugText(line, [0.2, -0.6, 0.45 - 0.06 * i], [1, 1, 1], 1.2, physicsClientId=client)
-    proj = pb.computeProjectionMatrixFOV(60, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
-    device = KeyboardDevice(client, [limb.name for limb in robot.spec.limbs])
+    robot, cfg = session.robot, session.cfg
+    shapes = (
+        ViewerShape("seabed", "plane", (0.0, 0.0, cfg.seabed_z), rgba=(0.76, 0.7, 0.5, 1.0)),
+        ViewerShape("rock", "sphere", tuple(session.rock_model), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
+    )
+    viewer = ViewerProcess(robot, gui=True, shapes=shapes, help_lines=tuple(HELP_LINES))
+    device = KeyboardDevice(
+        session.world.client, [limb.name for limb in robot.spec.limbs], viewer.keyboard_events
+    )
 
     def on_visual(k: int, t: float) -> None:
-        if k % GIF_EVERY == 0:  # the tip camera in the GUI's RGB preview, lit from the spotlight
-            pb.getCameraImage(
-                IMAGE_SIZE[0],
-                IMAGE_SIZE[1],
-                viewMatrix=camera_view_matrix(robot.tip_pose("camera")),
-                projectionMatrix=proj,
-                lightDirection=spotlight_direction(robot.link_pose("spotlight_frame")).tolist(),
-                physicsClientId=client,
-            )
+        viewer.publish({"rock": np.asarray(session.rock_model).tolist()})
 
-    stats = session.run(device, duration, realtime=True, on_visual=on_visual, visual_every=n_sub)
+    try:
+        stats = session.run(device, duration, realtime=True, on_visual=on_visual, visual_every=n_sub)
+    finally:
+        viewer.close()
+    stats["viewer_frames_dropped"] = viewer.dropped
     return {"mode": "gui", "loop": stats, "metrics": session.metrics()}
 
 

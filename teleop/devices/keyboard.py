@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import select
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -45,15 +45,21 @@ class KeyboardDevice:
         limbs: limb names in the order keys 1-4 select them.
     """
 
-    def __init__(self, client: int, limbs: Sequence[str] = ()) -> None:
+    def __init__(
+        self, client: int, limbs: Sequence[str] = (), events: Callable[[], dict[int, int]] | None = None
+    ) -> None:
         self.client = client
+        # key events of another window, e.g. sim.viewer.ViewerProcess.keyboard_events
+        self.events = events
         self._held_map, self._pressed_map = _gui_bindings()
         for i, limb in enumerate(limbs[:9]):
             self._pressed_map[ord(str(i + 1))] = f"select:{limb}"
 
     def read(self, t: float) -> DeviceSample:
         """Translate this tick's key events (held keys and fresh presses)."""
-        events = pb.getKeyboardEvents(physicsClientId=self.client)
+        events = (
+            self.events() if self.events is not None else pb.getKeyboardEvents(physicsClientId=self.client)
+        )
         held = frozenset(a for k, a in self._held_map.items() if events.get(k, 0) & pb.KEY_IS_DOWN)
         pressed = tuple(a for k, a in self._pressed_map.items() if events.get(k, 0) & pb.KEY_WAS_TRIGGERED)
         return DeviceSample(t=t, held=held, pressed=pressed)
