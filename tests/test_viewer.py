@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
@@ -29,3 +30,38 @@ def test_viewer_process_mirrors_the_last_published_joints() -> None:
     camera = report["first_joints"]["camera"]  # plane, bend, chord of the first section
     assert camera[0] == pytest.approx(math.radians(30), abs=1e-6)
     assert camera[1] == pytest.approx(math.radians(45) / 6, abs=1e-6)  # bend / 2N at N = 3
+
+
+def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
+    from sim.bullet import pb
+
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=2)
+        viewer = ViewerProcess(robot, gui=False)
+        try:
+            a, b = ord("a"), ord("b")
+            viewer._keys.put(
+                {a: pb.KEY_WAS_TRIGGERED | pb.KEY_IS_DOWN, b: pb.KEY_WAS_TRIGGERED | pb.KEY_IS_DOWN}
+            )
+            for _ in range(1000):  # the queue is fed across processes: wait until the item arrives
+                first = viewer.keyboard_events()
+                if first:
+                    break
+                time.sleep(0.001)
+            assert first == {
+                a: pb.KEY_IS_DOWN | pb.KEY_WAS_TRIGGERED,
+                b: pb.KEY_IS_DOWN | pb.KEY_WAS_TRIGGERED,
+            }
+            assert viewer.keyboard_events() == {
+                a: pb.KEY_IS_DOWN,
+                b: pb.KEY_IS_DOWN,
+            }  # no new poll: still held
+            viewer._keys.put({a: pb.KEY_WAS_RELEASED})
+            for _ in range(1000):
+                now = viewer.keyboard_events()
+                if a not in now:
+                    break
+                time.sleep(0.001)
+            assert now == {b: pb.KEY_IS_DOWN}
+        finally:
+            viewer.close()
