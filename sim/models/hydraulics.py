@@ -8,14 +8,45 @@ Per drive (seed 000 eqs. 29–33), with motor torque ``T`` (N m) as the input::
     C_c P_c'  = A_c x' - G (P_c - P_a),   C_c = V_2 / K                  (cylinder)
     G = pi d_p^4 / (128 mu l_p)                                          (Hagen–Poiseuille pipe)
 
-``s`` is the screw lead per radian (``lead / 2 pi``), ``f(x') = f_c tanh(x' / v_s)`` a smoothed Coulomb
-friction (zero at rest, so the static pressure is exactly ``eta T / (s A_c)``). The cylinder mode is very
-stiff (``C_c G`` ~ 1e-5 s), so :meth:`HydraulicDrive.step` uses linearly implicit Euler (friction linearized)
+Seed 000 Table 1 symbols and where they live (``assets/robots/hydraulic_arm.toml``):
+
+======  ==========================  ==================================================================
+symbol  Table 1                     meaning (seed 000 sec. 2.2–2.3) -> TOML field / attribute here
+======  ==========================  ==================================================================
+l_0     0.25 m                      initial length of a section / soft unit -> ``chamber_length_m``
+E       1.2 MPa                     elastic modulus of the soft manipulator -> the limb material's
+                                    ``youngs_modulus_pa`` (read from there, not repeated)
+K       2.18e9 Pa                   bulk modulus of water -> ``bulk_modulus_pa``
+A_d     3.14e-4 m^2                 effective (driving) area inside a soft unit, eq. 12 ->
+                                    ``chamber_area_m2`` (= the limb's ``actuators.area_mm2``)
+A_c     0.0021 m^2                  cross-sectional area of the piston, eq. 29 -> ``piston_area_m2``
+A_s     3.93e-4 m^2                 cross-section of the annular solid of a soft unit (its elastic
+                                    area, eq. 10) -> ``annulus_area_m2``; chamber stiffness ``E A_s``
+l_p     1.61 m                      length of the connecting pipe -> ``pipe_length_m``
+eta     0.9                         power-loss coefficient of motor + screw, eq. 30 -> ``efficiency``
+m_b     1.2 kg                      mass of the piston, eq. 29 -> ``piston_mass_kg``
+s       4 mm                        lead of the ball screw (per revolution) -> ``screw_lead_mm``;
+                                    used per radian, ``s / (2 pi)`` (eq. 30 with omega in rad/s)
+mu      1.01e-3 Pa s                absolute viscosity of water -> ``viscosity_pa_s``
+V_1     7.85e-5 m^3                 initial volume of a soft unit (= A_d l_0) -> ``chamber_volume_m3``
+V_2     7.35e-4 m^3                 initial volume of the cylinder -> ``cylinder_volume_m3``
+d_p     0.004 m                     diameter of the connecting pipe -> ``pipe_diameter_m``
+======  ==========================  ==================================================================
+
+Not in Table 1 (documented choices in the TOML): the piston damping ``d_v``, the seal friction ``f``
+(seed 000 writes a plain ``f``; here a smoothed Coulomb friction ``f_c tanh(x' / v_s)``, zero at rest so the
+static pressure is exactly ``eta T / (s A_c)``) and the torque limit.
+
+With Table 1's values the static map is ``P = eta T / (s A_c)`` = 0.673 MPa per N m: the 1.5 N m steps of
+sec. 3.2 give 1.01 MPa (the 1 MPa safety limit), while sec. 3.1's "2.5 N m gives 1 MPa" is not reproduced
+(1.68 MPa; it would need a 6.7 mm lead or ~1.4 kN of piston friction). The cylinder mode is very stiff
+(``C_c / G`` ~ 1e-4 s), so :meth:`HydraulicDrive.step` uses linearly implicit Euler (friction linearized)
 with sub-steps; it is L-stable at any ``dt``.
 
-Parameters come from the top-level ``[hydraulic_drive]`` table of a robot TOML
-(``assets/robots/hydraulic_arm.toml`` documents each field); :func:`load_hydraulic_drive` validates
-every value and raises :class:`~urdf_gen.errors.SpecError` naming file, field, value and allowed range.
+Parameters come from the top-level ``[hydraulic_drive]`` table of a robot TOML plus ``E`` of the first
+limb's material; :func:`load_hydraulic_drive` validates every value (and that ``A_d`` and ``l_0`` agree
+with the limb's chambers and segments) and raises :class:`~urdf_gen.errors.SpecError` naming file, field,
+value and allowed range.
 """
 
 from __future__ import annotations
@@ -32,19 +63,19 @@ from urdf_gen.toml_fields import Fields
 from urdf_gen.types import FloatArray
 
 MM = 1e-3  # m per mm
-ML = 1e-6  # m^3 per millilitre
 
 
 @dataclass(frozen=True, slots=True)
 class HydraulicDriveParams:
-    """Seed 000 Table 1 style parameters, SI.
+    """Seed 000 Table 1 parameters (plus the free ones), SI.
 
     Attributes:
-        efficiency: eta (-). lead: screw lead per radian s (m/rad). piston_area: A_c (m^2).
+        efficiency: eta (-). lead: screw lead per radian, ``s / (2 pi)`` (m/rad). piston_area: A_c (m^2).
         piston_mass: m_b (kg). piston_damping: d_v (N s/m). friction: f_c (N). friction_velocity: v_s (m/s).
         pipe_diameter: d_p (m). pipe_length: l_p (m). viscosity: mu (Pa s). bulk_modulus: K (Pa).
         cylinder_volume: V_2 (m^3). chamber_volume: V_1 (m^3). chamber_area: A_d (m^2).
-        chamber_length: l_0 (m). chamber_stiffness: E A_s (N). max_torque: |T| limit (N m).
+        chamber_length: l_0 (m). youngs_modulus: E (Pa). annulus_area: A_s (m^2).
+        max_torque: |T| limit (N m).
         section_rotation: rotation of each section's chamber pattern about its base z (rad).
     """
 
@@ -63,9 +94,15 @@ class HydraulicDriveParams:
     chamber_volume: float
     chamber_area: float
     chamber_length: float
-    chamber_stiffness: float
+    youngs_modulus: float
+    annulus_area: float
     max_torque: float
     section_rotation: tuple[float, ...] = ()
+
+    @property
+    def chamber_stiffness(self) -> float:
+        """Axial stiffness ``E A_s`` (N) of one soft unit's annular solid."""
+        return self.youngs_modulus * self.annulus_area
 
     @property
     def conductance(self) -> float:
@@ -102,11 +139,16 @@ class HydraulicDriveParams:
         )
 
 
+def _agrees(a: float, b: float, rel: float = 1e-6) -> bool:
+    return abs(a - b) <= rel * max(abs(a), abs(b))
+
+
 def load_hydraulic_drive(robot: RobotSpec) -> HydraulicDriveParams:
-    """Read and validate ``robot.extra["hydraulic_drive"]``.
+    """Read and validate ``robot.extra["hydraulic_drive"]``; ``E`` is the first limb's Young's modulus.
 
     Raises:
-        SpecError: the table is missing, a field is missing, unknown, or out of range.
+        SpecError: the table is missing, a field is missing, unknown or out of range, or ``chamber_area_m2``
+            / ``chamber_length_m`` disagree with the limb's chamber area / segment lengths.
     """
     source = robot.source if robot.source is not None else Path("<robot>")
     if "hydraulic_drive" not in robot.extra:
@@ -117,27 +159,41 @@ def load_hydraulic_drive(robot: RobotSpec) -> HydraulicDriveParams:
     for i, r in enumerate(rot):
         if not -360.0 <= r <= 360.0:
             raise f.error("section_rotation_deg", list(rot), f"numbers in [-360, 360]; element {i} is not")
+    if not robot.limbs:
+        raise SpecError(source, "limbs", None, "a limb whose material gives E for the chambers")
+    limb = robot.limbs[0]
     params = HydraulicDriveParams(
         efficiency=f.number("efficiency", 0.0, 1.0, lo_open=True),
         lead=f.number("screw_lead_mm", 0.0, 100.0, lo_open=True) * MM / (2.0 * math.pi),
-        piston_area=math.pi / 4.0 * (f.number("piston_diameter_mm", 0.0, 500.0, lo_open=True) * MM) ** 2,
+        piston_area=f.number("piston_area_m2", 0.0, 1.0, lo_open=True),
         piston_mass=f.number("piston_mass_kg", 0.0, 100.0, lo_open=True),
         piston_damping=f.number("piston_damping_ns_m", 0.0, 1e6),
         friction=f.number("friction_n", 0.0, 1e4),
         friction_velocity=f.number("friction_velocity_mm_s", 0.0, 1e4, lo_open=True) * MM,
-        pipe_diameter=f.number("pipe_diameter_mm", 0.0, 100.0, lo_open=True) * MM,
-        pipe_length=f.number("pipe_length_mm", 0.0, 1e5, lo_open=True) * MM,
+        pipe_diameter=f.number("pipe_diameter_m", 0.0, 0.1, lo_open=True),
+        pipe_length=f.number("pipe_length_m", 0.0, 100.0, lo_open=True),
         viscosity=f.number("viscosity_pa_s", 0.0, 10.0, lo_open=True),
         bulk_modulus=f.number("bulk_modulus_pa", 1e6, 1e11),
-        cylinder_volume=f.number("cylinder_volume_ml", 0.0, 1e5, lo_open=True) * ML,
-        chamber_volume=f.number("chamber_volume_ml", 0.0, 1e5, lo_open=True) * ML,
-        chamber_area=f.number("chamber_area_mm2", 0.0, 1e6, lo_open=True) * MM * MM,
-        chamber_length=f.number("chamber_length_mm", 0.0, 1e4, lo_open=True) * MM,
-        chamber_stiffness=f.number("chamber_stiffness_n", 0.0, 1e9, lo_open=True),
+        cylinder_volume=f.number("cylinder_volume_m3", 0.0, 0.1, lo_open=True),
+        chamber_volume=f.number("chamber_volume_m3", 0.0, 0.1, lo_open=True),
+        chamber_area=f.number("chamber_area_m2", 0.0, 1.0, lo_open=True),
+        chamber_length=f.number("chamber_length_m", 0.0, 10.0, lo_open=True),
+        youngs_modulus=limb.material.youngs_modulus,
+        annulus_area=f.number("annulus_area_m2", 0.0, 1.0, lo_open=True),
         max_torque=f.number("max_torque_nm", 0.0, 1e3, lo_open=True),
         section_rotation=tuple(math.radians(r) for r in rot),
     )
     f.finish()
+    act = limb.actuators
+    if act is not None and act.area > 0.0 and not _agrees(params.chamber_area, act.area):
+        raise f.error(
+            "chamber_area_m2",
+            params.chamber_area,
+            f"the limb's chamber area actuators.area_mm2 = {act.area:g} m^2",
+        )
+    lengths = sorted({sp.length for sp in limb.segments})
+    if lengths and not all(_agrees(params.chamber_length, length) for length in lengths):
+        raise f.error("chamber_length_m", params.chamber_length, f"the limb's segment length(s) {lengths} m")
     return params
 
 
@@ -159,6 +215,8 @@ class HydraulicDrive:
         self.A = params.system_matrix()
         self.x = np.zeros(count)
         self.y = np.zeros((count, 3))
+        self._h = math.nan
+        self._Minv = np.eye(3)
 
     @property
     def chamber_pressure(self) -> FloatArray:
@@ -174,22 +232,30 @@ class HydraulicDrive:
         return dy
 
     def step(self, torque: FloatArray, dt: float) -> FloatArray:
-        """Advance ``dt`` (s) with motor torques ``(count,)`` (N m, clipped to max_torque); returns P_a."""
+        """Advance ``dt`` (s) with motor torques ``(count,)`` (N m, clipped to max_torque); returns P_a.
+
+        Each sub-step solves ``(I - h A + c e0 e0^T) y' = rhs`` with ``c = h f'(x') / m_b`` (the linearized
+        friction) by Sherman–Morrison on the cached ``(I - h A)^-1``.
+        """
         p = self.params
         T = np.clip(np.asarray(torque, dtype=float), -p.max_torque, p.max_torque)
         h = dt / self.substeps
-        eye = np.eye(3)
+        if h != self._h:
+            self._h = h
+            self._Minv = np.linalg.inv(np.eye(3) - h * self.A)
+        Mi = self._Minv
+        drive = h * p.efficiency * T / (p.lead * p.piston_mass)
         for _ in range(self.substeps):
             v0 = self.y[:, 0]
             th = np.tanh(v0 / p.friction_velocity)
-            fr = p.friction * th
             dfr = p.friction / p.friction_velocity * (1.0 - th * th)
-            J = np.broadcast_to(eye - h * self.A, (self.count, 3, 3)).copy()
-            J[:, 0, 0] += h * dfr / p.piston_mass
+            c = h * dfr / p.piston_mass
             rhs = self.y.copy()
-            rhs[:, 0] += h * (p.efficiency * T / p.lead - fr + dfr * v0) / p.piston_mass
-            self.y = np.linalg.solve(J, rhs[:, :, None])[:, :, 0]
-            self.x += h * self.y[:, 0]
+            rhs[:, 0] += drive - h * (p.friction * th - dfr * v0) / p.piston_mass
+            z = rhs @ Mi.T
+            z -= (c * z[:, 0] / (1.0 + c * Mi[0, 0]))[:, None] * Mi[:, 0][None, :]
+            self.y = z
+            self.x += h * z[:, 0]
         return self.chamber_pressure
 
 
@@ -224,9 +290,15 @@ def run_seed000(
 ):
     """Simulate the seed 000 arm (``hydraulic_arm.toml``) with its hydraulic drives at a fixed step.
 
+    Args:
+        profile: see :func:`seed000_torques`. duration, dt: simulated time and fixed step (s).
+        pieces: pieces per section. record_every: record every this many steps.
+
     Returns:
-        dict with ``t`` ``(m,)`` (s), ``torque`` ``(m, 6)`` (N m), ``pressure`` ``(m, 6)`` (Pa) and
-        ``tips`` ``(m, 2, 3)``: section-tip positions (m) in the arm base frame (z down along the arm).
+        dict with ``t`` ``(m,)`` (s), ``torque`` ``(m, 6)`` (N m), ``pressure`` ``(m, 6)`` (Pa),
+        ``tips`` ``(m, 2, 3)``: section-tip positions (m) in the arm base frame (z down along the arm), and
+        ``bend`` ``(m, 2, 2)``: each section's bending rotation ``sum l0 (kx, ky)`` (rad; about the section's
+        base x and y, the in-plane bend angle for planar motion).
     """
     from sim.models.actuators import ChamberActuation
     from sim.models.integrators import step
@@ -240,7 +312,10 @@ def run_seed000(
     drive = HydraulicDrive(params, 6)
     q, qd = model.rest_state(), np.zeros(model.dof)
     steps = int(round(duration / dt))
-    rec: dict[str, list] = {"t": [], "torque": [], "pressure": [], "tips": []}
+    rec: dict[str, list] = {"t": [], "torque": [], "pressure": [], "tips": [], "bend": []}
+    n_seg = len(robot.limbs[0].segments)
+    to_section = np.zeros((n_seg, model.n))
+    to_section[model.segment, np.arange(model.n)] = model.l0
     for k in range(steps + 1):
         t = k * dt
         T = seed000_torques(profile, t)
@@ -249,6 +324,7 @@ def run_seed000(
             rec["torque"].append(T)
             rec["pressure"].append(drive.chamber_pressure.copy())
             rec["tips"].append(model.segment_tip_positions(q))
+            rec["bend"].append(to_section @ q.reshape(model.n, 4)[:, 1:3])
         if k == steps:
             break
         P = drive.step(T, dt)
@@ -270,10 +346,15 @@ def settling_time(t: FloatArray, x: FloatArray, t0: float, t1: float, band: floa
 
 
 def overshoot(t: FloatArray, x: FloatArray, t0: float, t1: float) -> float:
-    """Largest excursion beyond the final value on [t0, t1], relative to the change (-), ``x`` ``(m,)``."""
+    """Largest excursion beyond the final value on [t0, t1], relative to the change (-).
+
+    ``x`` ``(m, ...)``: a scalar signal or a vector one (e.g. all section tips ``(m, 2, 3)``), whose
+    excursion is measured along the direction of its net change ``x(t1) - x(t0)``.
+    """
     sel = (t >= t0) & (t <= t1)
-    xs = x[sel]
+    xs = np.asarray(x, dtype=float)[sel].reshape(int(sel.sum()), -1)
     change = xs[-1] - xs[0]
-    if abs(change) < 1e-12:
+    size = float(np.linalg.norm(change))
+    if size < 1e-12:
         return 0.0
-    return float(max(0.0, np.max((xs - xs[-1]) * np.sign(change))) / abs(change))
+    return float(max(0.0, np.max((xs - xs[-1]) @ change)) / size**2)
