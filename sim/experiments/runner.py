@@ -67,6 +67,15 @@ ModelFactory = Callable[[ExperimentSpec], PccModel]
 MODELS: dict[str, ModelFactory] = {}
 
 
+def _newton_euler(spec: ExperimentSpec) -> PccModel:
+    from sim.models.experiment_models import newton_euler_experiment
+
+    return newton_euler_experiment(spec)
+
+
+MODELS["newton_euler"] = _newton_euler
+
+
 def register_model(name: str, factory: ModelFactory) -> None:
     """Make ``mode = "model"``, ``model = name`` use ``factory(spec)``."""
     MODELS[name] = factory
