@@ -19,9 +19,9 @@ Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the fr
 * plane joints (revolute z): torsion ``G J / h`` with ``J = pi r^4 / 2`` (the first: ``h / 2``);
 * chord joints (prismatic z): axial ``E A / h`` with the slice's mean area.
 
-The inertia ``M`` in the left-hand side is refreshed (and the system inverted) every
-``MASS_REFRESH_STEPS`` steps; ``h`` and the springs are evaluated every step. A slightly stale ``M``
-only changes the predicted ``qdd``, not the equilibrium. Drag is recomputed every
+The inertia ``M`` in the left-hand side (with the system's inverse) and the buoyancy torques are
+refreshed every ``MASS_REFRESH_STEPS`` steps; ``h`` and the springs are evaluated every step. A
+slightly stale ``M`` only changes the predicted ``qdd``, not the equilibrium. Drag is recomputed every
 ``DRAG_REFRESH_STEPS`` steps and applied every step: the limbs' first modes are near 0.3 Hz.
 
 Damping: stiffness-proportional (Rayleigh) ``C = (2 zeta / omega_1) K``, with ``omega_1`` the first
@@ -160,6 +160,7 @@ class CompliantLimb:
         self._zero = [0.0] * len(self.idx)
         self._steps_since_factor = MASS_REFRESH_STEPS
         self._A_inv = np.eye(len(self.idx))
+        self._buoyancy = np.zeros(len(self.idx))
         self._drag: list[list[float]] = []
         self._com: list[list[float]] = []
         self._steps_since_drag = DRAG_REFRESH_STEPS
@@ -210,7 +211,8 @@ class CompliantLimb:
         """Implicit spring-damper torques for joint state ``q``, ``qd`` (see module docstring), ``(n,)``."""
         cid, dt = self.client, self.dt
         ql, qdl, zero = q.tolist(), qd.tolist(), self._zero
-        if self._steps_since_factor >= MASS_REFRESH_STEPS:
+        refresh = self._steps_since_factor >= MASS_REFRESH_STEPS
+        if refresh:
             M = np.asarray(pb.calculateMassMatrix(self.body, ql, physicsClientId=cid))
             self._A_inv = np.linalg.inv(M + np.diag(dt * self.C + dt * dt * self.K))
             self._steps_since_factor = 0
@@ -218,16 +220,16 @@ class CompliantLimb:
         # PyBullet's inverse dynamics puts a fixed base at the identity pose: give it gravity in base axes.
         pb.setGravity(*self.gravity_base, physicsClientId=cid)
         h = np.asarray(pb.calculateInverseDynamics(self.body, ql, qdl, zero, physicsClientId=cid))
-        tau_ext = self.offset.copy()
-        if self.buoyancy_ratio:
+        if self.buoyancy_ratio and refresh:
             gravity = np.asarray(pb.calculateInverseDynamics(self.body, ql, zero, zero, physicsClientId=cid))
             if self.payload_link is not None:  # payloads get no buoyancy (their volume is unknown)
                 jac, _ = pb.calculateJacobian(
                     self.body, self.payload_link, [0.0, 0.0, 0.0], ql, zero, zero, physicsClientId=cid
                 )
                 gravity += np.asarray(jac).T @ self.payload_weight_base
-            tau_ext += self.buoyancy_ratio * gravity  # ID gives the torque that holds gravity: buoyancy helps
+            self._buoyancy = self.buoyancy_ratio * gravity  # ID gives the torque that holds gravity
         pb.setGravity(*self.gravity_world, physicsClientId=cid)
+        tau_ext = self.offset + self._buoyancy
         spring = -self.K * (q + dt * qd - self.target) - self.C * qd
         qdd = self._A_inv @ (spring - h + tau_ext)
         return spring - dt * (self.C + dt * self.K) * qdd + tau_ext

@@ -34,6 +34,7 @@ from urdf_gen.urdf_writer import UrdfOutput, write_urdf
 
 PHYSICS_DT = 1e-3  # s, physics time step
 STANDARD_GRAVITY = 9.80665  # m/s^2
+SOLVER_ITERATIONS = 20
 
 
 def pose_matrix(position: Sequence[float], quaternion_xyzw: Sequence[float]) -> Transform:
@@ -239,6 +240,9 @@ class World:
         self.dt = dt
         self.time = 0.0
         pb.setTimeStep(dt, physicsClientId=self.client)
+        # No motor rows in dynamic mode (explicit torques): 20 iterations serve contacts; measured
+        # 1.59 -> 1.06 ms per URSULA step against PyBullet's default 50.
+        pb.setPhysicsEngineParameter(numSolverIterations=SOLVER_ITERATIONS, physicsClientId=self.client)
         pb.setGravity(*gravity, physicsClientId=self.client)
         self._tmpdirs: list[Path] = []
         self._moved = True  # kinematic mode: contacts need refreshing
