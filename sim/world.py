@@ -107,12 +107,13 @@ class Robot:
             )
         if check_limits:
             for s, (c, seg) in enumerate(zip(configs, spec.segments, strict=True), start=1):
-                if abs(c.bend) > seg.bend_max + 1e-12:
+                # written as "not within" so that NaN fails too
+                if not abs(c.bend) <= seg.bend_max + 1e-12:
                     raise ConfigurationError(
                         f"limb '{limb}' segment {s}: bend = {np.degrees(c.bend):.6g} deg is out of range; "
                         f"allowed: [-{np.degrees(seg.bend_max):g}, {np.degrees(seg.bend_max):g}] deg"
                     )
-                if abs(c.plane) > seg.plane_max + 1e-12:
+                if not abs(c.plane) <= seg.plane_max + 1e-12:
                     raise ConfigurationError(
                         f"limb '{limb}' segment {s}: plane = {np.degrees(c.plane):.6g} deg is out of range; "
                         f"allowed: [-{np.degrees(seg.plane_max):g}, {np.degrees(seg.plane_max):g}] deg"

@@ -127,3 +127,12 @@ def test_robot_starts_straight_at_rest_length() -> None:
         T = robot.tip_pose("camera")
         base = robot.T_world_limbbase("camera")
     np.testing.assert_allclose(T[:3, 3], base[:3, 3] + 0.6 * base[:3, 2], atol=1e-6)
+
+
+def test_nan_configurations_are_refused(robot) -> None:
+    with pytest.raises(ConfigurationError, match=r"limb 'camera' segment 1: bend = nan deg is out of range"):
+        robot.set_pcc("camera", [PccConfig(math.nan, 0.0, 0.6)])
+    with pytest.raises(ConfigurationError, match=r"limb 'camera' segment 1: plane = nan deg is out of range"):
+        robot.set_pcc("camera", [PccConfig(0.5, math.nan, 0.6)])
+    with pytest.raises(ConfigurationError, match=r"limb 'camera' segment 1: length = nan m is out of range"):
+        robot.set_pcc("camera", [PccConfig(0.0, 0.0, math.nan)])
