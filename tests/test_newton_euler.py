@@ -100,3 +100,115 @@ def test_opposite_tendons_do_not_bend(tendon_model):
 def test_tendon_never_pushes(tendon_model):
     model, act = tendon_model
     np.testing.assert_array_equal(act.tau(np.array([-1.0, -2.0, 0.0, -0.1])), 0.0)
+
+
+# ---------------------------------------------------------------- fast (batched, analytic-bias) path
+def _random_state(model, rng, scale=1.0):
+    q = rng.normal(size=model.dof) * np.tile([0.05, 5.0, 5.0, 3.0], model.n) * scale
+    qd = rng.normal(size=model.dof) * np.tile([0.1, 10.0, 10.0, 5.0], model.n) * scale
+    return q, qd
+
+
+def test_analytic_piece_terms_match_finite_differences():
+    from sim.models.ne_kinematics import piece_jacobians, piece_terms_analytic
+
+    rng = np.random.default_rng(7)
+    n = 60
+    l0 = rng.uniform(0.01, 0.05, n)
+    q = rng.normal(size=(n, 4)) * [0.05, 20.0, 20.0, 10.0]  # bend angles 0 .. ~2 rad
+    q[:20, 1:3] *= 1e-3  # series branch
+    q[20:25, 1:3] = 0.0
+    v = rng.normal(size=(n, 4)) * [0.1, 50.0, 50.0, 20.0]
+    R, p, Jp, Jw, bp, bw = piece_terms_analytic(q, v, l0)
+    R0, p0, Jp0, Jw0 = piece_jacobians(q, l0)
+    for got, ref in ((R, R0), (p, p0), (Jp, Jp0), (Jw, Jw0)):
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+    def fd(h):  # second / first central differences along q + s v
+        Rp, pp, _, Jwp = piece_jacobians(q + h * v, l0)
+        Rm, pm, _, Jwm = piece_jacobians(q - h * v, l0)
+        return (pp - 2 * p0 + pm) / h**2, np.einsum("nij,nj->ni", Jwp - Jwm, v) / (2 * h)
+
+    (bp1, bw1), (bp2, bw2) = fd(1e-3), fd(5e-4)  # Richardson extrapolation: O(h^4)
+    np.testing.assert_allclose(bp, (4 * bp2 - bp1) / 3, rtol=0, atol=1e-8 * np.abs(bp).max())
+    np.testing.assert_allclose(bw, (4 * bw2 - bw1) / 3, rtol=0, atol=1e-8 * np.abs(bw).max())
+
+
+@pytest.fixture(scope="module")
+def ursula_limbs():
+    return load_robot("ursula").limbs
+
+
+@pytest.mark.parametrize("medium", [SEAWATER, VACUUM])
+def test_fast_dynamics_equals_reference(ursula_limbs, medium):
+    from sim.models.newton_euler import reference_dynamics
+
+    rng = np.random.default_rng(11)
+    for limb in ursula_limbs:
+        model = LimbModel(limb, 6, medium=medium)
+        for scale in (1.0, 0.01):
+            q, qd = _random_state(model, rng, scale)
+            tf, tm = rng.normal(size=3), 0.01 * rng.normal(size=3)
+            M0, Q0 = reference_dynamics(model, q, qd, tf, tm, bias="analytic")
+            M1, Q1 = model.dynamics(q, qd, tf, tm)
+            np.testing.assert_allclose(M1, M0, rtol=0, atol=1e-10 * np.abs(M0).max())
+            np.testing.assert_allclose(Q1, Q0, rtol=0, atol=1e-10 * np.abs(Q0).max())
+            np.testing.assert_allclose(M1, M1.T, rtol=0, atol=1e-14 * np.abs(M1).max())
+            # the original path (finite-difference bias terms): same M, Q up to its truncation error
+            Mf, Qf = reference_dynamics(model, q, qd, tf, tm)
+            np.testing.assert_allclose(M1, Mf, rtol=0, atol=1e-10 * np.abs(Mf).max())
+            np.testing.assert_allclose(Q1, Qf, rtol=0, atol=1e-6 * np.abs(Qf).max())
+            _, Qn = model.dynamics(q, qd, tf, tm, with_mass=False)
+            np.testing.assert_allclose(Qn, Q1, rtol=0, atol=1e-14 * np.abs(Q1).max())
+
+
+def test_fast_dynamics_general_inertia(ursula_limbs):
+    from sim.models.newton_euler import reference_dynamics
+
+    rng = np.random.default_rng(5)
+    model = LimbModel(ursula_limbs[0], 4, medium=SEAWATER)
+    model.inertia_body = model.inertia_body * rng.uniform(0.5, 2.0, size=model.inertia_body.shape)
+    q, qd = _random_state(model, rng)
+    M0, Q0 = reference_dynamics(model, q, qd, bias="analytic")
+    M1, Q1 = model.dynamics(q, qd)
+    np.testing.assert_allclose(M1, M0, rtol=0, atol=1e-10 * np.abs(M0).max())
+    np.testing.assert_allclose(Q1, Q0, rtol=0, atol=1e-10 * np.abs(Q0).max())
+
+
+@pytest.mark.parametrize("n", [3, 10])
+def test_multi_limb_model_equals_single_limbs(ursula_limbs, n):
+    from sim.models.ne_batch import MultiLimbModel
+    from sim.models.newton_euler import reference_dynamics
+
+    rng = np.random.default_rng(n)
+    models = [LimbModel(limb, n, medium=SEAWATER) for limb in ursula_limbs]
+    multi = MultiLimbModel(models)
+    states = [_random_state(m, rng, 0.2) for m in models]
+    q = np.concatenate([s[0] for s in states])
+    qd = np.concatenate([s[1] for s in states])
+    tf = rng.normal(size=(len(models), 3))
+    tm = 0.01 * rng.normal(size=(len(models), 3))
+    Ms, Q = multi.dynamics(q, qd, tf, tm)
+    for i, (m, (qi, vi)) in enumerate(zip(models, states, strict=True)):
+        M0, Q0 = reference_dynamics(m, qi, vi, tf[i], tm[i], bias="analytic")
+        np.testing.assert_allclose(Ms[i], M0, rtol=0, atol=1e-10 * np.abs(M0).max())
+        np.testing.assert_allclose(multi.split(Q)[i], Q0, rtol=0, atol=1e-10 * np.abs(Q0).max())
+    # one integrator step: batched == per limb == the original step (LU solve) on the reference dynamics
+    tau = rng.normal(size=multi.dof) * 1e-3
+    qn, qdn = step(multi, q, qd, 1e-3, tau, tip_force=tf)
+    acc = multi.acceleration(q, qd, tau, tip_force=tf)
+    for i, (m, (qi, vi)) in enumerate(zip(models, states, strict=True)):
+        ti = multi.split(tau)[i]
+        q1, qd1 = step(m, qi, vi, 1e-3, ti, tip_force=tf[i])
+        M0, Q0 = reference_dynamics(m, qi + 0.5e-3 * vi, vi, tf[i], bias="analytic")
+        rhs = Q0 - m.K * (qi + 0.5e-3 * vi) - m.D * vi + ti
+        a = np.linalg.solve(M0 + np.diag(0.5e-3 * m.D + 0.25e-6 * m.K), rhs)
+        qd0 = vi + 1e-3 * a
+        q0 = qi + 1e-3 * (0.5 * vi + 0.5 * qd0)
+        for got in (multi.split(qdn)[i], qd1):
+            np.testing.assert_allclose(got, qd0, rtol=0, atol=1e-10 * np.abs(qd0).max())
+        for got in (multi.split(qn)[i], q1):
+            np.testing.assert_allclose(got, q0, rtol=0, atol=1e-10 * np.abs(q0).max())
+        np.testing.assert_allclose(
+            multi.split(acc)[i], m.acceleration(qi, vi, ti, tip_force=tf[i]), rtol=1e-8, atol=1e-8
+        )

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from sim.models.ne_batch import MultiLimbModel, solve_spd_lower
 from sim.models.newton_euler import LimbModel
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.types import FloatArray
@@ -40,21 +41,25 @@ def step(
     """Advance one step of ``dt`` (s).
 
     Args:
-        model: the limb. q, qd: state ``(4n,)``. tau: generalized actuation ``(4n,)`` or ``None``.
+        model: the limb, or a :class:`~sim.models.ne_batch.MultiLimbModel` (all its limbs in one step;
+            state, tau: concatenated, tip loads ``(L, 3)``). q, qd: state ``(4n,)``. tau: generalized
+            actuation ``(4n,)`` or ``None``.
         theta: implicitness of the elastic/damping terms in [0.5, 1].
         tip_force (N), tip_moment (N m): ``(3,)`` in the limb base frame.
 
     Returns:
         the new ``(q, qd)``.
     """
+    if isinstance(model, MultiLimbModel):
+        return model.step(q, qd, dt, tau, theta=theta, tip_force=tip_force, tip_moment=tip_moment)
     M, Q = model.dynamics(q + 0.5 * dt * qd, qd, tip_force, tip_moment)
     K, D = model.K, model.D
     rhs = Q - K * (q + theta * dt * qd) - D * qd
     if tau is not None:
         rhs += tau
     A = M  # dynamics() returns a fresh array
-    A[np.diag_indices_from(A)] += theta * dt * D + (theta * dt) ** 2 * K
-    a = np.linalg.solve(A, rhs)
+    A.flat[:: len(A) + 1] += theta * dt * D + (theta * dt) ** 2 * K
+    a = solve_spd_lower(A, rhs)  # M is symmetric positive definite: Cholesky
     qd_new = qd + dt * a
     return q + dt * ((1.0 - theta) * qd + theta * qd_new), qd_new
 

@@ -157,6 +157,22 @@ def piece_terms(
     return R[:n], p[:n], Jp[:n], Jw[:n], bp, bw
 
 
+def piece_terms_analytic(
+    q: FloatArray, v: FloatArray, l0: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """:func:`piece_terms` with exact (analytic) bias terms ``d/dt(Jp) v`` and ``d/dt(Jw) v``.
+
+    See :func:`sim.models.ne_batch.piece_kinematics` for the formulas. Same returns as :func:`piece_terms`.
+    """
+    from sim.models.ne_batch import piece_kinematics
+
+    R, X = piece_kinematics(
+        np.asarray(l0, dtype=float), np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    )
+    X = np.ascontiguousarray(X)
+    return R, X[:, :, 11], X[:, :, 0:4], X[:, :, 4:8], X[:, :, 8], X[:, :, 9]
+
+
 def chain_rotations(R_local: FloatArray) -> FloatArray:
     """World rotations of piece tips: cumulative products, ``(n, 3, 3)`` -> ``(n + 1, 3, 3)`` (0: base)."""
     n = len(R_local)

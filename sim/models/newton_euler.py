@@ -41,7 +41,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.models.ne_kinematics import chain_rotations, cross, piece_pose, piece_terms, skew
+from sim.models.ne_batch import NEParams, ne_dynamics
+from sim.models.ne_kinematics import (
+    chain_rotations,
+    cross,
+    piece_pose,
+    piece_terms,
+    piece_terms_analytic,
+    skew,
+)
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.specs import LimbSpec
 from urdf_gen.types import FloatArray
@@ -180,6 +188,40 @@ class LimbModel:
         return pos[ends]
 
     # ------------------------------------------------------------------ dynamics
+    def batch_params(self) -> NEParams:
+        """The model's node arrays as a one-limb :class:`~sim.models.ne_batch.NEParams`.
+
+        Cached; rebuilt whenever one of ``l0, mass, volume, inertial_mass, inertia_body, drag_area,
+        medium`` is rebound to a new object (arrays are not expected to be modified in place).
+        """
+        key = (
+            self.l0,
+            self.mass,
+            self.volume,
+            self.inertial_mass,
+            self.inertia_body,
+            self.drag_area,
+            self.medium,
+        )
+        cached = getattr(self, "_prm_cache", None)
+        if cached is not None and all(a is b for a, b in zip(cached[0], key, strict=True)):
+            return cached[1]
+        med = self.medium
+        drag = None
+        if med.drag_coefficient > 0.0:
+            drag = (0.5 * med.density * med.drag_coefficient * self.drag_area)[None]
+        prm = NEParams(
+            self.l0[None],
+            (self.mass - med.density * self.volume)[None],
+            self.inertial_mass[None],
+            self.inertia_body[None],
+            drag,
+            [self.n - 1],
+        )
+        prm._lower = self._lower
+        self._prm_cache = (key, prm)
+        return prm
+
     def dynamics(
         self,
         q: FloatArray,
@@ -191,6 +233,9 @@ class LimbModel:
     ) -> tuple[FloatArray | None, FloatArray]:
         """Mass matrix and non-elastic generalized forces at ``(q, qd)``.
 
+        Evaluated by the fused kernel :func:`sim.models.ne_batch.ne_dynamics` (exact, analytic bias terms);
+        :func:`reference_dynamics` is the original step-by-step implementation of the same equations.
+
         Args:
             q, qd: state ``(4n,)``. tip_force (N), tip_moment (N m): ``(3,)`` in the limb base frame.
             with_mass: compute ``M`` (else ``None`` is returned for it).
@@ -199,66 +244,16 @@ class LimbModel:
             M ``(4n, 4n)`` and Q ``(4n,)`` such that ``M q'' = Q + tau - K q - D qd``.
         """
         n = self.n
-        qs = np.asarray(q, dtype=float).reshape(n, 4)
-        vs = np.asarray(qd, dtype=float).reshape(n, 4)
-        R, p, Jp, Jw, bp, bw = piece_terms(qs, vs, self.l0)
-        Rw = chain_rotations(R)
-        Rprev = Rw[:-1]
-        Wp = Rprev @ Jp  # (n, 3, 4) world-frame local Jacobians
-        Ww = Rprev @ Jw
-        P = np.einsum("nij,nj->ni", Rprev, p)
-        o = np.cumsum(P, axis=0)
-        wl = np.einsum("nij,nj->ni", Ww, vs)
-        pl = np.einsum("nij,nj->ni", Wp, vs)
-        w = np.cumsum(wl, axis=0)
-        wprev = np.vstack([np.zeros(3), w[:-1]])
-        alpha = np.cumsum(cross(wprev, wl) + np.einsum("nij,nj->ni", Rprev, bw), axis=0)
-        aprev = np.vstack([np.zeros(3), alpha[:-1]])
-        acc = np.cumsum(
-            cross(aprev, P)
-            + cross(wprev, cross(wprev, P))
-            + 2.0 * cross(wprev, pl)
-            + np.einsum("nij,nj->ni", Rprev, bp),
-            axis=0,
+        M, Q = ne_dynamics(
+            self.batch_params(),
+            np.asarray(q, dtype=float).reshape(1, n, 4),
+            np.asarray(qd, dtype=float).reshape(1, n, 4),
+            self.gravity[None],
+            None if tip_force is None else np.asarray(tip_force, dtype=float).reshape(1, 3),
+            None if tip_moment is None else np.asarray(tip_moment, dtype=float).reshape(1, 3),
+            with_mass=with_mass,
         )
-        vel = np.cumsum(pl + cross(wprev, P), axis=0)
-        Rn = Rw[1:]
-        Iw = np.einsum("nij,nj,nkj->nik", Rn, self.inertia_body, Rn)
-        med = self.medium
-        F = (self.mass - med.density * self.volume)[:, None] * self.gravity[None, :] - self.inertial_mass[
-            :, None
-        ] * acc
-        if med.drag_coefficient > 0.0:
-            t = Rn[:, :, 2]
-            vn = vel - np.sum(vel * t, axis=1)[:, None] * t
-            speed = np.linalg.norm(vn, axis=1)
-            F -= (0.5 * med.density * med.drag_coefficient * self.drag_area * speed)[:, None] * vn
-        if tip_force is not None:
-            F[-1] += tip_force
-        N = -(np.einsum("nij,nj->ni", Iw, alpha) + cross(w, np.einsum("nij,nj->ni", Iw, w)))
-        if tip_moment is not None:
-            N[-1] += tip_moment
-        Fbar = np.cumsum(F[::-1], axis=0)[::-1]
-        nbar = np.cumsum((N + cross(o, F))[::-1], axis=0)[::-1]
-        Q = (np.einsum("nji,nj->ni", Ww, nbar - cross(o, Fbar)) + np.einsum("nji,nj->ni", Wp, Fbar)).ravel()
-        if not with_mass:
-            return None, Q
-        # composite rigid body algorithm about the base origin, (angular; linear) ordering
-        S = np.empty((n, 6, 4))
-        S[:, :3] = Ww
-        S[:, 3:] = Wp + skew(o) @ Ww
-        m = self.inertial_mass
-        ox = skew(o)
-        Isp = np.zeros((n, 6, 6))
-        Isp[:, :3, :3] = Iw - m[:, None, None] * (ox @ ox)
-        Isp[:, :3, 3:] = m[:, None, None] * ox
-        Isp[:, 3:, :3] = -m[:, None, None] * ox
-        Isp[:, 3:, 3:] = m[:, None, None] * np.eye(3)
-        Ic = np.cumsum(Isp[::-1], axis=0)[::-1]
-        Fc = Ic @ S  # (n, 6, 4)
-        B = Fc.transpose(0, 2, 1).reshape(4 * n, 6) @ S.transpose(1, 0, 2).reshape(6, 4 * n)
-        M = np.where(self._lower, B, B.T)
-        return M, Q
+        return (None if M is None else M[0]), Q[0]
 
     def acceleration(
         self, q: FloatArray, qd: FloatArray, tau: FloatArray | None = None, **load: FloatArray
@@ -277,3 +272,92 @@ class LimbModel:
         net = self.mass - self.medium.density * self.volume
         pot = -float(np.sum(net * (pos @ self.gravity)))
         return 0.5 * float(qd @ M @ qd) + 0.5 * float(np.sum(self.K * q * q)) + pot
+
+
+def reference_dynamics(
+    model: LimbModel,
+    q: FloatArray,
+    qd: FloatArray,
+    tip_force: FloatArray | None = None,
+    tip_moment: FloatArray | None = None,
+    *,
+    with_mass: bool = True,
+    bias: str = "fd",
+) -> tuple[FloatArray | None, FloatArray]:
+    """Reference (original, unfused) evaluation of :meth:`LimbModel.dynamics`, kept for verification.
+
+    ``bias="fd"``: velocity-product terms from central differences (:func:`ne_kinematics.piece_terms`,
+    the original path, ~1e-8 relative truncation error); ``"analytic"``: from
+    :func:`ne_kinematics.piece_terms_analytic` (what :meth:`LimbModel.dynamics` uses).
+
+    Args:
+        q, qd: state ``(4n,)``. tip_force (N), tip_moment (N m): ``(3,)`` in the limb base frame.
+        with_mass: compute ``M`` (else ``None`` is returned for it).
+
+    Returns:
+        M ``(4n, 4n)`` and Q ``(4n,)`` such that ``M q'' = Q + tau - K q - D qd``.
+    """
+    n = model.n
+    qs = np.asarray(q, dtype=float).reshape(n, 4)
+    vs = np.asarray(qd, dtype=float).reshape(n, 4)
+    if bias not in ("fd", "analytic"):
+        raise ConfigurationError(f"bias = {bias!r} is invalid; allowed: 'fd', 'analytic'")
+    terms = piece_terms if bias == "fd" else piece_terms_analytic
+    R, p, Jp, Jw, bp, bw = terms(qs, vs, model.l0)
+    Rw = chain_rotations(R)
+    Rprev = Rw[:-1]
+    Wp = Rprev @ Jp  # (n, 3, 4) world-frame local Jacobians
+    Ww = Rprev @ Jw
+    P = np.einsum("nij,nj->ni", Rprev, p)
+    o = np.cumsum(P, axis=0)
+    wl = np.einsum("nij,nj->ni", Ww, vs)
+    pl = np.einsum("nij,nj->ni", Wp, vs)
+    w = np.cumsum(wl, axis=0)
+    wprev = np.vstack([np.zeros(3), w[:-1]])
+    alpha = np.cumsum(cross(wprev, wl) + np.einsum("nij,nj->ni", Rprev, bw), axis=0)
+    aprev = np.vstack([np.zeros(3), alpha[:-1]])
+    acc = np.cumsum(
+        cross(aprev, P)
+        + cross(wprev, cross(wprev, P))
+        + 2.0 * cross(wprev, pl)
+        + np.einsum("nij,nj->ni", Rprev, bp),
+        axis=0,
+    )
+    vel = np.cumsum(pl + cross(wprev, P), axis=0)
+    Rn = Rw[1:]
+    Iw = np.einsum("nij,nj,nkj->nik", Rn, model.inertia_body, Rn)
+    med = model.medium
+    F = (model.mass - med.density * model.volume)[:, None] * model.gravity[None, :] - model.inertial_mass[
+        :, None
+    ] * acc
+    if med.drag_coefficient > 0.0:
+        t = Rn[:, :, 2]
+        vn = vel - np.sum(vel * t, axis=1)[:, None] * t
+        speed = np.linalg.norm(vn, axis=1)
+        F -= (0.5 * med.density * med.drag_coefficient * model.drag_area * speed)[:, None] * vn
+    if tip_force is not None:
+        F[-1] += tip_force
+    N = -(np.einsum("nij,nj->ni", Iw, alpha) + cross(w, np.einsum("nij,nj->ni", Iw, w)))
+    if tip_moment is not None:
+        N[-1] += tip_moment
+    Fbar = np.cumsum(F[::-1], axis=0)[::-1]
+    nbar = np.cumsum((N + cross(o, F))[::-1], axis=0)[::-1]
+    Q = (np.einsum("nji,nj->ni", Ww, nbar - cross(o, Fbar)) + np.einsum("nji,nj->ni", Wp, Fbar)).ravel()
+    if not with_mass:
+        return None, Q
+    # composite rigid body algorithm about the base origin, (angular; linear) ordering
+    S = np.empty((n, 6, 4))
+    S[:, :3] = Ww
+    S[:, 3:] = Wp + skew(o) @ Ww
+    m = model.inertial_mass
+    ox = skew(o)
+    Isp = np.zeros((n, 6, 6))
+    Isp[:, :3, :3] = Iw - m[:, None, None] * (ox @ ox)
+    Isp[:, :3, 3:] = m[:, None, None] * ox
+    Isp[:, 3:, :3] = -m[:, None, None] * ox
+    Isp[:, 3:, 3:] = m[:, None, None] * np.eye(3)
+    Ic = np.cumsum(Isp[::-1], axis=0)[::-1]
+    Fc = Ic @ S  # (n, 6, 4)
+    B = Fc.transpose(0, 2, 1).reshape(4 * n, 6) @ S.transpose(1, 0, 2).reshape(6, 4 * n)
+    M = np.where(model._lower, B, B.T)
+    return M, Q
