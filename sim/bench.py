@@ -3,7 +3,8 @@
 Kinematic mode: every tick writes a fresh PCC configuration to every limb (a slow sweep) and refreshes
 contacts. Dynamic mode: every tick moves the spring targets of every limb and PyBullet integrates the
 compliant chains (in the chosen medium). Batch mode (as fast as possible), after a 50-step warm-up.
-``--peer mujoco`` steps the same limb URDFs in MuJoCo at the same dt (passive joints) for a ratio.
+``--peer mujoco`` steps the same limb URDFs in MuJoCo at the same dt (passive joints, contacts off as
+PyBullet's chains do not self-collide) for a ratio.
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ def bench_mujoco(robot: str, sections: int, seconds: float = 1.0, dt: float = 1e
     datas = []
     for m in models:
         m.opt.timestep = dt
+        # PyBullet does not collide a limb with itself; MuJoCo's URDF import would (thousands of pairs)
+        m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
         datas.append(mujoco.MjData(m))
     steps = int(round(seconds / dt))
     start = time.perf_counter()
