@@ -1,11 +1,11 @@
 """The URSULA squid demo: model-mediated teleoperation of four soft limbs, 1 kHz physics, 50 Hz visuals.
 
-The master replica (:class:`~teleop.mmt.MmtSession`) runs at 1 kHz; a simulated slave sits behind a
-1500 m acoustic link (about 1 s one way). With a display (and without ``headless``) it opens the
-PyBullet GUI, takes the keyboard (help overlay in the window), shows the camera arm's tip view in the
-GUI's RGB preview and paces the loop to absolute deadlines. Without one it plays a scripted operator
-session (camera looks down, the light follows it, the grasper reaches beside the rock on the seabed,
-the palpation arm touches it) as fast as possible and writes, into ``out_dir``: ``demo.gif`` (external
+The master replica (:class:`~teleop.mmt.MmtSession`) runs at 1 kHz; a simulated slave sits behind a 1500 m
+acoustic link (about 1 s one way). With a display (and without ``headless``) the physics stays in DIRECT and a
+PyBullet GUI runs in its own process (:mod:`sim.viewer`): it mirrors the limbs, seabed and rock, shows the
+keyboard help overlay and forwards the keys; the loop is paced to absolute deadlines. Without one it plays a
+scripted operator session (camera looks down, the light follows it, the grasper reaches beside the rock on the
+seabed, the palpation arm touches it) as fast as possible and writes, into ``out_dir``: ``demo.gif`` (external
 view), ``camera_tip.png`` (view from the camera arm's tip, lit from the spotlight), ``tips.png`` (tip
 trajectories), ``metrics.png`` (forces and master/slave tips) and ``summary.json`` (loop statistics,
 teleoperation metrics, final tip positions).
@@ -21,32 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from sim.bullet import pb
+from sim.loop import VISUAL_RATE, compute_n_steps
 from sim.world import PHYSICS_DT, Robot
 from teleop.devices import ScriptedDevice
-from teleop.mapping import spotlight_direction
-from teleop.mmt import MmtConfig, MmtSession, add_environment
-from urdf_gen.errors import ConfigurationError
+from teleop.mapping import camera_view_matrix, spotlight_direction
+from teleop.mmt import MmtConfig, MmtSession
 
-VISUAL_RATE = 50.0  # Hz
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (320, 240)  # px
-
-
-def visual_substeps(dt: float = PHYSICS_DT, rate: float = VISUAL_RATE) -> int:
-    """Physics steps per visual frame; raises if ``1 / rate`` is not a whole number of steps."""
-    n = round(1.0 / rate / dt)
-    if n < 1 or abs(n * dt * rate - 1.0) > 1e-9:
-        raise ConfigurationError(f"visual rate {rate:g} Hz does not divide the physics rate {1 / dt:g} Hz")
-    return n
-
-
-SEABED_Z = -0.6  # m, seabed below the head centre
-ROCK = (MmtConfig().rock_true, MmtConfig().rock_radius)  # m, true centre and radius of the rock
-
-
-def add_seabed(client: int) -> tuple[int, int]:
-    """A sand-coloured seabed plane and the rock, at their true positions; returns the body ids."""
-    return add_environment(client, ROCK[0], ROCK[1], SEABED_Z)
 
 
 REST_TIPS = {"grasper": (0.725, -0.06, -0.06), "palpation": (0.725, 0.06, -0.06)}  # m, straight arms
@@ -75,13 +57,14 @@ def scripted_operator() -> ScriptedDevice:
     )
 
 
-def _render(client: int, view: np.ndarray, proj: list[float], light: np.ndarray | None = None) -> np.ndarray:
+def _render(client: int, view: list[float], proj: list[float], light: np.ndarray | None = None) -> np.ndarray:
+    """RGB image ``(h, w, 3) uint8`` for PyBullet view and projection matrices (16 floats each)."""
     w, h = IMAGE_SIZE
     extra = {} if light is None else {"lightDirection": light.tolist()}
     _, _, rgba, _, _ = pb.getCameraImage(
         w,
         h,
-        viewMatrix=view.T.reshape(-1).tolist(),
+        viewMatrix=view,
         projectionMatrix=proj,
         renderer=pb.ER_TINY_RENDERER,
         physicsClientId=client,
@@ -90,17 +73,10 @@ def _render(client: int, view: np.ndarray, proj: list[float], light: np.ndarray 
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
 
 
-def _tip_view(robot: Robot, limb: str) -> np.ndarray:
-    """OpenGL view matrix ``(4, 4)`` looking along the limb tip's z axis."""
-    T = robot.tip_pose(limb)
-    eye = T[:3, 3]
-    return np.asarray(pb.computeViewMatrix(eye, eye + T[:3, 2], -T[:3, 0])).reshape(4, 4).T
-
-
 def run_demo(out_dir: Path, *, headless: bool = False, duration: float = 6.0) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary."""
     gui = not headless and bool(os.environ.get("DISPLAY"))
-    n_sub = visual_substeps()
+    n_sub = compute_n_steps(VISUAL_RATE, PHYSICS_DT)
     # Physics stays in DIRECT; with a display the GUI runs in its own process (sim.viewer).
     with MmtSession(MmtConfig(), gui=False) as session:
         robot, client = session.robot, session.world.client
@@ -109,7 +85,7 @@ def run_demo(out_dir: Path, *, headless: bool = False, duration: float = 6.0) ->
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         proj = pb.computeProjectionMatrixFOV(60, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
-        view = np.asarray(pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.3], [0, 0, 1])).reshape(4, 4).T
+        view = pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.3], [0, 0, 1])
         frames: list[np.ndarray] = []
         tips: dict[str, list[list[float]]] = {limb.name: [] for limb in robot.spec.limbs}
         times: list[float] = []
@@ -214,7 +190,7 @@ def _write_outputs(
     iio.imwrite(gif, np.stack(frames), duration=1000 * GIF_EVERY / VISUAL_RATE, loop=0)
     cam = out_dir / "camera_tip.png"
     light = spotlight_direction(robot.link_pose("spotlight_frame"))
-    iio.imwrite(cam, _render(robot.world.client, _tip_view(robot, "camera"), proj, light))
+    iio.imwrite(cam, _render(robot.world.client, camera_view_matrix(robot.tip_pose("camera")), proj, light))
     fig, axes = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
     for name, xyz in tips.items():
         arr = np.asarray(xyz)
