@@ -32,6 +32,25 @@ def add_seabed(world: object, z: float = -0.6, *, half_extent: float = 5.0) -> i
     return body
 
 
+def add_sphere(
+    world: object,
+    centre: Sequence[float],
+    radius: float,
+    *,
+    mass: float = 0.0,
+    rgba: Sequence[float] = ROCK_RGBA,
+) -> int:
+    """A sphere (m, kg; static if ``mass == 0``), e.g. a rock."""
+    if not radius > 0.0:
+        raise ConfigurationError(f"radius = {radius!r} is invalid; allowed: a number > 0 m")
+    cid = world.client  # type: ignore[attr-defined]
+    col = pb.createCollisionShape(pb.GEOM_SPHERE, radius=radius, physicsClientId=cid)
+    vis = pb.createVisualShape(pb.GEOM_SPHERE, radius=radius, rgbaColor=list(rgba), physicsClientId=cid)
+    body = pb.createMultiBody(mass, col, vis, list(centre), physicsClientId=cid)
+    world.mark_moved()  # type: ignore[attr-defined]
+    return body
+
+
 def add_plane(world: object, point: Sequence[float], normal: Sequence[float]) -> int:
     """A static infinite plane through ``point`` (m) with outward ``normal`` (e.g. a wall)."""
     n = np.asarray(normal, dtype=float)

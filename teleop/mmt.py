@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.bullet import pb
+from sim.environment import add_seabed, add_sphere
 from sim.world import World
 from teleop.channel import Channel, LinkSpec, acoustic_link
 from teleop.devices.base import InputDevice
@@ -64,20 +65,10 @@ def decode_configs(data: bytes, shape: list[tuple[str, int]], offset: bool = Fal
 
 
 def add_environment(
-    client: int, rock: tuple[float, float, float], radius: float, seabed_z: float
+    world: World, rock: tuple[float, float, float], radius: float, seabed_z: float
 ) -> tuple[int, int]:
     """A seabed plane at ``seabed_z`` (m) and a rock sphere; returns their body ids."""
-    plane = pb.createCollisionShape(pb.GEOM_PLANE, physicsClientId=client)
-    vis = pb.createVisualShape(
-        pb.GEOM_BOX, halfExtents=[2, 2, 0.001], rgbaColor=[0.76, 0.7, 0.5, 1], physicsClientId=client
-    )
-    seabed = pb.createMultiBody(0, plane, vis, [0, 0, seabed_z], physicsClientId=client)
-    col = pb.createCollisionShape(pb.GEOM_SPHERE, radius=radius, physicsClientId=client)
-    vis = pb.createVisualShape(
-        pb.GEOM_SPHERE, radius=radius, rgbaColor=[0.45, 0.45, 0.5, 1], physicsClientId=client
-    )
-    rock_id = pb.createMultiBody(0, col, vis, list(rock), physicsClientId=client)
-    return seabed, rock_id
+    return add_seabed(world, seabed_z, half_extent=2.0), add_sphere(world, rock, radius)
 
 
 def _smooth(u: float) -> float:
@@ -133,8 +124,8 @@ class Slave:
         self.cfg = cfg
         self.world = World(mode="kinematic")
         self.robot = self.world.load_robot(spec)
-        _, self.rock = add_environment(self.world.client, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
-        self.env = [self.rock, _]
+        seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
+        self.env = [self.rock, seabed]
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.setpoint = {
             n: np.array([[0.0, 0.0, seg.length] for seg in spec.limb(n).segments]) for n, _ in self.shape
@@ -214,9 +205,7 @@ class MmtSession:
         spec = load_robot(robot, sections=cfg.sections)
         self.world = World(gui=gui, mode="kinematic")
         self.robot = self.world.load_robot(spec)
-        seabed, self.rock = add_environment(
-            self.world.client, cfg.rock_estimate, cfg.rock_radius, cfg.seabed_z
-        )
+        seabed, self.rock = add_environment(self.world, cfg.rock_estimate, cfg.rock_radius, cfg.seabed_z)
         self.env = [self.rock, seabed]
         names = [limb.name for limb in spec.limbs]
         self.mapping = OperatorMapping(

@@ -12,6 +12,7 @@ from sim.environment import (
     add_object,
     add_plane,
     add_seabed,
+    add_sphere,
     contact_forces,
     deepest_penetration,
     force_sensor,
@@ -70,5 +71,11 @@ def test_objects_and_bad_inputs(tmp_path) -> None:
             add_object(world, bad, (0, 0, 0))
         with pytest.raises(ConfigurationError, match=r"limb 'camera' has no force sensor payload"):
             force_sensor(robot, "camera")
+        with pytest.raises(ConfigurationError, match=r"radius = -0.1 is invalid; allowed: a number > 0 m"):
+            add_sphere(world, (0, 0, 0), -0.1)
+        rock = add_sphere(world, (1.0, 0.0, 0.0), 0.05)
+        assert pb.getCollisionShapeData(rock, -1, physicsClientId=world.client)[0][3][0] == pytest.approx(
+            0.05
+        )
         with pytest.raises(ConfigurationError, match=r"normal = \[0, 0, 0\] is invalid"):
             add_plane(world, (0, 0, 0), [0, 0, 0])
