@@ -46,6 +46,7 @@ from sim.bullet import pb
 from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.geometry import frustum_mass_properties
+from urdf_gen.pcc import rest_configs
 from urdf_gen.specs import LimbSpec
 from urdf_gen.types import FloatArray
 
@@ -82,10 +83,6 @@ def medium(name: str) -> Medium:
     return MEDIA[name]
 
 
-def _radius(seg_r0: float, seg_r1: float, length: float, s: float) -> float:
-    return seg_r0 + (seg_r1 - seg_r0) * s / length
-
-
 def joint_stiffness(limb: LimbSpec) -> FloatArray:
     """Stiffness of every joint of ``limb`` in joint-vector order, ``(n,) float`` (N·m/rad or N/m)."""
     E = limb.material.youngs_modulus
@@ -97,11 +94,11 @@ def joint_stiffness(limb: LimbSpec) -> FloatArray:
         for k in range(n):
             s_joint = h / 4 if k == 0 else k * h  # the first joint covers [0, h/2]
             arm = h / 2 if k == 0 else h
-            r = _radius(seg.radius_base, seg.radius_tip, L, s_joint)
+            r = seg.radius_at(s_joint / L)
             i_area = math.pi * r**4 / 4.0
-            r_mid = _radius(seg.radius_base, seg.radius_tip, L, (k + 0.5) * h)
+            r_mid = seg.radius_at((k + 0.5) * h / L)
             out += [G * 2 * i_area / arm, E * i_area / arm, E * math.pi * r_mid**2 / h]
-        r_tip = _radius(seg.radius_base, seg.radius_tip, L, L - h / 4)
+        r_tip = seg.radius_at((L - h / 4) / L)
         out.append(E * math.pi * r_tip**4 / 4.0 / (h / 2))
     return np.array(out)
 
@@ -120,8 +117,7 @@ def slice_volumes(limb: LimbSpec) -> FloatArray:
     for seg in limb.segments:
         n, L = seg.sections, seg.length
         for k in range(n):
-            r0 = _radius(seg.radius_base, seg.radius_tip, L, k * L / n)
-            r1 = _radius(seg.radius_base, seg.radius_tip, L, (k + 1) * L / n)
+            r0, r1 = seg.radius_at(k / n), seg.radius_at((k + 1) / n)
             vols.append(frustum_mass_properties(r0, r1, L / n, 1.0).mass)
     return np.array(vols)
 
@@ -137,14 +133,13 @@ class CompliantLimb:
     """
 
     def __init__(self, robot: object, limb: str, medium_: Medium, phase: int = 0) -> None:
-        self.robot = robot
         self.spec = robot.limb(limb)  # type: ignore[attr-defined]
         self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
         self.client: int = robot.world.client  # type: ignore[attr-defined]
         self.dt: float = robot.world.dt  # type: ignore[attr-defined]
         self.medium = medium_
         self.idx = robot.joint_indices(limb).tolist()  # type: ignore[attr-defined]
-        rest = robot.pcc_joints(limb, [_straight(s) for s in self.spec.segments])  # type: ignore[attr-defined]
+        rest = robot.pcc_joints(limb, rest_configs(self.spec.segments))  # type: ignore[attr-defined]
         n_joints = pb.getNumJoints(self.body, physicsClientId=self.client)
         info = [pb.getJointInfo(self.body, j, physicsClientId=self.client) for j in range(n_joints)]
         movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
@@ -260,9 +255,3 @@ class CompliantLimb:
         self._steps_since_drag += 1
         for link, f, p in zip(self.slice_links, self._drag, self._com, strict=True):
             pb.applyExternalForce(self.body, link, f, p, pb.WORLD_FRAME, physicsClientId=cid)
-
-
-def _straight(seg: object) -> object:
-    from urdf_gen.pcc import PccConfig
-
-    return PccConfig(0.0, 0.0, seg.length)  # type: ignore[attr-defined]

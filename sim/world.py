@@ -26,7 +26,7 @@ from sim.dynamics import CompliantLimb
 from sim.dynamics import medium as medium_by_name
 from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, limb_joints
+from urdf_gen.pcc import PccConfig, limb_joints, rest_configs
 from urdf_gen.spec_loader import load_robot
 from urdf_gen.specs import LimbSpec, RobotSpec
 from urdf_gen.types import FloatArray, Transform
@@ -87,7 +87,7 @@ class Robot:
             for link in (f"{first}_a", f"{first}_b", first):
                 pb.setCollisionFilterPair(self.head, body, -1, self._links[link][1], 0, physicsClientId=cid)
             # Start straight at rest length: all-zero joints would mean chords of length 0.
-            self.set_pcc(limb.name, [PccConfig(0.0, 0.0, seg.length) for seg in limb.segments])
+            self.set_pcc(limb.name, rest_configs(limb.segments))
 
     def limb(self, name: str) -> LimbSpec:
         """The spec of limb ``name``."""

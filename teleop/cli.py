@@ -25,7 +25,7 @@ from sim.experiments.cli import register_run, register_sweep
 from sim.export.cli import register_export
 from urdf_gen import __version__, naming
 from urdf_gen.errors import PccBulletError
-from urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend
+from urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
 from urdf_gen.spec_loader import bundled_robots, load_robot
 from urdf_gen.urdf_writer import write_urdf
 
@@ -97,7 +97,7 @@ def _pose(args: argparse.Namespace) -> int:
         raise PccBulletError(
             f"--segment {args.segment} is invalid for limb '{limb.name}'; allowed: 1..{len(limb.segments)}"
         )
-    configs = [PccConfig(0.0, 0.0, seg.length) for seg in limb.segments]
+    configs = rest_configs(limb.segments)
     seg = limb.segments[args.segment - 1]
     length = seg.length if args.length is None else args.length
     configs[args.segment - 1] = PccConfig(math.radians(args.bend), math.radians(args.plane), length)

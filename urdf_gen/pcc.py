@@ -190,6 +190,11 @@ def pcc_from_joints(q: FloatArray) -> PccConfig:
     return PccConfig(bend=bend, plane=float(q[0]), length=length)
 
 
+def rest_configs(segments: Sequence[object]) -> list[PccConfig]:
+    """Straight configurations at rest length, one per segment (``SegmentSpec``-like: ``.length``)."""
+    return [PccConfig(0.0, 0.0, seg.length) for seg in segments]  # type: ignore[attr-defined]
+
+
 def limb_transform(configs: Sequence[PccConfig]) -> Transform:
     """Tip frame of a multi-segment limb (PCC arcs in series) in the limb base frame, ``(4, 4) float``."""
     T = np.eye(4)

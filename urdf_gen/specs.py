@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from urdf_gen.types import Transform
+from urdf_gen.types import FloatArray, Transform
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,10 @@ class SegmentSpec:
     sections: int
     radius_base: float
     radius_tip: float
+
+    def radius_at(self, fraction: float | FloatArray) -> float | FloatArray:
+        """Frustum radius (m) at ``fraction`` (0 = base, 1 = tip; scalar or array) of the rest length."""
+        return self.radius_base + (self.radius_tip - self.radius_base) * fraction
 
     @property
     def volume(self) -> float:

@@ -212,8 +212,7 @@ class _Builder:
         lim = section_limits(seg)
         rho = limb.material.density
         for k in range(1, n + 1):
-            r0 = seg.radius_base + (seg.radius_tip - seg.radius_base) * (k - 1) / n
-            r1 = seg.radius_base + (seg.radius_tip - seg.radius_base) * k / n
+            r0, r1 = seg.radius_at((k - 1) / n), seg.radius_at(k / n)
             slice_mp = frustum_mass_properties(r0, r1, h, rho).shifted(-h)  # body frame at the slice's top
             body_share = 1.0 - 2 * INTERMEDIATE_FRACTION - (INTERMEDIATE_FRACTION if k == n else 0.0)
             mid = slice_mp.scaled(INTERMEDIATE_FRACTION).shifted(h)  # centre ahead of the section base

@@ -23,7 +23,7 @@ from sim.export.formats import FORMATS, write_series
 from sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
 from sim.export.skin import skin_mesh
 from urdf_gen.errors import ConfigurationError, PccBulletError
-from urdf_gen.pcc import PccConfig
+from urdf_gen.pcc import PccConfig, rest_configs
 from urdf_gen.spec_loader import load_robot
 from urdf_gen.specs import RobotSpec
 
@@ -44,7 +44,7 @@ def robot_frames(robot: str | Path | RobotSpec, *, ring: int = 32) -> Frames:
     spec = robot if isinstance(robot, RobotSpec) else load_robot(robot)
     skins, rigids = [], []
     for limb in spec.limbs:
-        configs = [PccConfig(0.0, 0.0, seg.length) for seg in limb.segments]
+        configs = rest_configs(limb.segments)
         T = limb_base_pose(spec, limb.name)
         skins.append(skin_mesh(limb, configs, T, ring=ring))
         rigids.append(rigid_mesh(limb, section_poses(limb, configs, T), ring=ring))

@@ -67,7 +67,7 @@ def backbone(
         )
         pts.append(local @ T[:3, :3].T + T[:3, 3])
         tans.append(tangent @ T[:3, :3].T)
-        radii.append(seg.radius_base + (seg.radius_tip - seg.radius_base) * frac)
+        radii.append(seg.radius_at(frac))
         arc.append(s0 + s)
         s0 += c.length
         T = T @ arc_transform(c.bend, c.plane, c.length)
