@@ -63,11 +63,9 @@ def bench_world(
         handle = world.load_robot(robot, sections=sections)
         joints = sum(len(handle.joint_indices(limb.name)) for limb in handle.spec.limbs)
         on_tick, on_visual = _sweep(handle)
-        for _ in range(WARMUP_STEPS):
-            on_tick(world.time)
-            on_visual(world.time)
-            world.step()
-        stats = Loop(world, on_tick=on_tick, on_visual=on_visual).run(seconds)
+        loop = Loop(world, on_tick=on_tick, on_visual=on_visual)
+        loop.run(WARMUP_STEPS * world.dt)
+        stats = loop.run(seconds)
     return {
         "robot": robot,
         "mode": mode,

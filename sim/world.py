@@ -155,7 +155,7 @@ class Robot:
                 f"limb '{limb}' has no spring joints; mode 'target' needs a compliant robot"
             )
         if mode == "reset":
-            self.world._moved = True
+            self.world.mark_moved()
             pb.resetJointStatesMultiDof(
                 body, idx.tolist(), [[v] for v in q], [[0.0]] * len(q), physicsClientId=cid
             )
