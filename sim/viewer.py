@@ -16,6 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from urdf_gen.errors import ConfigurationError
+
+SHAPE_KINDS = ("plane", "sphere")
 QUEUE_FRAMES = 2
 KEY_QUEUE = 256
 POLL_S = 0.02  # s, keyboard polling period of the viewer while it waits for frames
@@ -93,7 +96,6 @@ def _viewer_main(
     for i, line in enumerate(help_lines):
         pb.addUserDebugText(line, [0.2, -0.6, 0.45 - 0.06 * i], [1, 1, 1], 1.2, physicsClientId=cid)
     applied = 0
-    last: dict[str, list[float]] = {}
     while True:
         if gui:
             events = pb.getKeyboardEvents(physicsClientId=cid)
@@ -113,9 +115,13 @@ def _viewer_main(
         for name, q in frame.items():
             idx = list(bodies[name].joints)
             pb.resetJointStatesMultiDof(ids[name], idx, [[v] for v in q], physicsClientId=cid)
-            last[name] = [pb.getJointState(ids[name], j, physicsClientId=cid)[0] for j in idx[:3]]
         applied += 1
-    report.put({"applied": applied, "first_joints": last})
+    shown = {  # what the viewer shows at the end: the first three joints of every limb
+        name: [pb.getJointState(ids[name], j, physicsClientId=cid)[0] for j in b.joints[:3]]
+        for name, b in bodies.items()
+        if b.joints
+    }
+    report.put({"applied": applied, "first_joints": shown})
     pb.disconnect(cid)
 
 
@@ -137,6 +143,11 @@ class ViewerProcess:
         shapes: tuple[ViewerShape, ...] = (),
         help_lines: tuple[str, ...] = (),
     ) -> None:
+        for shape in shapes:
+            if shape.kind not in SHAPE_KINDS:
+                raise ConfigurationError(
+                    f"viewer shape {shape.name!r}: kind = {shape.kind!r} is invalid; allowed: {SHAPE_KINDS}"
+                )
         ctx = mp.get_context("spawn")
         self._frames: mp.Queue = ctx.Queue(maxsize=QUEUE_FRAMES)
         self._keys: mp.Queue = ctx.Queue(maxsize=KEY_QUEUE)

@@ -65,3 +65,14 @@ def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
             assert now == {b: pb.KEY_IS_DOWN}
         finally:
             viewer.close()
+
+
+def test_unknown_shape_kind_is_refused() -> None:
+    from sim.viewer import ViewerShape
+    from urdf_gen.errors import ConfigurationError
+
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=2)
+        box = ViewerShape("crate", "box", (0.0, 0.0, 0.0))
+        with pytest.raises(ConfigurationError, match=r"viewer shape 'crate': kind = 'box' is invalid"):
+            ViewerProcess(robot, gui=False, shapes=(box,))
