@@ -15,15 +15,6 @@ from urdf_gen.pcc import pcc_from_joints
 from urdf_gen.types import FloatArray
 
 
-def _model_medium(name: str) -> Any:
-    from sim.models import newton_euler as ne
-
-    if name == "air":
-        return ne.AIR
-    density = 1000.0 if name == "water" else ne.SEAWATER.density
-    return ne.Medium(name, density, ne.SEAWATER.drag_coefficient, ne.SEAWATER.added_mass_coefficient)
-
-
 class ModelTwin:
     """Run the Newton–Euler model of ``limb`` beside the PyBullet chain of ``robot``.
 
@@ -38,7 +29,7 @@ class ModelTwin:
         self, robot: Any, limb: str, pieces_per_segment: int | None = None, tau: FloatArray | None = None
     ):
         from sim.models.integrators import step
-        from sim.models.newton_euler import LimbModel
+        from sim.models.newton_euler import LimbModel, medium_named
 
         self.robot = robot
         self.limb = limb
@@ -46,7 +37,7 @@ class ModelTwin:
         self.T_world_base = robot.T_world_limbbase(limb)
         gravity = self.T_world_base[:3, :3].T @ np.asarray(robot.world.gravity, dtype=float)
         n = pieces_per_segment or spec.segments[0].sections
-        self.model = LimbModel(spec, n, gravity=gravity, medium=_model_medium(robot.world.medium.name))
+        self.model = LimbModel(spec, n, gravity=gravity, medium=medium_named(robot.world.medium.name))
         self.q = self.model.rest_state()
         self.qd = np.zeros_like(self.q)
         self.tau = tau

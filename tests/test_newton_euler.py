@@ -212,3 +212,16 @@ def test_multi_limb_model_equals_single_limbs(ursula_limbs, n):
         np.testing.assert_allclose(
             multi.split(acc)[i], m.acceleration(qi, vi, ti, tip_force=tf[i]), rtol=1e-8, atol=1e-8
         )
+
+
+def test_medium_named_matches_the_world_media() -> None:
+    from sim.dynamics import MEDIA
+    from sim.models.newton_euler import medium_named
+    from urdf_gen.errors import ConfigurationError
+
+    for name in ("air", "water", "seawater"):
+        assert medium_named(name).density == pytest.approx(MEDIA[name].density, rel=1e-3)
+    with pytest.raises(
+        ConfigurationError, match=r"medium = 'oil' is invalid; allowed: 'air', 'water', 'seawater'"
+    ):
+        medium_named("oil")

@@ -36,11 +36,10 @@ class _LimbRunner:
     def __init__(self, spec: Any, limb: Any, pieces: int) -> None:
         from sim.models.actuators import ChamberActuation, TendonActuation
         from sim.models.hydraulics import HydraulicDrive, load_hydraulic_drive
-        from sim.models.newton_euler import LimbModel
-        from sim.twin import _model_medium
+        from sim.models.newton_euler import LimbModel, medium_named
 
         self.limb = limb
-        self.model = LimbModel(limb, pieces, medium=_model_medium(spec.medium))
+        self.model = LimbModel(limb, pieces, medium=medium_named(spec.medium))
         self.q = self.model.rest_state()
         self.qd = np.zeros_like(self.q)
         count = limb.actuators.count * len(limb.segments)

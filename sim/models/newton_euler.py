@@ -73,6 +73,18 @@ class Medium:
 VACUUM = Medium("vacuum", 0.0, 0.0, 0.0)
 AIR = Medium("air", 1.204, 0.0, 0.0)  # buoyancy kept, drag and added mass negligible
 SEAWATER = Medium("seawater", SEAWATER_DENSITY, CYLINDER_DRAG_COEFFICIENT, CYLINDER_ADDED_MASS_COEFFICIENT)
+FRESH_WATER_DENSITY = 1000.0  # kg/m^3, the "water" medium of the PyBullet world (sim.dynamics.WATER)
+
+
+def medium_named(name: str) -> Medium:
+    """The model's medium for a world medium name: ``"air"``, ``"water"`` (fresh) or ``"seawater"``."""
+    if name == "air":
+        return AIR
+    if name == "seawater":
+        return SEAWATER
+    if name == "water":
+        return Medium(name, FRESH_WATER_DENSITY, SEAWATER.drag_coefficient, SEAWATER.added_mass_coefficient)
+    raise ConfigurationError(f"medium = {name!r} is invalid; allowed: 'air', 'water', 'seawater'")
 
 
 def gravity_in_limb_base(
