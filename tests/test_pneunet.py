@@ -23,7 +23,7 @@ from urdf_gen.pneunet import (
     tip_position_closed_form,
     write_pneunet_urdf,
 )
-from urdf_gen.simple_urdf import bundled_robots_dir
+from urdf_gen.spec_loader import robots_dir
 
 SPECS = {name: load_bundled_pneunet(name) for name in PNEUNET_NAMES}
 PRESSURES_PA = np.linspace(0.0, 80e3, 81)
@@ -160,7 +160,7 @@ def test_urdf_loads_in_mujoco(name: str, tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------- bad TOML
 
-GOOD = (bundled_robots_dir() / "pneunet_4.toml").read_text()
+GOOD = (robots_dir() / "pneunet_4.toml").read_text()
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import yourdfpy
 
 from urdf_gen.actuator_space import lengths_from_pcc, pcc_from_lengths
 from urdf_gen.errors import SpecError
-from urdf_gen.simple_urdf import bundled_robots_dir
+from urdf_gen.spec_loader import robots_dir
 from urdf_gen.three_actuator import (
     Shape,
     layout,
@@ -205,7 +205,7 @@ def test_urdf_loads_in_mujoco(urdf_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------- bad TOML
 
-GOOD = (bundled_robots_dir() / "seed004_spatial.toml").read_text()
+GOOD = (robots_dir() / "seed004_spatial.toml").read_text()
 
 
 @pytest.mark.parametrize(

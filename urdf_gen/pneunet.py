@@ -33,14 +33,14 @@ from urdf_gen.simple_urdf import (
     Sphere,
     UrdfRobot,
     box_inertia,
-    bundled_robots_dir,
     check_keys,
     get_int,
     get_number,
     get_str,
-    read_toml,
     sphere_inertia,
 )
+from urdf_gen.spec_loader import robots_dir
+from urdf_gen.toml_fields import read_toml
 from urdf_gen.types import FloatArray, Transform
 
 __all__ = [
@@ -189,7 +189,7 @@ def load_bundled_pneunet(name: str) -> PneuNetSpec:
     """
     if name not in PNEUNET_NAMES:
         raise SpecError("<bundled robots>", "name", name, "one of " + ", ".join(PNEUNET_NAMES))
-    return load_pneunet(bundled_robots_dir() / f"{name}.toml")
+    return load_pneunet(robots_dir() / f"{name}.toml")
 
 
 # ------------------------------------------------------------------------------------------- kinematics

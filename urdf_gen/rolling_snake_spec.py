@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from urdf_gen.errors import SpecError
+from urdf_gen.toml_fields import read_toml
 
 KIND = "rolling_snake"
 MOUNTS = ("ground", "ceiling")
@@ -166,13 +166,7 @@ def load_rolling_snake(path: str | Path) -> RollingSnakeSpec:
             ways or neither way. The message names the file, the field, the value and what is allowed.
     """
     src = Path(path)
-    try:
-        with src.open("rb") as fh:
-            table = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(src, "<file>", str(exc), "valid TOML") from exc
-    except OSError as exc:
-        raise SpecError(src, "<file>", str(exc), "a readable TOML file") from exc
+    table = read_toml(src)
 
     known = set(_REQUIRED) | set(_OPTIONAL)
     for key in table:

@@ -8,7 +8,6 @@ link gets a positive mass and a physically valid diagonal inertia (triangle ineq
 from __future__ import annotations
 
 import math
-import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +24,10 @@ __all__ = [
     "box_inertia",
     "cylinder_inertia",
     "sphere_inertia",
-    "read_toml",
     "check_keys",
     "get_number",
     "get_int",
     "get_str",
-    "bundled_robots_dir",
 ]
 
 # ----------------------------------------------------------------------------------------------- geometry
@@ -236,31 +233,6 @@ class UrdfRobot:
 
 
 # ----------------------------------------------------------------------------------------------- TOML
-
-
-def bundled_robots_dir() -> Path:
-    """Folder of the bundled robot TOMLs (``assets/robots`` in the source tree or the installed package)."""
-    source_tree = Path(__file__).resolve().parent.parent / "assets" / "robots"
-    if source_tree.is_dir():
-        return source_tree
-    try:  # installed wheel: assets are the package ``pccbullet_assets``
-        from importlib.resources import files
-
-        return Path(str(files("pccbullet_assets") / "robots"))
-    except ModuleNotFoundError:  # pragma: no cover - neither layout present
-        return source_tree
-
-
-def read_toml(path: str | Path) -> dict[str, Any]:
-    """Parse a TOML file; unreadable or malformed files raise :class:`SpecError` naming the file."""
-    path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except OSError as exc:
-        raise SpecError(path, "<file>", str(path), f"a readable TOML file ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(path, "<file>", str(exc), "valid TOML syntax") from exc
 
 
 def check_keys(

@@ -32,15 +32,15 @@ from urdf_gen.errors import ConfigurationError, SpecError
 from urdf_gen.simple_urdf import (
     Cylinder,
     UrdfRobot,
-    bundled_robots_dir,
     check_keys,
     cylinder_inertia,
     get_int,
     get_number,
     get_str,
-    read_toml,
     sphere_inertia,
 )
+from urdf_gen.spec_loader import robots_dir
+from urdf_gen.toml_fields import read_toml
 from urdf_gen.types import FloatArray, Transform
 
 __all__ = [
@@ -170,7 +170,7 @@ def load_three_actuator(path: str | Path) -> ThreeActuatorSpec:
 
 def load_bundled_three_actuator(name: str = "seed004_spatial") -> ThreeActuatorSpec:
     """Load a bundled three-actuator robot from ``assets/robots`` by name."""
-    path = bundled_robots_dir() / f"{name}.toml"
+    path = robots_dir() / f"{name}.toml"
     if not path.is_file():
         raise SpecError(
             "<bundled robots>", "name", name, "a bundled three-actuator robot, e.g. 'seed004_spatial'"

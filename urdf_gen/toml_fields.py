@@ -18,13 +18,14 @@ from urdf_gen.errors import SpecError
 _MISSING = object()
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse ``path`` as TOML; syntax errors become :class:`SpecError` naming the file."""
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Parse ``path`` as TOML; unreadable or malformed files raise :class:`SpecError` naming the file."""
+    path = Path(path)
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
-        raise SpecError(path, "<file>", str(exc), "valid TOML") from exc
+        raise SpecError(path, "<file>", str(exc), "valid TOML syntax") from exc
     except OSError as exc:
         raise SpecError(path, "<file>", str(exc), "a readable TOML file") from exc
 
