@@ -4,13 +4,21 @@ Mechanism and why: joint torques from an *implicit* (backward-Euler, "stable PD"
 Turk 2011) spring-damper, sent once per step with one batched ``setJointMotorControlArray(TORQUE_CONTROL)``
 call per limb, PyBullet's velocity motors disabled (force 0). Per step and limb::
 
-    (M + dt C + dt^2 K) qdd = -K (q + dt qd - q*) - C qd - h(q, qd) + tau_b
-    tau = -K (q + dt qd + dt^2 qdd - q*) - C (qd + dt qdd) + tau_b
+    (M + dt C + dt^2 K) qdd = -K (q + dt qd - q*) - C qd - h(q, qd) + tau_f
+    tau = -K (q + dt qd + dt^2 qdd - q*) - C (qd + dt qdd) + tau_f
 
-with ``M`` PyBullet's joint-space inertia, ``h`` its Coriolis and gravity terms (inverse dynamics) and
-``tau_b`` the buoyancy. Explicit springs ``-K (q - q*)`` cannot do this: a beam stiff enough to sag
-little has discrete modes far above ``2 / dt`` at N = 20. PyBullet's position motors are implicit too,
-but their gains have no material meaning and cost O(rows x dofs) per solver iteration.
+with ``M`` the joint-space inertia, ``h`` the Coriolis and gravity terms and ``tau_f`` the fluid's
+generalized forces (buoyancy and drag, ``J^T f``). Explicit springs ``-K (q - q*)`` cannot do this: a
+beam stiff enough to sag little has discrete modes far above ``2 / dt`` at N = 20. PyBullet's position
+motors are implicit too, but their gains have no material meaning and cost O(rows x dofs) per solver
+iteration; its ``STABLE_PD_CONTROL`` diverges (NaN) on these fixed-base chains even at 1e-3 of the gains.
+
+Speed: ``M``, ``h`` and ``tau_f`` come from :mod:`sim.rigid_chain`, compiled kernels on the same URDF
+(they equal PyBullet's ``calculateMassMatrix`` / ``calculateInverseDynamics`` to 1e-15). Per step and
+limb PyBullet is called twice: ``getJointStates`` and the torque command. The Cholesky factor of the
+left-hand side is refreshed every ``MASS_REFRESH_STEPS`` steps (limbs staggered); ``h``, the fluid and
+the springs are evaluated every step. A slightly stale ``M`` only changes the predicted ``qdd``, not
+the equilibrium.
 
 Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum at the joint):
 
@@ -19,30 +27,27 @@ Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the fr
 * plane joints (revolute z): torsion ``G J / h`` with ``J = pi r^4 / 2`` (the first: ``h / 2``);
 * chord joints (prismatic z): axial ``E A / h`` with the slice's mean area.
 
-The inertia ``M`` in the left-hand side (with the system's inverse) and the buoyancy torques are
-refreshed every ``MASS_REFRESH_STEPS`` steps; ``h`` and the springs are evaluated every step. A
-slightly stale ``M`` only changes the predicted ``qdd``, not the equilibrium. Drag is recomputed every
-``DRAG_REFRESH_STEPS`` steps and applied every step: the limbs' first modes are near 0.3 Hz.
-
 Damping: stiffness-proportional (Rayleigh) ``C = (2 zeta / omega_1) K``, with ``omega_1`` the first
 natural frequency of ``M q'' + K q = 0`` at the straight pose and ``zeta`` the material's damping ratio:
 the first bending mode gets exactly ``zeta``, higher modes more (the implicit step stays stable).
 
-Medium: buoyancy ``-rho_w / rho`` times the elastomer's gravity torques (slices are uniform, so their
-centre of volume is their centre of mass; payloads get no buoyancy, their volume being unknown, as in
-the Newton–Euler model), and Morison-style
-quadratic drag on each slice, ``-1/2 rho_w Cd d l |v_n| v_n`` across its axis and
-``-1/2 rho_w Cd_axial pi d l |v_a| v_a`` along it, applied as external forces.
+Medium (air too): buoyancy ``-rho_w / rho m g`` at the centre of mass of every link (slices are
+uniform, so their centre of volume is their centre of mass; payloads get no buoyancy, their volume
+being unknown, as in the Newton–Euler model), and Morison-style quadratic drag on each slice at its
+centre of mass, ``-1/2 rho_w Cd d l |v_n| v_n`` across its axis and ``-1/2 rho_w Cd_axial pi d l
+|v_a| v_a`` along it; both enter as joint torques ``J^T f`` (the base is fixed, so this is exact).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from sim.bullet import pb
+from sim.rigid_chain import MASS_COLUMN, ChainModel, implicit_factor, spring_torques
 from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.geometry import frustum_mass_properties
@@ -73,7 +78,6 @@ WATER = Medium("water", 1000.0, 1.1, 0.01)  # fresh water; use SEAWATER for the 
 SEAWATER = Medium("seawater", 1025.0, 1.1, 0.01)
 MEDIA = {m.name: m for m in (AIR, WATER, SEAWATER)}
 MASS_REFRESH_STEPS = 10  # joint-space inertia (and the implicit system's inverse) refreshed every 10 ms
-DRAG_REFRESH_STEPS = 5  # drag forces recomputed every 5 ms, applied every step
 
 
 def medium(name: str) -> Medium:
@@ -145,35 +149,19 @@ class CompliantLimb:
         movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
         if movable != self.idx:
             raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
+        self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
+        R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
+        self.gravity_base = R_world_base.T @ np.asarray(self.gravity_world)
+        self.chain = self._chain(robot.urdfs.limbs[limb], [info[j][1].decode() for j in self.idx])  # type: ignore[attr-defined]
         self.K = joint_stiffness(self.spec)
-        self.omega_1 = first_natural_frequency(self.K, self._mass_matrix(rest))
+        self.omega_1 = first_natural_frequency(self.K, self.chain.mass_matrix(rest))
         self.C = (2.0 * self.spec.material.damping_ratio / self.omega_1) * self.K
         self.target = rest.copy()
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
-        links = robot._links  # type: ignore[attr-defined]
-        self.slice_links = [links[name][1] for name in naming.section_body_links(self.spec)]
-        self.volumes = slice_volumes(self.spec)
-        self._zero = [0.0] * len(self.idx)
         self._steps_since_factor = MASS_REFRESH_STEPS
         self._first_refresh = True
         self.phase = phase % MASS_REFRESH_STEPS
-        self._A_inv = np.eye(len(self.idx))
-        self._buoyancy = np.zeros(len(self.idx))
-        self._drag: list[list[float]] = []
-        self._com: list[list[float]] = []
-        self._steps_since_drag = DRAG_REFRESH_STEPS
-        self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
-        R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
-        self.gravity_base = (R_world_base.T @ np.asarray(self.gravity_world)).tolist()
-        payload = self.spec.payload
-        self.payload_link = links[payload.frame][1] if payload is not None else None
-        self.payload_weight_base = (payload.mass if payload else 0.0) * np.asarray(self.gravity_base)
-        # air's buoyancy (0.1 % of the weight) is left out: it would cost an inverse-dynamics call a step
-        self.buoyancy_ratio = medium_.density / self.spec.material.density if medium_.density > 10.0 else 0.0
-        self.lengths = np.concatenate([[s.length / s.sections] * s.sections for s in self.spec.segments])
-        self.diameters = 2.0 * np.sqrt(self.volumes / (math.pi * self.lengths))
-        self._drag_n = 0.5 * medium_.density * medium_.drag_normal * self.diameters * self.lengths
-        self._drag_a = 0.5 * medium_.density * medium_.drag_axial * math.pi * self.diameters * self.lengths
+        self._L = np.eye(len(self.idx))
         pb.setJointMotorControlArray(
             self.body,
             self.idx,
@@ -188,70 +176,56 @@ class CompliantLimb:
                 self.body, j, jointLowerLimit=-1e3, jointUpperLimit=1e3, physicsClientId=self.client
             )
 
-    def _mass_matrix(self, q: FloatArray) -> FloatArray:
-        """Joint-space inertia at joint vector ``q``, ``(n, n) float``."""
-        return np.asarray(pb.calculateMassMatrix(self.body, q.tolist(), physicsClientId=self.client))
+    def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
+        """The limb's URDF as a compiled chain, with this medium's buoyancy and slice drag."""
+        chain = ChainModel.from_urdf(urdf, joint_names)
+        medium_ = self.medium
+        ratio = medium_.density / self.spec.material.density
+        payload = self.spec.payload
+        # payloads get no buoyancy (their volume is unknown), as in the Newton-Euler model
+        buoyancy = {
+            name: ratio * float(chain.params[i, MASS_COLUMN])
+            for i, name in enumerate(chain.links)
+            if payload is None or name != payload.frame
+        }
+        slices = naming.section_body_links(self.spec)
+        volumes = slice_volumes(self.spec)
+        lengths = np.concatenate([[s.length / s.sections] * s.sections for s in self.spec.segments])
+        diameters = 2.0 * np.sqrt(volumes / (math.pi * lengths))
+        drag_n = 0.5 * medium_.density * medium_.drag_normal * diameters * lengths
+        drag_a = 0.5 * medium_.density * medium_.drag_axial * math.pi * diameters * lengths
+        return chain.with_fluid(
+            buoyancy,
+            dict(zip(slices, drag_n.tolist(), strict=True)),
+            dict(zip(slices, drag_a.tolist(), strict=True)),
+        )
 
     def apply(self) -> None:
-        """Compute and send this step's joint torques and fluid forces."""
+        """Read the joint state, compute and send this step's joint torques (springs, fluid)."""
         cid = self.client
         states = pb.getJointStates(self.body, self.idx, physicsClientId=cid)
-        q = np.fromiter((s[0] for s in states), float, len(self.idx))
-        qd = np.fromiter((s[1] for s in states), float, len(self.idx))
+        q = np.array([s[0] for s in states])
+        qd = np.array([s[1] for s in states])
         tau = self.torques(q, qd)
         pb.setJointMotorControlArray(
             self.body, self.idx, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=cid
         )
-        if self.medium.drag_normal > 0.0 and self.medium.density > 10.0:
-            self._fluid_forces()
 
     def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
-        """Implicit spring-damper torques for joint state ``q``, ``qd`` (see module docstring), ``(n,)``."""
-        cid, dt = self.client, self.dt
-        ql, qdl, zero = q.tolist(), qd.tolist(), self._zero
-        refresh = self._steps_since_factor >= MASS_REFRESH_STEPS
-        if refresh:
-            M = np.asarray(pb.calculateMassMatrix(self.body, ql, physicsClientId=cid))
-            self._A_inv = np.linalg.inv(M + np.diag(dt * self.C + dt * dt * self.K))
+        """Implicit spring-damper torques for joint state ``q``, ``qd`` (see module docstring), ``(n,)``.
+
+        Includes the fluid's generalized forces; advances the inertia-refresh counter by one step.
+        """
+        ch = self.chain
+        if self._steps_since_factor >= MASS_REFRESH_STEPS:
+            self._L = implicit_factor(ch.parent, ch.jtype, ch.dof, ch.params, q, self.K, self.C, self.dt)
             # after the first refresh, limbs refresh on different steps (spreads the cost: lower p99)
             self._steps_since_factor = -self.phase if self._first_refresh else 0
             self._first_refresh = False
         self._steps_since_factor += 1
-        # PyBullet's inverse dynamics puts a fixed base at the identity pose: give it gravity in base axes.
-        pb.setGravity(*self.gravity_base, physicsClientId=cid)
-        h = np.asarray(pb.calculateInverseDynamics(self.body, ql, qdl, zero, physicsClientId=cid))
-        if self.buoyancy_ratio and refresh:
-            gravity = np.asarray(pb.calculateInverseDynamics(self.body, ql, zero, zero, physicsClientId=cid))
-            if self.payload_link is not None:  # payloads get no buoyancy (their volume is unknown)
-                jac, _ = pb.calculateJacobian(
-                    self.body, self.payload_link, [0.0, 0.0, 0.0], ql, zero, zero, physicsClientId=cid
-                )
-                gravity += np.asarray(jac).T @ self.payload_weight_base
-            self._buoyancy = self.buoyancy_ratio * gravity  # ID gives the torque that holds gravity
-        pb.setGravity(*self.gravity_world, physicsClientId=cid)
-        tau_ext = self.offset + self._buoyancy
-        spring = -self.K * (q + dt * qd - self.target) - self.C * qd
-        qdd = self._A_inv @ (spring - h + tau_ext)
-        return spring - dt * (self.C + dt * self.K) * qdd + tau_ext
-
-    def _fluid_forces(self) -> None:
-        """Morison drag on every slice, refreshed every ``DRAG_REFRESH_STEPS``, applied every step."""
-        cid = self.client
-        if self._steps_since_drag >= DRAG_REFRESH_STEPS:
-            self._steps_since_drag = 0
-            states = pb.getLinkStates(self.body, self.slice_links, computeLinkVelocity=1, physicsClientId=cid)
-            com = np.array([st[0] for st in states])
-            quat = np.array([st[1] for st in states])
-            v = np.array([st[6] for st in states])
-            x, y, z, w = quat.T
-            axis = np.stack(
-                [2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=1
-            )  # R[:, 2]
-            v_a = np.einsum("ij,ij->i", v, axis)
-            v_n = v - v_a[:, None] * axis
-            drag = -self._drag_n[:, None] * np.linalg.norm(v_n, axis=1)[:, None] * v_n
-            drag -= (self._drag_a * np.abs(v_a) * v_a)[:, None] * axis
-            self._drag, self._com = drag.tolist(), com.tolist()
-        self._steps_since_drag += 1
-        for link, f, p in zip(self.slice_links, self._drag, self._com, strict=True):
-            pb.applyExternalForce(self.body, link, f, p, pb.WORLD_FRAME, physicsClientId=cid)
+        tau = np.empty(len(self.idx))
+        spring_torques(
+            ch.parent, ch.jtype, ch.dof, ch.params, q, qd, self.gravity_base,
+            self.target, self.offset, self.K, self.C, self.dt, self._L, tau,
+        )  # fmt: skip
+        return tau
