@@ -42,7 +42,9 @@ def test_bias_and_mass_matrix_match_pybullet(world, limb: str) -> None:
         pb.setGravity(*GRAVITY_BASE, physicsClientId=cid)
         for _ in range(5):
             q, qd = _state(robot, limb, rng)
-            h_pb = np.array(pb.calculateInverseDynamics(body, q.tolist(), qd.tolist(), zero, physicsClientId=cid))
+            h_pb = np.array(
+                pb.calculateInverseDynamics(body, q.tolist(), qd.tolist(), zero, physicsClientId=cid)
+            )
             M_pb = np.array(pb.calculateMassMatrix(body, q.tolist(), physicsClientId=cid))
             h, _ = ChainModel(*_dry(chain)).bias_and_fluid(q, qd, GRAVITY_BASE)
             assert np.abs(h - h_pb).max() < 1e-12 * np.abs(h_pb).max()
@@ -85,9 +87,7 @@ def test_fluid_forces_are_jacobian_transposed_buoyancy_and_drag(world) -> None:
     _, tau_f = chain.bias_and_fluid(q, qd, g)
 
     T = robot.T_world_limbbase(limb)
-    pb.resetJointStatesMultiDof(
-        body, compliant.idx, [[x] for x in q], [[x] for x in qd], physicsClientId=cid
-    )
+    pb.resetJointStatesMultiDof(body, compliant.idx, [[x] for x in q], [[x] for x in qd], physicsClientId=cid)
     link_index = {name: i for name, (b, i) in robot._links.items() if b == body and i >= 0}
     slices = set(naming.section_body_links(robot.limb(limb)))
     payload = robot.limb(limb).payload.frame
@@ -96,7 +96,9 @@ def test_fluid_forces_are_jacobian_transposed_buoyancy_and_drag(world) -> None:
     zero = [0.0] * chain.n_dof
     for k, name in enumerate(chain.links):
         j = link_index[name]
-        state = pb.getLinkState(body, j, computeLinkVelocity=1, computeForwardKinematics=1, physicsClientId=cid)
+        state = pb.getLinkState(
+            body, j, computeLinkVelocity=1, computeForwardKinematics=1, physicsClientId=cid
+        )
         force = np.zeros(3) if name == payload else -ratio * chain.params[k, 15] * g
         if name in slices:
             R = T[:3, :3].T @ np.array(pb.getMatrixFromQuaternion(state[1])).reshape(3, 3)
@@ -104,7 +106,9 @@ def test_fluid_forces_are_jacobian_transposed_buoyancy_and_drag(world) -> None:
             axis = R[:, 2]
             v_a = v @ axis
             v_n = v - v_a * axis
-            force -= chain.params[k, 29] * np.linalg.norm(v_n) * v_n + chain.params[k, 30] * abs(v_a) * v_a * axis
+            force -= (
+                chain.params[k, 29] * np.linalg.norm(v_n) * v_n + chain.params[k, 30] * abs(v_a) * v_a * axis
+            )
         # calculateJacobian's point is in the URDF link frame (not about the centre of mass, as its docs
         # say), and PyBullet puts a fixed base at the identity here too: base axes
         com = chain.params[k, 16:19].tolist()
