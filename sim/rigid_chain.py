@@ -283,15 +283,16 @@ def bias_and_fluid(parent, jtype, dof, params, q, qd, gravity, h, tau_f) -> None
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     _kinematics(parent, jtype, dof, params, q, R, p)
-    w = np.zeros((n, 3))  # angular velocity
-    v = np.zeros((n, 3))  # velocity of the link origin
-    al = np.zeros((n, 3))  # angular acceleration
-    a = np.zeros((n, 3))  # acceleration of the link origin (gravity as a base acceleration)
-    aw = np.zeros((n, 3))  # joint axis, base axes
-    d = np.empty((n, 3))  # link origin -> centre of mass, base axes
-    F = np.empty((n, 3))  # force on the link (about its centre of mass: N)
-    N = np.empty((n, 3))
-    Fe = np.empty((n, 3))  # fluid force at the centre of mass
+    work = np.empty((13, n, 3))  # one allocation for all per-link vectors
+    w = work[0]  # angular velocity
+    v = work[1]  # velocity of the link origin
+    al = work[2]  # angular acceleration
+    a = work[3]  # acceleration of the link origin (gravity as a base acceleration)
+    aw = work[4]  # joint axis, base axes
+    d = work[5]  # link origin -> centre of mass, base axes
+    F = work[6]  # force on the link (about its centre of mass: N)
+    N = work[7]
+    Fe = work[8]  # fluid force at the centre of mass
     for i in range(n):
         pa = parent[i]
         axis = params[i, 12:15]
@@ -373,10 +374,11 @@ def bias_and_fluid(parent, jtype, dof, params, q, qd, gravity, h, tau_f) -> None
             fe2 -= cn * vn * n2 + ca * abs(va) * va * t2
         Fe[i, 0], Fe[i, 1], Fe[i, 2] = fe0, fe1, fe2
     # backward: forces and moments (about the link origin) through each joint
-    f = np.zeros((n, 3))
-    mo = np.zeros((n, 3))
-    ff = np.zeros((n, 3))
-    mf = np.zeros((n, 3))
+    work[9:13] = 0.0
+    f = work[9]  # force through the joint (from the parent)
+    mo = work[10]  # its moment about the link origin
+    ff = work[11]  # the same for the fluid loads alone
+    mf = work[12]
     for i in range(n - 1, -1, -1):
         d0, d1, d2 = d[i, 0], d[i, 1], d[i, 2]
         c0, c1, c2 = _cross(d0, d1, d2, F[i, 0], F[i, 1], F[i, 2])
