@@ -11,11 +11,16 @@ from sim.models.ne_batch import MultiLimbModel
 from sim.models.newton_euler import SEAWATER, LimbModel
 
 
-def bench_newton_euler(pieces: tuple[int, ...] = (5, 10, 20), steps: int = 200, repeats: int = 5) -> dict:
+def bench_newton_euler(
+    pieces: tuple[int, ...] = (5, 10, 20), steps: int = 200, repeats: int = 5, backend: str = "numba"
+) -> dict:
     """Median wall time (s) of one 1 ms step of all four URSULA limbs together, per pieces-per-segment n.
 
-    All limbs are advanced together by one :class:`~sim.models.ne_batch.MultiLimbModel` step (one batched
-    dynamics evaluation and one Cholesky solve per limb), the fastest path.
+    All limbs are advanced together by one :class:`~sim.models.ne_batch.MultiLimbModel` step, the fastest
+    path: with ``backend="numba"`` (default) one call of the compiled
+    :func:`sim.models.ne_kernels.step_kernel`; ``"numpy"`` times the numpy reference (one batched
+    dynamics evaluation and one Cholesky solve per limb). One untimed step first (kernel compilation or
+    loading from numba's cache).
 
     Returns:
         ``{"n=5": seconds, "n=10": seconds, ...}`` plus ``"dof"`` per n.
@@ -25,8 +30,9 @@ def bench_newton_euler(pieces: tuple[int, ...] = (5, 10, 20), steps: int = 200, 
     robot = load_robot("ursula")
     out: dict = {}
     for n in pieces:
-        model = MultiLimbModel([LimbModel(limb, n, medium=SEAWATER) for limb in robot.limbs])
+        model = MultiLimbModel([LimbModel(limb, n, medium=SEAWATER) for limb in robot.limbs], backend=backend)
         q, qd = model.rest_state(), np.zeros(model.dof)
+        q, qd = step(model, q, qd, 1e-3)
         samples = []
         for _ in range(repeats):
             t0 = time.perf_counter()

@@ -1,14 +1,19 @@
 """Fast, batched evaluation of the Newton–Euler soft-limb model of :mod:`sim.models.newton_euler`.
 
-One dynamics evaluation handles any number of limbs: the pieces of all limbs are held in padded
-``(L, N)`` arrays (``L`` limbs, ``N`` the largest piece count; padding pieces have zero length and mass,
-so they are inert and never couple to the real ones). The equations are exactly those of
-:meth:`~sim.models.newton_euler.LimbModel.dynamics`; what changes is how they are evaluated:
+One dynamics evaluation handles any number of limbs. The equations are exactly those of
+:meth:`~sim.models.newton_euler.LimbModel.dynamics`, with analytic velocity-product (bias) terms
+``d/dt(Jp) v`` and ``d/dt(Jw) v`` (closed-form derivatives of the piece transform, see
+:func:`piece_kinematics`; no central differences, so none of their ~1e-8 relative truncation error).
+Two evaluations of them (``backend``):
 
-* the velocity-product (bias) terms ``d/dt(Jp) v`` and ``d/dt(Jw) v`` of every piece are analytic
-  (closed-form derivatives of the piece transform, see :func:`piece_kinematics`), not central differences
-  of two extra kinematics evaluations — this also removes the ~1e-8 relative truncation error of the
-  differences;
+``"numba"`` (default): the compiled kernels of :mod:`sim.models.ne_kernels` — scalar loops over limbs
+and pieces, one call per dynamics evaluation or integrator step; the step solves each limb's system by
+the articulated-body recursion (``O(n)``, exact) instead of assembling and factorizing ``M``.
+
+``"numpy"``: the vectorized evaluation below, kept as the reference. The pieces of all limbs are held in
+padded ``(L, N)`` arrays (``L`` limbs, ``N`` the largest piece count; padding pieces have zero length and
+mass, so they are inert and never couple to the real ones), and:
+
 * every entry of a piece's rotation and of its packed local matrix (Jacobians, position, velocities,
   bias terms: ``(3, 13)``) is a polynomial in ~22 per-piece quantities; all of them are evaluated with a
   few gathers/multiplies (one per monomial degree) and one sparse-matrix product;
@@ -21,41 +26,27 @@ so they are inert and never couple to the real ones). The equations are exactly 
   integrator step solves each limb's system with a Cholesky factorization (LAPACK ``dposv``) that reads
   one triangle only (no symmetrization).
 
-:class:`MultiLimbModel` is the public entry point; :class:`~sim.models.newton_euler.LimbModel` uses the
-same kernel with ``L = 1``.
+:class:`MultiLimbModel` is the public entry point; :class:`~sim.models.newton_euler.LimbModel` uses
+:func:`ne_dynamics` with ``L = 1``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse
 from scipy.linalg import lapack
 
+from sim.models import ne_kernels
+from sim.models.ne_kernels import SERIES_BELOW, SERIES_TERMS, series_matrix
+from urdf_gen.errors import ConfigurationError
 from urdf_gen.types import FloatArray
 
-SERIES_BELOW = 0.5  # rad: below this bend angle the bend-angle functions use their Taylor series
-_NTERMS = 7  # series terms (powers of th^2 up to th^12): truncation < 1e-19 at th = 0.5
+BACKENDS = ("numba", "numpy")  # compiled kernels (sim.models.ne_kernels) / the numpy reference below
 
-
-def _series_matrix() -> FloatArray:
-    """Taylor coefficients (in powers of th^2) of A, B, C, A'/th, B'/th, C'/th, (A'/th)'/th, (B'/th)'/th."""
-    k = _NTERMS + 2
-
-    def base(offset: int) -> list[float]:
-        return [(-1) ** j / math.factorial(2 * j + offset) for j in range(k)]
-
-    def deriv(c: list[float]) -> list[float]:  # f(t) = sum c_j t^2j  ->  f'(t)/t
-        return [2 * (j + 1) * c[j + 1] for j in range(len(c) - 1)]
-
-    a, b, c = base(2), base(1), base(3)
-    rows = [a, b, c, deriv(a), deriv(b), deriv(c), deriv(deriv(a)), deriv(deriv(b))]
-    return np.array([r[:_NTERMS] for r in rows])
-
-
-_SERIES = _series_matrix()
+_NTERMS = SERIES_TERMS
+_SERIES = series_matrix()
 # closed-form numerators of the same 8 functions in the basis (1, t, s, c, t s, t c, t^2 s, t^2 c),
 # divided by t^_INV_POWERS: 1 - c, s, t - s, t s - 2 (1 - c), t c - s, 3 s - 2 t - t c,
 # t^2 c - 5 t s + 8 (1 - c), 3 s - 3 t c - t^2 s
@@ -308,6 +299,7 @@ class NEParams:
         "dinertia",
         "_lower",
         "_Icon",
+        "_packed",
     )
 
     def __init__(
@@ -330,6 +322,7 @@ class NEParams:
         self.dinertia = inertia_body[..., 2] - inertia_body[..., 0]
         self._lower = None
         self._Icon = None
+        self._packed = None
 
     def lower(self) -> FloatArray:
         """``(4N, 4N)`` mask of the valid (block lower triangular) entries of the CRBA product."""
@@ -337,6 +330,24 @@ class NEParams:
             blk = np.repeat(np.arange(self.N), 4)
             self._lower = blk[:, None] >= blk[None, :]
         return self._lower
+
+    def packed(self) -> tuple[np.ndarray, FloatArray]:
+        """The compiled kernels' inputs (:mod:`sim.models.ne_kernels`), cached: ``limbs`` ``(L, 2)`` int64
+        ``(l N, n_l)`` (limb l's real pieces in the padded layout; ``n_l = last + 1``) and ``pieces``
+        ``(L N, 7)`` ``[l0, mnet, minert, Ix, Iy, Iz, drag factor]`` (drag factor 0 if :attr:`drag` is
+        ``None``)."""
+        if self._packed is None:
+            L, N = self.L, self.N
+            limbs = np.stack([np.arange(L) * N, self.last + 1], axis=1).astype(np.int64)
+            pieces = np.zeros((L * N, ne_kernels.PIECE_COLUMNS))
+            pieces[:, 0] = self.l0
+            pieces[:, 1] = np.asarray(self.mnet, dtype=float).ravel()
+            pieces[:, 2] = np.asarray(self.minert, dtype=float).ravel()
+            pieces[:, 3:6] = np.asarray(self.inertia_body, dtype=float).reshape(L * N, 3)
+            if self.drag is not None:
+                pieces[:, 6] = np.asarray(self.drag, dtype=float).ravel()
+            self._packed = (limbs, pieces)
+        return self._packed
 
     @classmethod
     def from_models(cls, models: Sequence) -> NEParams:
@@ -376,6 +387,23 @@ def _matvec(A: FloatArray, x: FloatArray) -> FloatArray:
     return np.einsum("...ij,...j->...i", A, x)
 
 
+def check_backend(backend: str) -> str:
+    """``backend`` if it is one of :data:`BACKENDS`, else :class:`ConfigurationError`."""
+    if backend not in BACKENDS:
+        raise ConfigurationError(f"backend = {backend!r} is invalid; allowed: 'numba', 'numpy'")
+    return backend
+
+
+def _limb_loads(x: FloatArray | None, L: int) -> FloatArray:
+    """``(L, 3)`` float64 C-contiguous loads (zeros for ``None``; a ``(3,)`` load goes to every limb)."""
+    if x is None:
+        return np.zeros((L, 3))
+    x = np.asarray(x, dtype=float)
+    if x.shape != (L, 3):
+        x = np.broadcast_to(x.reshape(-1, 3), (L, 3))
+    return np.ascontiguousarray(x)
+
+
 def ne_dynamics(
     prm: NEParams,
     q: FloatArray,
@@ -386,6 +414,7 @@ def ne_dynamics(
     *,
     with_mass: bool = True,
     symmetric: bool = True,
+    backend: str = "numba",
 ) -> tuple[FloatArray | None, FloatArray]:
     """Mass matrices and non-elastic generalized forces of ``L`` padded limbs.
 
@@ -394,12 +423,49 @@ def ne_dynamics(
         gravity: ``(L, 3)`` (m/s^2), each limb's base frame. tip_force (N), tip_moment (N m): ``(L, 3)``
             applied at each limb's last real node, or ``None``.
         with_mass: compute ``M``. symmetric: return the full symmetric ``M``; else its transpose with
-            only the upper block triangle (``[I, J]`` for block rows ``I <= J``) valid, which is all a
-            Cholesky solve needs (:func:`solve_spd_lower` on it).
+            only the upper block triangle (``[I, J]`` for block rows ``I <= J``) guaranteed valid, which
+            is all a Cholesky solve needs (:func:`solve_spd_lower` on it). The ``"numba"`` backend always
+            returns the full symmetric matrices.
+        backend: ``"numba"``: the compiled kernel :func:`sim.models.ne_kernels.dynamics_kernel` (scalar
+            loops, same equations); ``"numpy"``: the vectorized numpy evaluation (the reference).
 
     Returns:
-        M ``(L, 4N, 4N)`` (or ``None``) and Q ``(L, 4N)`` with ``M q'' = Q + tau - K q - D qd`` per limb.
+        M ``(L, 4N, 4N)`` (or ``None``) and Q ``(L, 4N)`` with ``M q'' = Q + tau - K q - D qd`` per limb
+        (zeros in the padding).
     """
+    if check_backend(backend) == "numpy":
+        return _ne_dynamics_numpy(prm, q, qd, gravity, tip_force, tip_moment, with_mass, symmetric)
+    L, N = prm.L, prm.N
+    limbs, pieces = prm.packed()
+    Q = np.zeros(L * N * 4)
+    M = np.zeros((L, 4 * N, 4 * N) if with_mass else (L, 0, 0))
+    ne_kernels.dynamics_kernel(
+        limbs,
+        pieces,
+        prm.drag is not None,
+        _limb_loads(gravity, L),
+        _limb_loads(tip_force, L),
+        _limb_loads(tip_moment, L),
+        np.ascontiguousarray(q, dtype=float).reshape(-1),
+        np.ascontiguousarray(qd, dtype=float).reshape(-1),
+        with_mass,
+        Q,
+        M,
+    )
+    return (M if with_mass else None), Q.reshape(L, 4 * N)
+
+
+def _ne_dynamics_numpy(
+    prm: NEParams,
+    q: FloatArray,
+    qd: FloatArray,
+    gravity: FloatArray,
+    tip_force: FloatArray | None,
+    tip_moment: FloatArray | None,
+    with_mass: bool,
+    symmetric: bool,
+) -> tuple[FloatArray | None, FloatArray]:
+    """:func:`ne_dynamics` with ``backend="numpy"`` (the formulation of the module docstring)."""
     L, N = prm.L, prm.N
     R, X = piece_kinematics(prm.l0, q.reshape(L * N, 4), qd.reshape(L * N, 4))
     GT = prefix_rotations(R.swapaxes(-1, -2).reshape(L, N, 3, 3), transposed=True)  # world rotations^T
@@ -501,15 +567,21 @@ class MultiLimbModel:
     Args:
         models: the limb models (their node arrays are copied; ``gravity`` is kept per limb in
             :attr:`gravity` ``(L, 3)`` and may be changed).
+        backend: ``"numba"`` (default): :meth:`dynamics`, :meth:`acceleration` and :meth:`step` are one
+            call each of the compiled kernels of :mod:`sim.models.ne_kernels` on the concatenated state
+            (the solves by the articulated-body recursion, without forming ``M``); ``"numpy"``: the
+            padded numpy evaluation of :func:`ne_dynamics` and a Cholesky solve (LAPACK) per limb, the
+            reference. Both evaluate the same equations; results agree to rounding.
 
     Attributes:
-        models, L, N (max pieces), dof, offsets ``(L + 1,)`` state offsets, K, D ``(dof,)``.
+        models, L, N (max pieces), dof, offsets ``(L + 1,)`` state offsets, K, D ``(dof,)``, backend.
     """
 
-    def __init__(self, models: Sequence) -> None:
+    def __init__(self, models: Sequence, *, backend: str = "numba") -> None:
         self.models = list(models)
         if not self.models:
             raise ValueError("MultiLimbModel needs at least one limb model")
+        self.backend = check_backend(backend)
         self.prm = NEParams.from_models(self.models)
         self.L, self.N = self.prm.L, self.prm.N
         dofs = [m.dof for m in self.models]
@@ -523,6 +595,15 @@ class MultiLimbModel:
         self._dofs = dofs
         self._buf = np.zeros((2, self.L * self.N * 4))  # padded q, qd (the padding stays zero)
         self._diag: dict[tuple[float, float], FloatArray] = {}
+        # compiled path: the real pieces only, concatenated like the state (no padding)
+        _, padded = self.prm.packed()
+        counts = np.array([m.n for m in self.models], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        self._limbs = np.ascontiguousarray(np.stack([starts, counts], axis=1))
+        self._pieces = np.ascontiguousarray(padded[self._index[::4] // 4])
+        self._use_drag = self.prm.drag is not None
+        self._no_load = np.zeros((self.L, 3))  # read-only inputs of the kernels
+        self._no_tau = np.zeros(self.dof)
 
     @classmethod
     def from_limbs(cls, limbs: Sequence, pieces_per_segment: int = 10, **kwargs) -> MultiLimbModel:
@@ -548,6 +629,19 @@ class MultiLimbModel:
     def _loads(x: FloatArray | None) -> FloatArray | None:
         return None if x is None else np.asarray(x, dtype=float).reshape(-1, 3)
 
+    def _kernel_loads(self, x: FloatArray | None) -> FloatArray:
+        return self._no_load if x is None else _limb_loads(x, self.L)
+
+    def _gravity(self) -> FloatArray:
+        return _limb_loads(self.gravity, self.L)
+
+    def _vector(self, x: FloatArray) -> FloatArray:
+        """``(dof,)`` float64 C-contiguous (no copy if ``x`` already is one)."""
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.dof,):
+            x = np.broadcast_to(x, (self.dof,))
+        return np.ascontiguousarray(x)
+
     def dynamics(
         self,
         q: FloatArray,
@@ -558,16 +652,36 @@ class MultiLimbModel:
         with_mass: bool = True,
     ) -> tuple[list[FloatArray] | None, FloatArray]:
         """Per-limb mass matrices (list of ``(4 n_l, 4 n_l)``) and Q ``(dof,)``; loads ``(L, 3)``."""
-        M, Q = ne_dynamics(
-            self.prm,
-            self._pad(q),
-            self._pad(qd),
-            self.gravity,
-            self._loads(tip_force),
-            self._loads(tip_moment),
-            with_mass=with_mass,
-        )
-        Qf = Q.reshape(-1)[self._index]
+        if self.backend == "numba":
+            L, N = self.L, self.N
+            Qf = np.empty(self.dof)
+            Mb = np.zeros((L, 4 * N, 4 * N) if with_mass else (L, 0, 0))
+            ne_kernels.dynamics_kernel(
+                self._limbs,
+                self._pieces,
+                self._use_drag,
+                self._gravity(),
+                self._kernel_loads(tip_force),
+                self._kernel_loads(tip_moment),
+                self._vector(q),
+                self._vector(qd),
+                with_mass,
+                Qf,
+                Mb,
+            )
+            M: FloatArray | None = Mb if with_mass else None
+        else:
+            M, Q = ne_dynamics(
+                self.prm,
+                self._pad(q),
+                self._pad(qd),
+                self.gravity,
+                self._loads(tip_force),
+                self._loads(tip_moment),
+                with_mass=with_mass,
+                backend="numpy",
+            )
+            Qf = Q.reshape(-1)[self._index]
         if M is None:
             return None, Qf
         return [M[i, :d, :d] for i, d in enumerate(self._dofs)], Qf
@@ -582,6 +696,24 @@ class MultiLimbModel:
     ) -> FloatArray:
         """Strain accelerations ``(dof,)`` from the full equations of motion (explicit)."""
         q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        if self.backend == "numba":
+            _, _, a, ok = ne_kernels.step_kernel(
+                self._limbs,
+                self._pieces,
+                self._use_drag,
+                self._gravity(),
+                self._kernel_loads(tip_force),
+                self._kernel_loads(tip_moment),
+                self._vector(q),
+                self._vector(qd),
+                self._no_tau if tau is None else self._vector(tau),
+                self._vector(self.K),
+                self._vector(self.D),
+                0.0,
+                0.5,
+            )
+            if ok:
+                return a
         M, Q = ne_dynamics(
             self.prm,
             self._pad(q),
@@ -590,6 +722,7 @@ class MultiLimbModel:
             self._loads(tip_force),
             self._loads(tip_moment),
             symmetric=False,
+            backend="numpy",
         )
         rhs = Q.reshape(-1)[self._index] - self.K * q - self.D * qd
         if tau is not None:
@@ -614,7 +747,42 @@ class MultiLimbModel:
         tip_force: FloatArray | None = None,
         tip_moment: FloatArray | None = None,
     ) -> tuple[FloatArray, FloatArray]:
-        """One step of :func:`sim.models.integrators.step` for all limbs (same scheme, same results)."""
+        """One step of :func:`sim.models.integrators.step` for all limbs (same scheme, same results).
+
+        With the ``"numba"`` backend the whole step is one call of
+        :func:`sim.models.ne_kernels.step_kernel`; if a limb's matrix is not numerically positive
+        definite there, the step is redone by the numpy path (whose solve falls back to LU).
+        """
+        if self.backend == "numba":
+            qn, qdn, _, ok = ne_kernels.step_kernel(
+                self._limbs,
+                self._pieces,
+                self._use_drag,
+                self._gravity(),
+                self._kernel_loads(tip_force),
+                self._kernel_loads(tip_moment),
+                self._vector(q),
+                self._vector(qd),
+                self._no_tau if tau is None else self._vector(tau),
+                self._vector(self.K),
+                self._vector(self.D),
+                float(dt),
+                float(theta),
+            )
+            if ok:
+                return qn, qdn
+        return self._step_numpy(q, qd, dt, tau, theta, tip_force, tip_moment)
+
+    def _step_numpy(
+        self,
+        q: FloatArray,
+        qd: FloatArray,
+        dt: float,
+        tau: FloatArray | None,
+        theta: float,
+        tip_force: FloatArray | None,
+        tip_moment: FloatArray | None,
+    ) -> tuple[FloatArray, FloatArray]:
         q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
         L, N = self.L, self.N
         buf = self._buf
@@ -628,6 +796,7 @@ class MultiLimbModel:
             self._loads(tip_force),
             self._loads(tip_moment),
             symmetric=False,
+            backend="numpy",
         )
         K, D = self.K, self.D
         rhs = Q.reshape(-1)[self._index] - K * (q + theta * dt * qd) - D * qd
