@@ -13,12 +13,11 @@ beam stiff enough to sag little has discrete modes far above ``2 / dt`` at N = 2
 motors are implicit too, but their gains have no material meaning and cost O(rows x dofs) per solver
 iteration; its ``STABLE_PD_CONTROL`` diverges (NaN) on these fixed-base chains even at 1e-3 of the gains.
 
-Speed: ``M``, ``h`` and ``tau_f`` come from :mod:`sim.rigid_chain`, compiled kernels on the same URDF
-(they equal PyBullet's ``calculateMassMatrix`` / ``calculateInverseDynamics`` to 1e-15). Per step and
-limb PyBullet is called twice: ``getJointStates`` and the torque command. The Cholesky factor of the
-left-hand side is refreshed every ``MASS_REFRESH_STEPS`` steps (limbs staggered); ``h``, the fluid and
-the springs are evaluated every step. A slightly stale ``M`` only changes the predicted ``qdd``, not
-the equilibrium.
+Speed: ``h`` and ``tau_f`` come from :mod:`sim.rigid_chain`, compiled kernels on the same URDF (they
+equal PyBullet's ``calculateInverseDynamics`` to 1e-15), and the linear system is solved there by the
+articulated-body algorithm with ``dt C + dt^2 K`` as joint armature: the exact ``M(q)`` every step in
+O(n), no factorization to refresh (so no slow steps). Per step and limb PyBullet is called twice:
+``getJointStates`` and the torque command.
 
 Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum at the joint):
 
@@ -47,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from sim.bullet import pb
-from sim.rigid_chain import MASS_COLUMN, ChainModel, implicit_factor, spring_torques
+from sim.rigid_chain import MASS_COLUMN, ChainModel, spring_torques
 from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.geometry import frustum_mass_properties
@@ -77,7 +76,6 @@ AIR = Medium("air", 1.204, 1.1, 0.01)  # 20 degC
 WATER = Medium("water", 1000.0, 1.1, 0.01)  # fresh water; use SEAWATER for the ocean
 SEAWATER = Medium("seawater", 1025.0, 1.1, 0.01)
 MEDIA = {m.name: m for m in (AIR, WATER, SEAWATER)}
-MASS_REFRESH_STEPS = 10  # joint-space inertia (and the implicit system's inverse) refreshed every 10 ms
 
 
 def medium(name: str) -> Medium:
@@ -133,10 +131,9 @@ class CompliantLimb:
         robot: the loaded robot (``sim.world.Robot``).
         limb: limb name.
         medium_: the surrounding fluid.
-        phase: offset (steps) of this limb's inertia refresh, so that limbs refresh on different steps.
     """
 
-    def __init__(self, robot: object, limb: str, medium_: Medium, phase: int = 0) -> None:
+    def __init__(self, robot: object, limb: str, medium_: Medium) -> None:
         self.spec = robot.limb(limb)  # type: ignore[attr-defined]
         self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
         self.client: int = robot.world.client  # type: ignore[attr-defined]
@@ -158,10 +155,6 @@ class CompliantLimb:
         self.C = (2.0 * self.spec.material.damping_ratio / self.omega_1) * self.K
         self.target = rest.copy()
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
-        self._steps_since_factor = MASS_REFRESH_STEPS
-        self._first_refresh = True
-        self.phase = phase % MASS_REFRESH_STEPS
-        self._L = np.eye(len(self.idx))
         pb.setJointMotorControlArray(
             self.body,
             self.idx,
@@ -212,20 +205,12 @@ class CompliantLimb:
         )
 
     def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
-        """Implicit spring-damper torques for joint state ``q``, ``qd`` (see module docstring), ``(n,)``.
-
-        Includes the fluid's generalized forces; advances the inertia-refresh counter by one step.
-        """
+        """Implicit spring-damper torques for joint state ``q``, ``qd`` (see module docstring), ``(n,)``,
+        including the fluid's generalized forces."""
         ch = self.chain
-        if self._steps_since_factor >= MASS_REFRESH_STEPS:
-            self._L = implicit_factor(ch.parent, ch.jtype, ch.dof, ch.params, q, self.K, self.C, self.dt)
-            # after the first refresh, limbs refresh on different steps (spreads the cost: lower p99)
-            self._steps_since_factor = -self.phase if self._first_refresh else 0
-            self._first_refresh = False
-        self._steps_since_factor += 1
         tau = np.empty(len(self.idx))
         spring_torques(
             ch.parent, ch.jtype, ch.dof, ch.params, q, qd, self.gravity_base,
-            self.target, self.offset, self.K, self.C, self.dt, self._L, tau,
+            self.target, self.offset, self.K, self.C, self.dt, tau,
         )  # fmt: skip
         return tau

@@ -10,8 +10,9 @@ and evaluates, in ``numba`` kernels:
   generalized forces ``J^T f`` of the fluid on every link: buoyancy ``-rho_w / rho m g`` at the centre
   of mass and Morison drag on the slices;
 * :func:`mass_matrix`: the joint-space inertia ``M(q)`` by the composite-rigid-body algorithm;
-* :func:`implicit_factor` and :func:`spring_torques`: the implicit spring-damper of :mod:`sim.dynamics`
-  (Cholesky factor of ``M + dt C + dt^2 K``, refreshed now and then, and one step's torques).
+* :func:`spring_torques`: one step of the implicit spring-damper of :mod:`sim.dynamics`, its linear
+  system ``(M + dt C + dt^2 K) qdd = b`` solved by the articulated-body algorithm with the diagonal
+  terms as joint armature (:func:`implicit_solve`): exact ``M`` every step, O(n), nothing to refresh.
 
 Everything is expressed in the limb's base frame (fixed), with gravity given in base axes; link
 frames are URDF link frames (joint frame = child link frame), each link's inertia is about its centre
@@ -283,6 +284,13 @@ def bias_and_fluid(parent, jtype, dof, params, q, qd, gravity, h, tau_f) -> None
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     _kinematics(parent, jtype, dof, params, q, R, p)
+    _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f)
+
+
+@numba.njit(cache=True)
+def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f) -> None:  # type: ignore[no-untyped-def]
+    """:func:`bias_and_fluid` on link frames ``R``, ``p`` from :func:`_kinematics`."""
+    n = parent.shape[0]
     work = np.empty((13, n, 3))  # one allocation for all per-link vectors
     w = work[0]  # angular velocity
     v = work[1]  # velocity of the link origin
@@ -496,70 +504,138 @@ def mass_matrix(parent, jtype, dof, params, q, M) -> None:  # type: ignore[no-un
 
 @numba.njit(cache=True)
 def spring_torques(  # type: ignore[no-untyped-def]
-    parent, jtype, dof, params, q, qd, gravity, target, offset, K, C, dt, L, tau
+    parent, jtype, dof, params, q, qd, gravity, target, offset, K, C, dt, tau
 ) -> None:
     """One implicit spring-damper step (see :mod:`sim.dynamics`); writes the joint torques ``tau``.
 
-    ``(M + dt C + dt^2 K) qdd = s + offset + tau_fluid - h`` with ``s = -K (q + dt qd - q*) - C qd``;
-    ``tau = s - dt (C + dt K) qdd + offset + tau_fluid``; ``L`` is the left-hand side's Cholesky factor
-    (:func:`implicit_factor`).
+    ``(M + dt C + dt^2 K) qdd = s + offset + tau_fluid - h`` with ``s = -K (q + dt qd - q*) - C qd``,
+    solved by :func:`_articulated_solve` at the current ``q`` (exact ``M``, O(n));
+    ``tau = s - dt (C + dt K) qdd + offset + tau_fluid``.
     """
+    n = parent.shape[0]
     nd = q.shape[0]
+    R = np.empty((n, 3, 3))
+    p = np.empty((n, 3))
+    _kinematics(parent, jtype, dof, params, q, R, p)
     h = np.zeros(nd)
     tau_f = np.zeros(nd)
-    bias_and_fluid(parent, jtype, dof, params, q, qd, gravity, h, tau_f)
+    _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f)
     ext = np.empty(nd)
     x = np.empty(nd)
+    arm = np.empty(nd)
     for k in range(nd):
         s = -K[k] * (q[k] + dt * qd[k] - target[k]) - C[k] * qd[k]
         ext[k] = s + offset[k] + tau_f[k]
         x[k] = ext[k] - h[k]
-    _cholesky_solve(L, x)
+        arm[k] = dt * (C[k] + dt * K[k])
+    _articulated_solve(parent, jtype, dof, params, R, p, arm, x)
     for k in range(nd):
-        tau[k] = ext[k] - dt * (C[k] + dt * K[k]) * x[k]
+        tau[k] = ext[k] - arm[k] * x[k]
 
 
 @numba.njit(cache=True)
-def _cholesky_solve(L, x) -> None:  # type: ignore[no-untyped-def]
-    """Solve ``L L^T y = x`` in place (``L`` lower triangular)."""
-    n = x.shape[0]
-    for i in range(n):
-        acc = x[i]
-        for k in range(i):
-            acc -= L[i, k] * x[k]
-        x[i] = acc / L[i, i]
-    for i in range(n - 1, -1, -1):
-        acc = x[i]
-        for k in range(i + 1, n):
-            acc -= L[k, i] * x[k]
-        x[i] = acc / L[i, i]
+def implicit_solve(parent, jtype, dof, params, q, armature, b) -> FloatArray:  # type: ignore[no-untyped-def]
+    """``(M(q) + diag(armature))^-1 b`` by the articulated-body recursion, ``(n_dof,)``."""
+    n = parent.shape[0]
+    R = np.empty((n, 3, 3))
+    p = np.empty((n, 3))
+    _kinematics(parent, jtype, dof, params, q, R, p)
+    x = b.copy()
+    _articulated_solve(parent, jtype, dof, params, R, p, armature, x)
+    return x
 
 
 @numba.njit(cache=True)
-def implicit_factor(parent, jtype, dof, params, q, K, C, dt) -> FloatArray:  # type: ignore[no-untyped-def]
-    """Lower Cholesky factor of ``M(q) + dt C + dt^2 K``, ``(n_dof, n_dof)``.
+def _articulated_solve(parent, jtype, dof, params, R, p, armature, x) -> None:  # type: ignore[no-untyped-def]
+    """Solve ``(M + diag(armature)) y = x`` in place: Featherstone's articulated-body algorithm at rest
+    without gravity, the diagonal terms as joint armature.
 
-    Written out rather than LAPACK: for ~60 unknowns a plain loop beats the library call's overhead,
-    and it never starts BLAS threads that would compete with PyBullet for the two cores.
+    Spatial vectors ``[angular; linear]`` about the base origin in base axes, so no frame changes
+    between links: rigid-body inertia ``[[Ic + m [c]x [c]x^T, m [c]x], [m [c]x^T, m 1]]``, motion
+    subspace ``[u; p x u]`` (revolute about ``u`` through ``p``) or ``[0; u]`` (prismatic). Exact for any
+    configuration, O(n), no factorization to keep.
     """
-    nd = q.shape[0]
-    A = np.zeros((nd, nd))
-    mass_matrix(parent, jtype, dof, params, q, A)
-    for k in range(nd):
-        A[k, k] += dt * C[k] + dt * dt * K[k]
-    for j in range(nd):
-        acc = A[j, j]
-        for k in range(j):
-            acc -= A[j, k] * A[j, k]
-        if acc <= 0.0:
-            raise ValueError("implicit spring-damper system is not positive definite")
-        d = math.sqrt(acc)
-        A[j, j] = d
-        for i in range(j + 1, nd):
-            acc = A[i, j]
-            for k in range(j):
-                acc -= A[i, k] * A[j, k]
-            A[i, j] = acc / d
-        for i in range(j):
-            A[i, j] = 0.0
-    return A
+    n = parent.shape[0]
+    IA = np.zeros((n, 6, 6))  # articulated inertias
+    pA = np.zeros((n, 6))  # articulated bias forces (from the right-hand side)
+    S = np.zeros((n, 6))
+    U = np.zeros((n, 6))
+    dd = np.zeros(n)
+    uu = np.zeros(n)
+    for i in range(n):  # rigid-body spatial inertias and motion subspaces
+        m = params[i, 15]
+        com = params[i, 16:19]
+        Ic = params[i, 19:28]
+        c0 = p[i, 0] + R[i, 0, 0] * com[0] + R[i, 0, 1] * com[1] + R[i, 0, 2] * com[2]
+        c1 = p[i, 1] + R[i, 1, 0] * com[0] + R[i, 1, 1] * com[1] + R[i, 1, 2] * com[2]
+        c2 = p[i, 2] + R[i, 2, 0] * com[0] + R[i, 2, 1] * com[1] + R[i, 2, 2] * com[2]
+        cc = c0 * c0 + c1 * c1 + c2 * c2
+        for a in range(3):
+            ca = c0 if a == 0 else (c1 if a == 1 else c2)
+            for b in range(3):
+                cb = c0 if b == 0 else (c1 if b == 1 else c2)
+                acc = 0.0
+                for k in range(3):
+                    acc += R[i, a, k] * (
+                        Ic[3 * k] * R[i, b, 0] + Ic[3 * k + 1] * R[i, b, 1] + Ic[3 * k + 2] * R[i, b, 2]
+                    )
+                # Ic + m [c]x [c]x^T = Ic + m (|c|^2 E - c c^T)
+                IA[i, a, b] = acc + m * ((cc if a == b else 0.0) - ca * cb)
+            IA[i, 3 + a, 3 + a] = m
+        # m [c]x (upper right) and its transpose (lower left)
+        IA[i, 0, 4], IA[i, 0, 5] = -m * c2, m * c1
+        IA[i, 1, 3], IA[i, 1, 5] = m * c2, -m * c0
+        IA[i, 2, 3], IA[i, 2, 4] = -m * c1, m * c0
+        for a in range(3):
+            for b in range(3):
+                IA[i, 3 + b, a] = IA[i, a, 3 + b]
+        if jtype[i] != 0:
+            axis = params[i, 12:15]
+            u0 = R[i, 0, 0] * axis[0] + R[i, 0, 1] * axis[1] + R[i, 0, 2] * axis[2]
+            u1 = R[i, 1, 0] * axis[0] + R[i, 1, 1] * axis[1] + R[i, 1, 2] * axis[2]
+            u2 = R[i, 2, 0] * axis[0] + R[i, 2, 1] * axis[1] + R[i, 2, 2] * axis[2]
+            if jtype[i] == 1:
+                S[i, 0], S[i, 1], S[i, 2] = u0, u1, u2
+                S[i, 3], S[i, 4], S[i, 5] = _cross(p[i, 0], p[i, 1], p[i, 2], u0, u1, u2)
+            else:
+                S[i, 3], S[i, 4], S[i, 5] = u0, u1, u2
+    for i in range(n - 1, -1, -1):  # tip to base: articulated inertias
+        pa = parent[i]
+        j = dof[i]
+        if j >= 0:
+            d = armature[j]
+            for a in range(6):
+                acc = 0.0
+                for b in range(6):
+                    acc += IA[i, a, b] * S[i, b]
+                U[i, a] = acc
+                d += S[i, a] * acc
+            u = x[j]
+            for a in range(6):
+                u -= S[i, a] * pA[i, a]
+            dd[i], uu[i] = d, u
+            if pa >= 0:
+                r = u / d
+                for a in range(6):
+                    pA[pa, a] += pA[i, a] + U[i, a] * r
+                    for b in range(6):
+                        IA[pa, a, b] += IA[i, a, b] - U[i, a] * U[i, b] / d
+        elif pa >= 0:  # fixed joint: rigidly part of the parent
+            for a in range(6):
+                pA[pa, a] += pA[i, a]
+                for b in range(6):
+                    IA[pa, a, b] += IA[i, a, b]
+    acc6 = np.zeros((n, 6))  # base to tip: spatial accelerations
+    for i in range(n):
+        pa = parent[i]
+        j = dof[i]
+        for a in range(6):
+            acc6[i, a] = acc6[pa, a] if pa >= 0 else 0.0
+        if j >= 0:
+            y = uu[i]
+            for a in range(6):
+                y -= U[i, a] * acc6[i, a]
+            y /= dd[i]
+            x[j] = y
+            for a in range(6):
+                acc6[i, a] += S[i, a] * y

@@ -285,8 +285,7 @@ class World:
         handle = Robot(self, spec, write_urdf(spec, urdf_dir), position)
         if compliant if compliant is not None else self.mode == "dynamic":
             handle.compliant = {
-                limb.name: CompliantLimb(handle, limb.name, self.medium, phase=3 * i)
-                for i, limb in enumerate(spec.limbs)
+                limb.name: CompliantLimb(handle, limb.name, self.medium) for limb in spec.limbs
             }
         self.robots.append(handle)
         return handle
