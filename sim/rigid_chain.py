@@ -425,6 +425,30 @@ def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f) -> 
 
 
 @numba.njit(cache=True)
+def _inertia_about_origin(params, R, p, i, out):  # type: ignore[no-untyped-def]
+    """Link ``i``'s rotational inertia about the base origin, base axes, into ``out (3, 3)``:
+    ``R Ic R^T + m (|c|^2 E - c c^T)``; returns its centre of mass ``c``."""
+    m = params[i, 15]
+    com = params[i, 16:19]
+    Ic = params[i, 19:28]
+    c0 = p[i, 0] + R[i, 0, 0] * com[0] + R[i, 0, 1] * com[1] + R[i, 0, 2] * com[2]
+    c1 = p[i, 1] + R[i, 1, 0] * com[0] + R[i, 1, 1] * com[1] + R[i, 1, 2] * com[2]
+    c2 = p[i, 2] + R[i, 2, 0] * com[0] + R[i, 2, 1] * com[1] + R[i, 2, 2] * com[2]
+    cc = c0 * c0 + c1 * c1 + c2 * c2
+    for a in range(3):
+        ca = c0 if a == 0 else (c1 if a == 1 else c2)
+        for b in range(3):
+            cb = c0 if b == 0 else (c1 if b == 1 else c2)
+            acc = 0.0
+            for k in range(3):
+                acc += R[i, a, k] * (
+                    Ic[3 * k] * R[i, b, 0] + Ic[3 * k + 1] * R[i, b, 1] + Ic[3 * k + 2] * R[i, b, 2]
+                )
+            out[a, b] = acc + m * ((cc if a == b else 0.0) - ca * cb)
+    return c0, c1, c2
+
+
+@numba.njit(cache=True)
 def mass_matrix(parent, jtype, dof, params, q, M) -> None:  # type: ignore[no-untyped-def]
     """Composite-rigid-body joint-space inertia; writes ``M (n_dof, n_dof)``."""
     n = parent.shape[0]
@@ -436,22 +460,7 @@ def mass_matrix(parent, jtype, dof, params, q, M) -> None:  # type: ignore[no-un
     J_c = np.zeros((n, 3, 3))  # subtree inertia about the base origin
     for i in range(n):
         m = params[i, 15]
-        com = params[i, 16:19]
-        Ic = params[i, 19:28]
-        c0 = p[i, 0] + R[i, 0, 0] * com[0] + R[i, 0, 1] * com[1] + R[i, 0, 2] * com[2]
-        c1 = p[i, 1] + R[i, 1, 0] * com[0] + R[i, 1, 1] * com[1] + R[i, 1, 2] * com[2]
-        c2 = p[i, 2] + R[i, 2, 0] * com[0] + R[i, 2, 1] * com[1] + R[i, 2, 2] * com[2]
-        cc = c0 * c0 + c1 * c1 + c2 * c2
-        for a in range(3):
-            ca = c0 if a == 0 else (c1 if a == 1 else c2)
-            for b in range(3):
-                cb = c0 if b == 0 else (c1 if b == 1 else c2)
-                acc = 0.0
-                for k in range(3):
-                    acc += R[i, a, k] * (
-                        Ic[3 * k] * R[i, b, 0] + Ic[3 * k + 1] * R[i, b, 1] + Ic[3 * k + 2] * R[i, b, 2]
-                    )
-                J_c[i, a, b] = acc + m * ((cc if a == b else 0.0) - ca * cb)
+        c0, c1, c2 = _inertia_about_origin(params, R, p, i, J_c[i])
         s_c[i, 0], s_c[i, 1], s_c[i, 2] = m * c0, m * c1, m * c2
         m_c[i] = m
     for i in range(n - 1, -1, -1):
@@ -564,23 +573,8 @@ def _articulated_solve(parent, jtype, dof, params, R, p, armature, x) -> None:  
     uu = np.zeros(n)
     for i in range(n):  # rigid-body spatial inertias and motion subspaces
         m = params[i, 15]
-        com = params[i, 16:19]
-        Ic = params[i, 19:28]
-        c0 = p[i, 0] + R[i, 0, 0] * com[0] + R[i, 0, 1] * com[1] + R[i, 0, 2] * com[2]
-        c1 = p[i, 1] + R[i, 1, 0] * com[0] + R[i, 1, 1] * com[1] + R[i, 1, 2] * com[2]
-        c2 = p[i, 2] + R[i, 2, 0] * com[0] + R[i, 2, 1] * com[1] + R[i, 2, 2] * com[2]
-        cc = c0 * c0 + c1 * c1 + c2 * c2
+        c0, c1, c2 = _inertia_about_origin(params, R, p, i, IA[i, :3, :3])
         for a in range(3):
-            ca = c0 if a == 0 else (c1 if a == 1 else c2)
-            for b in range(3):
-                cb = c0 if b == 0 else (c1 if b == 1 else c2)
-                acc = 0.0
-                for k in range(3):
-                    acc += R[i, a, k] * (
-                        Ic[3 * k] * R[i, b, 0] + Ic[3 * k + 1] * R[i, b, 1] + Ic[3 * k + 2] * R[i, b, 2]
-                    )
-                # Ic + m [c]x [c]x^T = Ic + m (|c|^2 E - c c^T)
-                IA[i, a, b] = acc + m * ((cc if a == b else 0.0) - ca * cb)
             IA[i, 3 + a, 3 + a] = m
         # m [c]x (upper right) and its transpose (lower left)
         IA[i, 0, 4], IA[i, 0, 5] = -m * c2, m * c1
