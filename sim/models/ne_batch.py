@@ -697,21 +697,7 @@ class MultiLimbModel:
         """Strain accelerations ``(dof,)`` from the full equations of motion (explicit)."""
         q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
         if self.backend == "numba":
-            _, _, a, ok = ne_kernels.step_kernel(
-                self._limbs,
-                self._pieces,
-                self._use_drag,
-                self._gravity(),
-                self._kernel_loads(tip_force),
-                self._kernel_loads(tip_moment),
-                self._vector(q),
-                self._vector(qd),
-                self._no_tau if tau is None else self._vector(tau),
-                self._vector(self.K),
-                self._vector(self.D),
-                0.0,
-                0.5,
-            )
+            _, _, a, ok = self._step_kernel(q, qd, 0.0, tau, 0.5, tip_force, tip_moment)
             if ok:
                 return a
         M, Q = ne_dynamics(
@@ -754,24 +740,38 @@ class MultiLimbModel:
         definite there, the step is redone by the numpy path (whose solve falls back to LU).
         """
         if self.backend == "numba":
-            qn, qdn, _, ok = ne_kernels.step_kernel(
-                self._limbs,
-                self._pieces,
-                self._use_drag,
-                self._gravity(),
-                self._kernel_loads(tip_force),
-                self._kernel_loads(tip_moment),
-                self._vector(q),
-                self._vector(qd),
-                self._no_tau if tau is None else self._vector(tau),
-                self._vector(self.K),
-                self._vector(self.D),
-                float(dt),
-                float(theta),
-            )
+            qn, qdn, _, ok = self._step_kernel(q, qd, dt, tau, theta, tip_force, tip_moment)
             if ok:
                 return qn, qdn
         return self._step_numpy(q, qd, dt, tau, theta, tip_force, tip_moment)
+
+    def _step_kernel(
+        self,
+        q: FloatArray,
+        qd: FloatArray,
+        dt: float,
+        tau: FloatArray | None,
+        theta: float,
+        tip_force: FloatArray | None,
+        tip_moment: FloatArray | None,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, bool]:
+        """One call of :func:`sim.models.ne_kernels.step_kernel`: ``(q', qd', acceleration, ok)``
+        (``dt = 0``: the explicit acceleration)."""
+        return ne_kernels.step_kernel(
+            self._limbs,
+            self._pieces,
+            self._use_drag,
+            self._gravity(),
+            self._kernel_loads(tip_force),
+            self._kernel_loads(tip_moment),
+            self._vector(q),
+            self._vector(qd),
+            self._no_tau if tau is None else self._vector(tau),
+            self._vector(self.K),
+            self._vector(self.D),
+            float(dt),
+            float(theta),
+        )
 
     def _step_numpy(
         self,
