@@ -87,6 +87,15 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--out", type=Path, default=Path("pccbullet_demo"), help="folder for the headless outputs")
     d.add_argument("--headless", action="store_true", help="no GUI even if a display is available")
     d.add_argument("--duration", type=float, default=6.0, help="simulated seconds (default 6)")
+    d.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "scripted", "keyboard", "terminal", "touch", "spacemouse", "gamepad", "udp"],
+        help="operator input (default auto: the GUI keyboard with a display, the scripted operator without)",
+    )
+    d.add_argument(
+        "--udp-port", type=int, default=0, help="port of the UDP bridge (--device udp; 0: any free)"
+    )
     return p
 
 
@@ -163,7 +172,13 @@ def _urdf(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from teleop.demo import run_demo
 
-    summary = run_demo(out_dir=args.out, headless=args.headless, duration=args.duration)
+    summary = run_demo(
+        out_dir=args.out,
+        headless=args.headless,
+        duration=args.duration,
+        device=args.device,
+        udp_port=args.udp_port,
+    )
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -8,7 +8,8 @@ scripted operator session (camera looks down, the light follows it, the grasper 
 seabed, the palpation arm touches it) as fast as possible and writes, into ``out_dir``: ``demo.gif`` (external
 view), ``camera_tip.png`` (view from the camera arm's tip, lit from the spotlight), ``tips.png`` (tip
 trajectories), ``metrics.png`` (forces and master/slave tips) and ``summary.json`` (loop statistics,
-teleoperation metrics, final tip positions).
+teleoperation metrics, final tip positions). ``device`` picks another operator input (``--device`` on the
+command line): the terminal keyboard, a haptic device or the UDP bridge, in real time.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import numpy as np
 from sim.bullet import pb
 from sim.loop import VISUAL_RATE, compute_n_steps
 from sim.world import PHYSICS_DT, Robot
-from teleop.devices import ScriptedDevice
+from teleop.devices import DEVICE_NAMES, InputDevice, ScriptedDevice, open_device
 from teleop.mapping import camera_view_matrix, spotlight_direction
 from teleop.mmt import MmtConfig, MmtSession
+from urdf_gen.errors import ConfigurationError
 
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (320, 240)  # px
@@ -73,15 +75,44 @@ def _render(client: int, view: list[float], proj: list[float], light: np.ndarray
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
 
 
-def run_demo(out_dir: Path, *, headless: bool = False, duration: float = 6.0) -> dict[str, object]:
-    """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary."""
+DEMO_DEVICES = ("auto", "scripted", *DEVICE_NAMES)
+
+
+def run_demo(
+    out_dir: Path,
+    *,
+    headless: bool = False,
+    duration: float = 6.0,
+    device: str = "auto",
+    udp_port: int = 0,
+) -> dict[str, object]:
+    """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
+
+    Args:
+        device: the operator's input, one of :data:`DEMO_DEVICES`. ``"auto"``: the GUI window's
+            keyboard with a display, the scripted operator without. ``"keyboard"`` needs the GUI.
+            Any device other than ``"scripted"`` runs the loop in real time; headless runs with a
+            human device still write the GIF, plots and summary.
+        udp_port: the UDP bridge's port on 127.0.0.1 (``device="udp"``); 0 for any free one (logged).
+    """
+    if device not in DEMO_DEVICES:
+        raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
     gui = not headless and bool(os.environ.get("DISPLAY"))
+    if device == "keyboard" and not gui:
+        raise ConfigurationError(
+            "device = 'keyboard' reads the GUI window's keys and needs a display; "
+            "use --device terminal without one"
+        )
+    if device == "auto":
+        device = "keyboard" if gui else "scripted"
     n_sub = compute_n_steps(VISUAL_RATE, PHYSICS_DT)
     # Physics stays in DIRECT; with a display the GUI runs in its own process (sim.viewer).
     with MmtSession(MmtConfig(), gui=False) as session:
         robot, client = session.robot, session.world.client
+        limbs = [limb.name for limb in robot.spec.limbs]
         if gui:
-            return _run_gui(session, duration, n_sub)
+            return _run_gui(session, duration, n_sub, device, udp_port)
+        operator = scripted_operator() if device == "scripted" else _open(device, limbs, udp_port)
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         proj = pb.computeProjectionMatrixFOV(60, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
@@ -97,12 +128,19 @@ def run_demo(out_dir: Path, *, headless: bool = False, duration: float = 6.0) ->
             if k % GIF_EVERY == 0:
                 frames.append(_render(client, view, proj))
 
-        stats = session.run(scripted_operator(), duration, on_visual=on_visual, visual_every=n_sub)
+        try:
+            stats = session.run(
+                operator, duration, realtime=device != "scripted", on_visual=on_visual, visual_every=n_sub
+            )
+        finally:
+            operator.close()
         metrics = session.metrics()
         files = _write_outputs(out_dir, robot, frames, np.array(times), tips, proj)
         files.append(_plot_metrics(out_dir, session))
     summary: dict[str, object] = {
         "mode": "headless",
+        "device": device,
+        **_device_stats(operator),
         "loop": stats,
         "gif_frames": len(frames),
         "metrics": metrics,
@@ -120,7 +158,20 @@ def run_demo(out_dir: Path, *, headless: bool = False, duration: float = 6.0) ->
     return summary
 
 
-def _run_gui(session: MmtSession, duration: float, n_sub: int) -> dict[str, object]:
+def _open(device: str, limbs: list[str], udp_port: int) -> InputDevice:
+    """A named device for the demo (keyboard devices get the limb selection keys)."""
+    if device == "terminal":
+        return open_device(device, limbs=limbs)
+    opened = open_device(device, port=udp_port) if device == "udp" else open_device(device)
+    if device == "udp":
+        host, port = opened.address  # type: ignore[attr-defined]
+        logging.getLogger(__name__).warning("UDP bridge listening on %s:%d", host, port)
+    return opened
+
+
+def _run_gui(
+    session: MmtSession, duration: float, n_sub: int, device_name: str, udp_port: int
+) -> dict[str, object]:
     from sim.viewer import ViewerProcess, ViewerShape
     from teleop.devices.keyboard import HELP_LINES, KeyboardDevice
 
@@ -130,9 +181,14 @@ def _run_gui(session: MmtSession, duration: float, n_sub: int) -> dict[str, obje
         ViewerShape("rock", "sphere", tuple(session.rock_model), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
     )
     viewer = ViewerProcess(robot, gui=True, shapes=shapes, help_lines=tuple(HELP_LINES))
-    device = KeyboardDevice(
-        session.world.client, [limb.name for limb in robot.spec.limbs], viewer.keyboard_events
-    )
+    limbs = [limb.name for limb in robot.spec.limbs]
+    device: InputDevice
+    if device_name == "keyboard":
+        device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
+    elif device_name == "scripted":
+        device = scripted_operator()
+    else:
+        device = _open(device_name, limbs, udp_port)
 
     def on_visual(k: int, t: float) -> None:
         viewer.publish({"rock": np.asarray(session.rock_model).tolist()})
@@ -140,9 +196,23 @@ def _run_gui(session: MmtSession, duration: float, n_sub: int) -> dict[str, obje
     try:
         stats = session.run(device, duration, realtime=True, on_visual=on_visual, visual_every=n_sub)
     finally:
+        device.close()
         viewer.close()
     stats["viewer_frames_dropped"] = viewer.dropped
-    return {"mode": "gui", "loop": stats, "metrics": session.metrics()}
+    return {
+        "mode": "gui",
+        "device": device_name,
+        **_device_stats(device),
+        "loop": stats,
+        "metrics": session.metrics(),
+    }
+
+
+def _device_stats(device: InputDevice) -> dict[str, object]:
+    """What the UDP bridge accepted and dropped (by reason); nothing for other devices."""
+    if hasattr(device, "accepted") and hasattr(device, "dropped"):
+        return {"udp": {"accepted": device.accepted, "dropped": dict(device.dropped)}}
+    return {}
 
 
 def _plot_metrics(out_dir: Path, session: MmtSession) -> str:

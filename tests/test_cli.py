@@ -118,3 +118,76 @@ def test_headless_demo_writes_its_files(tmp_path, capsys, monkeypatch) -> None:
     assert gif.shape[1:3] == (240, 320) and gif.shape[0] >= 1
     assert gif.std() > 10  # the scene (head, limbs, seabed) is visible, not a blank frame
     assert (tmp_path / "tips.png").stat().st_size > 10_000
+
+
+def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    assert main(["demo", "--out", str(tmp_path), "--device", "keyboard", "--duration", "0.1"]) == 2
+    assert "device = 'keyboard' reads the GUI window's keys and needs a display" in capsys.readouterr().err
+    # the haptic stylus SDK is not installed here: the message says how to install it
+    assert main(["demo", "--out", str(tmp_path), "--device", "touch", "--duration", "0.1"]) == 2
+    assert "pip install pyOpenHaptics" in capsys.readouterr().err
+
+
+def test_demo_with_the_terminal_keyboard_moves_the_selected_limb(tmp_path, monkeypatch) -> None:
+    """Keys typed into stdin (here a pipe) drive the master replica in real time."""
+    import os
+
+    from teleop.demo import run_demo
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+
+    def run(keys: bytes, out: str) -> dict:
+        read_fd, write_fd = os.pipe()
+        os.write(write_fd, keys)
+        os.close(write_fd)
+        with os.fdopen(read_fd) as stream:
+            monkeypatch.setattr("sys.stdin", stream)
+            return run_demo(tmp_path / out, duration=0.4, device="terminal")
+
+    moved = run(b"1" + b"w" * 40, "keys")  # select the grasper, bend its segment
+    still = run(b"", "none")
+    assert moved["device"] == "terminal"
+    assert moved["loop"]["wall_time_s"] >= 0.4  # paced to real time
+    tip = np.array(moved["final_tip_positions_m"]["grasper"])
+    rest = np.array(still["final_tip_positions_m"]["grasper"])
+    assert np.linalg.norm(tip - rest) > 1e-3
+    others = ("palpation", "camera", "light")
+    assert all(moved["final_tip_positions_m"][k] == still["final_tip_positions_m"][k] for k in others)
+
+
+def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> None:
+    import socket
+    import threading
+    import time
+
+    from teleop.demo import run_demo
+    from teleop.udp_bridge import encode_pose
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    stop = threading.Event()
+
+    def sender() -> None:
+        out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        seq = 0
+        while not stop.is_set():
+            out.sendto(encode_pose(seq, time.monotonic(), (0.05, 0.0, 0.0)), ("127.0.0.1", port))
+            out.sendto(b"garbage", ("127.0.0.1", port))
+            seq += 1
+            time.sleep(0.005)
+        out.close()
+
+    thread = threading.Thread(target=sender, daemon=True)
+    thread.start()
+    try:
+        summary = run_demo(tmp_path, duration=1.0, device="udp", udp_port=port)
+    finally:
+        stop.set()
+        thread.join()
+    assert summary["device"] == "udp"
+    assert summary["udp"]["accepted"] > 20
+    assert summary["udp"]["dropped"]["size"] > 20
