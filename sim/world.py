@@ -246,8 +246,8 @@ class World:
         # 1.59 -> 1.06 ms per URSULA step against PyBullet's default 50.
         # Bullet inflates every collider's bounding box by the contact-breaking threshold (default
         # 20 mm): each 30 mm slice then overlaps several neighbours in the broadphase every step.
-        # The limbs move < 1 mm per step, so 5 mm keeps contacts persistent; measured 0.59 -> 0.49 ms
-        # per URSULA N = 10 step in water.
+        # The limbs move < 1 mm per step, so 5 mm keeps contacts persistent. One A/B run gave 0.59 ->
+        # 0.49 ms per URSULA N = 10 step in water; repeated runs differ by less than the machine's noise.
         pb.setPhysicsEngineParameter(
             numSolverIterations=SOLVER_ITERATIONS,
             contactBreakingThreshold=CONTACT_BREAKING_THRESHOLD,
