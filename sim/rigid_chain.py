@@ -164,7 +164,12 @@ class ChainModel:
             axis = np.array(_floats(axis_el.get("xyz") if axis_el is not None else "1 0 0", 3, where))
             params[i, _R_PJ] = _rpy_matrix(rpy).ravel()
             params[i, _P_PJ] = xyz
-            params[i, _AXIS] = axis / np.linalg.norm(axis)
+            norm = float(np.linalg.norm(axis))
+            if jtype[i] != FIXED and not norm > 0.0:
+                raise ConfigurationError(
+                    f"{where}: axis = {axis.tolist()} is invalid; allowed: a nonzero vector"
+                )
+            params[i, _AXIS] = axis / norm if norm > 0.0 else axis
             mass, com, inertia = link_inertia[name]
             params[i, _MASS] = mass
             params[i, _COM] = com

@@ -135,6 +135,9 @@ def test_bad_urdf_joints_are_refused(tmp_path) -> None:
         ChainModel.from_urdf(urdf, [])
     with pytest.raises(ConfigurationError, match=r"joints \['k'\] of the joint order are not in the file"):
         ChainModel.from_urdf(urdf, ["j", "k"])
+    urdf.write_text(urdf.read_text().replace("xyz='0 0 1'", "xyz='0 0 0'"))
+    with pytest.raises(ConfigurationError, match=r"joint 'j': axis = \[0.0, 0.0, 0.0\] is invalid"):
+        ChainModel.from_urdf(urdf, ["j"])
 
 
 def test_pendulum_inertia_and_gravity_torque(tmp_path) -> None:
