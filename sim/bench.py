@@ -18,7 +18,7 @@ from typing import Any
 from tqdm import tqdm
 
 from sim.loop import Loop
-from sim.world import World
+from sim.world import StepTiming, World
 from urdf_gen.pcc import PccConfig
 from urdf_gen.spec_loader import load_robot
 from urdf_gen.urdf_writer import write_urdf
@@ -65,7 +65,9 @@ def bench_world(
         on_tick, on_visual = _sweep(handle)
         loop = Loop(world, on_tick=on_tick, on_visual=on_visual)
         loop.run(WARMUP_STEPS * world.dt)
+        world.timing = StepTiming()
         stats = loop.run(seconds)
+        timing = world.timing
     return {
         "robot": robot,
         "mode": mode,
@@ -73,6 +75,11 @@ def bench_world(
         "medium": medium,
         "joints": joints,
         **stats.as_dict(),
+        # where a step goes, means: PyBullet's own step, the compliant joints' controller, the rest
+        # (target updates by the caller and the loop itself)
+        "pybullet_ms": timing.physics_s / timing.steps * 1e3,
+        "controller_ms": timing.controller_s / timing.steps * 1e3,
+        "other_ms": (stats.wall_time_s - timing.physics_s - timing.controller_s) / timing.steps * 1e3,
     }
 
 
@@ -138,17 +145,25 @@ def run_bench(
 def format_table(result: dict[str, Any]) -> str:
     """Human-readable table of :func:`run_bench`'s result."""
     peer = {(p["robot"], p["sections"]): p for p in result.get("peer", [])}
-    head = f"{'robot':<10} {'mode':<10} {'N':>3} {'joints':>6} {'steps/s':>9} {'RTF':>7} {'p99 ms':>7}"
+    head = (
+        f"{'robot':<10} {'mode':<10} {'N':>3} {'joints':>6} {'steps/s':>9} {'RTF':>7} {'p99 ms':>7}"
+        f" {'pb ms':>6} {'ctl ms':>6} {'oth ms':>6}"
+    )
     lines = [head + ("  mujoco steps/s  ratio" if peer else ""), "-" * len(head)]
     for r in result["rows"]:
         line = (
             f"{r['robot']:<10} {r['mode']:<10} {r['sections']:>3} {r['joints']:>6} "
             f"{r['physics_rate_hz']:>9.0f} {r['real_time_factor']:>7.2f} {r['step_p99_ms']:>7.3f}"
+            f" {r['pybullet_ms']:>6.3f} {r['controller_ms']:>6.3f} {r['other_ms']:>6.3f}"
         )
         p = peer.get((r["robot"], r["sections"]))
         if p is not None and r["mode"] == "dynamic":
             line += f"  {p['physics_rate_hz']:>14.0f}  {r['physics_rate_hz'] / p['physics_rate_hz']:.2f}"
         lines.append(line)
+    lines.append(
+        "pb / ctl / oth ms: mean per step in PyBullet's step, in the compliant joints' controller, and"
+        " elsewhere (target updates, loop)"
+    )
     models = result.get("models", {})
     if "newton_euler_s_per_step" in models:
         ne = models["newton_euler_s_per_step"]

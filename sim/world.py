@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +38,21 @@ PHYSICS_DT = 1e-3  # s, physics time step
 STANDARD_GRAVITY = 9.80665  # m/s^2
 SOLVER_ITERATIONS = 20
 CONTACT_BREAKING_THRESHOLD = 0.005  # m
+
+
+@dataclass
+class StepTiming:
+    """Wall time spent inside :meth:`World.step`, summed over steps (s).
+
+    Attributes:
+        controller_s: computing and sending the compliant limbs' torques (reads included).
+        physics_s: PyBullet's ``stepSimulation`` (dynamic) or ``performCollisionDetection`` (kinematic).
+        steps: steps counted.
+    """
+
+    controller_s: float = 0.0
+    physics_s: float = 0.0
+    steps: int = 0
 
 
 def pose_matrix(position: Sequence[float], quaternion_xyzw: Sequence[float]) -> Transform:
@@ -258,6 +275,7 @@ class World:
         self._moved = True  # kinematic mode: contacts need refreshing
         self.step_hooks: list[Callable[[], None]] = []  # called after every step (e.g. a model twin)
         self.robots: list[Robot] = []
+        self.timing = StepTiming()  # reset by assigning a new StepTiming()
 
     def load_robot(
         self,
@@ -299,16 +317,24 @@ class World:
         """Advance by ``n`` steps of ``dt``: integrate (dynamic), or refresh contacts if anything moved
         since the last step (kinematic). Step hooks run after every step."""
         limbs = [c for robot in self.robots for c in robot.compliant.values()]
+        clock, timing = time.perf_counter, self.timing
         for _ in range(n):
+            t0 = clock()
             if self.mode == "kinematic":
                 # Nothing is integrated: contacts can only change when something was moved.
                 if self._moved:
                     pb.performCollisionDetection(physicsClientId=self.client)
                     self._moved = False
+                t1 = t0
             else:
                 for limb in limbs:
                     limb.apply()
+                t1 = clock()
                 pb.stepSimulation(physicsClientId=self.client)
+            t2 = clock()
+            timing.controller_s += t1 - t0
+            timing.physics_s += t2 - t1
+            timing.steps += 1
             self.time += self.dt
             for hook in self.step_hooks:
                 hook()

@@ -60,6 +60,9 @@ def test_bench_world_row(mode: str) -> None:
     row = bench_world("ursula", mode, 2, "water", seconds=0.05)
     assert row["joints"] == 2 * 7 * 2 + 2 * 7  # (3N + 1) per segment, 6 segments at N = 2
     assert row["physics_steps"] == 50 and row["physics_rate_hz"] > 0
+    # the timed parts lie inside the loop's wall time; kinematic limbs have no spring joints to control
+    assert row["pybullet_ms"] > 0 and row["other_ms"] > 0  # other = wall - timed parts
+    assert (row["controller_ms"] > 0) == (mode == "dynamic")
     table = format_table({"rows": [row], "peer": [], "models": {}})
     assert f"ursula     {mode:<10}   2     42" in table
 
