@@ -183,12 +183,16 @@ def _run_gui(
     viewer = ViewerProcess(robot, gui=True, shapes=shapes, help_lines=tuple(HELP_LINES))
     limbs = [limb.name for limb in robot.spec.limbs]
     device: InputDevice
-    if device_name == "keyboard":
-        device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
-    elif device_name == "scripted":
-        device = scripted_operator()
-    else:
-        device = _open(device_name, limbs, udp_port)
+    try:
+        if device_name == "keyboard":
+            device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
+        elif device_name == "scripted":
+            device = scripted_operator()
+        else:
+            device = _open(device_name, limbs, udp_port)
+    except BaseException:
+        viewer.close()  # e.g. a missing SDK: do not leave the viewer process behind
+        raise
 
     def on_visual(k: int, t: float) -> None:
         viewer.publish({"rock": np.asarray(session.rock_model).tolist()})
