@@ -180,19 +180,16 @@ def _run_gui(
         ViewerShape("seabed", "plane", (0.0, 0.0, cfg.seabed_z), rgba=(0.76, 0.7, 0.5, 1.0)),
         ViewerShape("rock", "sphere", tuple(session.rock_model), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
     )
-    viewer = ViewerProcess(robot, gui=True, shapes=shapes, help_lines=tuple(HELP_LINES))
     limbs = [limb.name for limb in robot.spec.limbs]
-    device: InputDevice
-    try:
-        if device_name == "keyboard":
-            device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
-        elif device_name == "scripted":
-            device = scripted_operator()
-        else:
-            device = _open(device_name, limbs, udp_port)
-    except BaseException:
-        viewer.close()  # e.g. a missing SDK: do not leave the viewer process behind
-        raise
+    # open a hardware device before the viewer starts, so that a missing SDK leaves no viewer behind
+    device: InputDevice | None = None
+    if device_name == "scripted":
+        device = scripted_operator()
+    elif device_name != "keyboard":
+        device = _open(device_name, limbs, udp_port)
+    viewer = ViewerProcess(robot, gui=True, shapes=shapes, help_lines=tuple(HELP_LINES))
+    if device is None:  # the keyboard reads the viewer window's keys
+        device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
 
     def on_visual(k: int, t: float) -> None:
         viewer.publish({"rock": np.asarray(session.rock_model).tolist()})
