@@ -23,6 +23,7 @@ import numpy as np
 
 from sim.experiments.cli import register_run, register_sweep
 from sim.export.cli import register_export
+from teleop.devices import DEMO_DEVICES
 from urdf_gen import __version__, naming
 from urdf_gen.errors import PccBulletError
 from urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
@@ -90,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--device",
         default="auto",
-        choices=["auto", "scripted", "keyboard", "terminal", "touch", "spacemouse", "gamepad", "udp"],
+        choices=DEMO_DEVICES,
         help="operator input (default auto: the GUI keyboard with a display, the scripted operator without)",
     )
     d.add_argument(

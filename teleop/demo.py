@@ -24,7 +24,7 @@ import numpy as np
 from sim.bullet import pb
 from sim.loop import VISUAL_RATE, compute_n_steps
 from sim.world import PHYSICS_DT, Robot
-from teleop.devices import DEVICE_NAMES, InputDevice, ScriptedDevice, open_device
+from teleop.devices import DEMO_DEVICES, InputDevice, ScriptedDevice, open_device
 from teleop.mapping import camera_view_matrix, spotlight_direction
 from teleop.mmt import MmtConfig, MmtSession
 from urdf_gen.errors import ConfigurationError
@@ -73,9 +73,6 @@ def _render(client: int, view: list[float], proj: list[float], light: np.ndarray
         **extra,
     )
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
-
-
-DEMO_DEVICES = ("auto", "scripted", *DEVICE_NAMES)
 
 
 def run_demo(
@@ -162,11 +159,12 @@ def _open(device: str, limbs: list[str], udp_port: int) -> InputDevice:
     """A named device for the demo (keyboard devices get the limb selection keys)."""
     if device == "terminal":
         return open_device(device, limbs=limbs)
-    opened = open_device(device, port=udp_port) if device == "udp" else open_device(device)
-    if device == "udp":
-        host, port = opened.address  # type: ignore[attr-defined]
-        logging.getLogger(__name__).warning("UDP bridge listening on %s:%d", host, port)
-    return opened
+    if device != "udp":
+        return open_device(device)
+    bridge = open_device(device, port=udp_port)
+    host, port = bridge.address  # type: ignore[attr-defined]
+    logging.getLogger(__name__).warning("UDP bridge listening on %s:%d", host, port)
+    return bridge
 
 
 def _run_gui(

@@ -16,6 +16,9 @@ from teleop.devices.scripted import Recorder, ReplayDevice, ScriptedDevice
 from urdf_gen.errors import ConfigurationError
 
 DEVICE_NAMES = ("keyboard", "terminal", "touch", "spacemouse", "gamepad", "udp")
+# what `pccbullet demo --device` takes: "auto" (keyboard with a display, else scripted), the scripted
+# operator, or any device above
+DEMO_DEVICES = ("auto", "scripted", *DEVICE_NAMES)
 
 
 def open_device(name: str, **kwargs: object) -> InputDevice:
@@ -45,6 +48,7 @@ def open_device(name: str, **kwargs: object) -> InputDevice:
 
 
 __all__ = [
+    "DEMO_DEVICES",
     "DEVICE_NAMES",
     "DeviceError",
     "DeviceSample",
