@@ -127,6 +127,13 @@ def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:
     # the haptic stylus SDK is not installed here: the message says how to install it
     assert main(["demo", "--out", str(tmp_path), "--device", "touch", "--duration", "0.1"]) == 2
     assert "pip install pyOpenHaptics" in capsys.readouterr().err
+    from teleop.demo import run_demo
+    from urdf_gen.errors import ConfigurationError
+
+    with pytest.raises(
+        ConfigurationError, match=r"device = 'joystick' is invalid; allowed: auto, scripted, keyboard"
+    ):
+        run_demo(tmp_path, device="joystick")
 
 
 def test_demo_with_the_terminal_keyboard_moves_the_selected_limb(tmp_path, monkeypatch) -> None:
