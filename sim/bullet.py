@@ -25,3 +25,114 @@ def _quiet_import():  # type: ignore[no-untyped-def]
 
 
 pb = _quiet_import()
+
+
+# --- Bullet's broadphase margin -------------------------------------------------------------------
+# Bullet's dynamic AABB tree keeps each collider in a box fattened by the global ``gDbvtMargin``
+# (Bullet's default 0.05 m) and re-inserts a collider only when it leaves that box. PyBullet sets the
+# margin to 0 on every ``connect``, so every moving collider (and the empty collider PyBullet makes
+# for every link without a collision shape) is removed from the tree, re-inserted and re-tested
+# against both trees on every step. PyBullet has no API for it; the variable is a plain ``double`` in
+# the extension module, found here by its symbol in the module's ELF symbol table.
+
+BROADPHASE_SYMBOL = "gDbvtMargin"
+
+
+def _elf_symbol(path: str, name: str) -> tuple[int, int] | None:
+    """``(st_value, st_size)`` of data object ``name`` in a little-endian ELF64 file, or ``None``."""
+    import struct
+
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:  # ELF64, little endian
+            return None
+        (shoff,) = struct.unpack_from("<Q", head, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", head, 0x3A)
+        f.seek(shoff)
+        table = f.read(shentsize * shnum)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", table, i * shentsize) for i in range(shnum)]
+        wanted = name.encode()
+        for sh in sections:
+            if sh[1] != 2:  # SHT_SYMTAB
+                continue
+            strtab = sections[sh[6]]
+            f.seek(strtab[4])
+            strings = f.read(strtab[5])
+            f.seek(sh[4])
+            symbols = f.read(sh[5])
+            for off in range(0, len(symbols), 24):
+                st_name, st_info, _, _, st_value, st_size = struct.unpack_from("<IBBHQQ", symbols, off)
+                if st_info & 0xF != 1:  # STT_OBJECT
+                    continue
+                end = strings.find(b"\0", st_name)
+                if strings[st_name:end] == wanted:
+                    return st_value, st_size
+    return None
+
+
+def _load_bias(path: str) -> tuple[int, list[tuple[int, int, str]]] | None:
+    """Load address of ``path`` in this process (start of its offset-0 mapping) and its mappings."""
+    real = os.path.realpath(path)
+    maps: list[tuple[int, int, str]] = []
+    bias = None
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 6 or os.path.realpath(parts[5]) != real:
+                    continue
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                maps.append((lo, hi, parts[1]))
+                if int(parts[2], 16) == 0 and bias is None:
+                    bias = lo
+    except OSError:
+        return None
+    return None if bias is None else (bias, maps)
+
+
+_margin_address: int | None | bool = False  # False: not looked up yet
+
+
+def _broadphase_margin_address() -> int | None:
+    """Address of PyBullet's ``gDbvtMargin`` (a writable 8-byte double), or ``None`` if not found."""
+    global _margin_address
+    if _margin_address is False:
+        _margin_address = None
+        path = pb.__file__
+        if sys.platform.startswith("linux") and path:
+            symbol = _elf_symbol(path, BROADPHASE_SYMBOL)
+            loaded = _load_bias(path)
+            if symbol is not None and symbol[1] == 8 and loaded is not None:
+                address = loaded[0] + symbol[0]
+                if any(lo <= address < hi - 7 and perms.startswith("rw") for lo, hi, perms in loaded[1]):
+                    _margin_address = address
+    return _margin_address  # type: ignore[return-value]
+
+
+def broadphase_margin() -> float | None:
+    """PyBullet's current broadphase margin (m), or ``None`` where it cannot be found."""
+    import ctypes
+
+    address = _broadphase_margin_address()
+    return None if address is None else float(ctypes.c_double.from_address(address).value)
+
+
+def set_broadphase_margin(margin: float) -> bool:
+    """Set Bullet's broadphase margin (m) for all PyBullet clients of this process; ``False`` if unavailable.
+
+    PyBullet resets it to 0 on every ``connect``: call this after connecting. A wrong or unusual
+    build (no symbol table, a value outside [0, 1] m already there) is left alone.
+    """
+    import ctypes
+    import math
+
+    if not (math.isfinite(margin) and 0.0 <= margin <= 1.0):
+        raise ValueError(f"broadphase margin = {margin!r} m is invalid; allowed: [0, 1] m")
+    address = _broadphase_margin_address()
+    if address is None:
+        return False
+    value = ctypes.c_double.from_address(address)
+    if not (math.isfinite(value.value) and 0.0 <= value.value <= 1.0):
+        return False
+    value.value = margin
+    return True

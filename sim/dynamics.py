@@ -163,10 +163,13 @@ class CompliantLimb:
             physicsClientId=self.client,
         )
         # The material springs are the physics; the spec's limits bound the *targets* (Robot.pcc_joints).
-        # A hard limit row, e.g. at a chord resting on its upper limit, would fight the implicit spring.
-        for j in self.idx:
-            pb.changeDynamics(
-                self.body, j, jointLowerLimit=-1e3, jointUpperLimit=1e3, physicsClientId=self.client
+        # A hard limit row, e.g. at a chord resting on its upper limit, would fight the implicit spring:
+        # the limb is loaded without limit constraints (sim.world.limit_free_urdf).
+        lower_upper = [(info[j][8], info[j][9]) for j in self.idx]
+        if any(lo <= hi for lo, hi in lower_upper):
+            raise ConfigurationError(
+                f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
+                "limit-free URDF of sim.world.limit_free_urdf (World.load_robot loads it)"
             )
 
     def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from sim.bullet import pb
+from sim.bullet import broadphase_margin, pb, set_broadphase_margin
 from sim.dynamics import CompliantLimb
 from sim.dynamics import medium as medium_by_name
 from urdf_gen import naming
@@ -38,6 +39,7 @@ PHYSICS_DT = 1e-3  # s, physics time step
 STANDARD_GRAVITY = 9.80665  # m/s^2
 SOLVER_ITERATIONS = 20
 CONTACT_BREAKING_THRESHOLD = 0.005  # m
+BROADPHASE_MARGIN = 0.005  # m, Bullet's AABB-tree margin (PyBullet sets 0; see sim.bullet)
 
 
 @dataclass
@@ -63,14 +65,53 @@ def pose_matrix(position: Sequence[float], quaternion_xyzw: Sequence[float]) -> 
     return T
 
 
+def limit_free_urdf(urdf: Path, folder: Path) -> Path:
+    """A copy of limb ``urdf`` in ``folder`` that PyBullet loads without joint-limit constraints.
+
+    PyBullet adds a limit constraint for every revolute and prismatic joint whose lower limit is <=
+    its upper one, and keeps it even when the limits are opened later. A compliant chain never uses
+    them: its springs are the physics and the spec's limits bound the targets. Yet all of them are
+    sorted into islands on every step (with one joint motor per joint, which PyBullet also adds).
+    In the copy every such joint gets ``lower = 1 > upper = -1``; mesh paths become absolute.
+    Measured with callgrind, four URSULA limbs at N = 10, 200 steps: 314 -> 268 M instructions.
+    """
+    tree = ET.parse(urdf)
+    for joint in tree.getroot().iter("joint"):
+        limit = joint.find("limit")
+        if joint.get("type") in ("revolute", "prismatic") and limit is not None:
+            limit.set("lower", "1")
+            limit.set("upper", "-1")
+    for mesh in tree.getroot().iter("mesh"):
+        name = mesh.get("filename", "")
+        if name and not Path(name).is_absolute() and "://" not in name:
+            mesh.set("filename", str((urdf.parent / name).resolve()))
+    out = folder / urdf.name
+    tree.write(out, encoding="unicode")
+    return out
+
+
 class Robot:
     """A PCC robot loaded into a :class:`World`; limbs addressed by name."""
 
-    def __init__(self, world: World, spec: RobotSpec, urdfs: UrdfOutput, position: Sequence[float]) -> None:
+    def __init__(
+        self,
+        world: World,
+        spec: RobotSpec,
+        urdfs: UrdfOutput,
+        position: Sequence[float],
+        *,
+        joint_limits: bool = True,
+    ) -> None:
         self.world = world
         self.spec = spec
         self.urdfs = urdfs
         cid = world.client
+        # Compliant limbs are loaded without PyBullet's joint-limit constraints (see limit_free_urdf).
+        loaded = (
+            urdfs.limbs
+            if joint_limits
+            else {name: limit_free_urdf(path, world.scratch_dir()) for name, path in urdfs.limbs.items()}
+        )
         flags = pb.URDF_USE_INERTIA_FROM_FILE
         self.T_world_head = np.eye(4)
         self.T_world_head[:3, 3] = position
@@ -85,7 +126,7 @@ class Robot:
             T = self.T_world_head @ limb.T_head_base()
             quat = Rotation.from_matrix(T[:3, :3]).as_quat()  # x, y, z, w like PyBullet
             body = pb.loadURDF(
-                str(urdfs.limbs[limb.name]),
+                str(loaded[limb.name]),
                 T[:3, 3].tolist(),
                 quat.tolist(),
                 useFixedBase=True,
@@ -270,6 +311,13 @@ class World:
             contactBreakingThreshold=CONTACT_BREAKING_THRESHOLD,
             physicsClientId=self.client,
         )
+        # With PyBullet's margin of 0 every moving collider leaves its tree box on every step and is
+        # re-inserted and re-tested (measured: 97 % of the 198 URSULA colliders per step). A 5 mm box
+        # holds a slice for ~10 steps; 50 mm (Bullet's default) adds so many close pairs that the
+        # narrowphase costs more than it saves. The margin is global: every connect resets it.
+        self.broadphase_margin = (
+            BROADPHASE_MARGIN if set_broadphase_margin(BROADPHASE_MARGIN) else broadphase_margin() or 0.0
+        )
         pb.setGravity(*gravity, physicsClientId=self.client)
         self._tmpdirs: list[Path] = []
         self._moved = True  # kinematic mode: contacts need refreshing
@@ -297,16 +345,21 @@ class World:
         """
         spec = robot if isinstance(robot, RobotSpec) else load_robot(robot, sections=sections)
         if urdf_dir is None:
-            tmp = Path(tempfile.mkdtemp(prefix="pccbullet_"))
-            self._tmpdirs.append(tmp)
-            urdf_dir = tmp
-        handle = Robot(self, spec, write_urdf(spec, urdf_dir), position)
-        if compliant if compliant is not None else self.mode == "dynamic":
+            urdf_dir = self.scratch_dir()
+        compliant = compliant if compliant is not None else self.mode == "dynamic"
+        handle = Robot(self, spec, write_urdf(spec, urdf_dir), position, joint_limits=not compliant)
+        if compliant:
             handle.compliant = {
                 limb.name: CompliantLimb(handle, limb.name, self.medium) for limb in spec.limbs
             }
         self.robots.append(handle)
         return handle
+
+    def scratch_dir(self) -> Path:
+        """A temporary folder of this world's, removed on :meth:`close`."""
+        tmp = Path(tempfile.mkdtemp(prefix="pccbullet_"))
+        self._tmpdirs.append(tmp)
+        return tmp
 
     def mark_moved(self) -> None:
         """Tell a kinematic world that a body was moved outside :meth:`Robot.set_joints` (e.g. by
