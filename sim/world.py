@@ -112,7 +112,9 @@ class Robot:
             if joint_limits
             else {name: limit_free_urdf(path, world.scratch_dir()) for name, path in urdfs.limbs.items()}
         )
-        flags = pb.URDF_USE_INERTIA_FROM_FILE
+        # Slices collide as Bullet's own cylinders, not as the convex hulls PyBullet makes of URDF
+        # cylinders by default: exact, and one support point costs O(1) instead of O(hull vertices).
+        flags = pb.URDF_USE_INERTIA_FROM_FILE | pb.URDF_USE_IMPLICIT_CYLINDER
         self.T_world_head = np.eye(4)
         self.T_world_head[:3, 3] = position
         self.head = pb.loadURDF(
