@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from sim.loop import Loop
@@ -83,6 +84,38 @@ def bench_world(
     }
 
 
+def _busy(n: int) -> float:
+    total = 0.0
+    for i in range(n):
+        total += i * 0.5
+    return total
+
+
+def machine_jitter(step_ms: float = 0.5, steps: int = 2000) -> dict[str, float]:
+    """The machine's own step-time spread: a constant pure-Python busy loop of about ``step_ms``,
+    timed per repetition like a loop step. No simulation step's p99 can beat this machine's.
+
+    Returns ``{"step_ms", "p50_ms", "p99_ms", "p99_over_p50"}``.
+    """
+    if not (step_ms > 0 and steps >= 100):
+        raise ValueError(
+            f"step_ms = {step_ms!r}, steps = {steps!r} are invalid; allowed: step_ms > 0, steps >= 100"
+        )
+    clock = time.perf_counter
+    n = 1000
+    for _ in range(3):  # calibrate the busy loop to step_ms
+        t0 = clock()
+        _busy(n)
+        n = max(1, int(n * step_ms * 1e-3 / max(clock() - t0, 1e-9)))
+    times = np.empty(steps)
+    for i in range(steps):
+        t0 = clock()
+        _busy(n)
+        times[i] = clock() - t0
+    p50, p99 = (float(np.percentile(times, q) * 1e3) for q in (50, 99))
+    return {"step_ms": step_ms, "p50_ms": p50, "p99_ms": p99, "p99_over_p50": p99 / p50}
+
+
 def bench_mujoco(robot: str, sections: int, seconds: float = 1.0, dt: float = 1e-3) -> dict[str, Any]:
     """Step every limb URDF of ``robot`` in MuJoCo at ``dt``; steps per second of the whole robot."""
     try:
@@ -130,7 +163,7 @@ def run_bench(
     rows = [
         bench_world(r, m, n, medium, seconds) for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False)
     ]
-    result: dict[str, Any] = {"rows": rows, "peer": [], "models": {}}
+    result: dict[str, Any] = {"rows": rows, "peer": [], "models": {}, "machine": machine_jitter()}
     if peer == "mujoco":
         result["peer"] = [bench_mujoco(r, n, seconds) for r in robots for n in sections]
     if models:
@@ -164,6 +197,13 @@ def format_table(result: dict[str, Any]) -> str:
         "pb / ctl / oth ms: mean per step in PyBullet's step, in the compliant joints' controller, and"
         " elsewhere (target updates, loop)"
     )
+    machine = result.get("machine")
+    if machine:
+        lines.append(
+            f"machine: a constant {machine['step_ms']:.2f} ms busy loop timed the same way: "
+            f"p50 {machine['p50_ms']:.3f} ms, p99 {machine['p99_ms']:.3f} ms "
+            f"(p99 / p50 = {machine['p99_over_p50']:.2f}); a step's p99 cannot beat the machine's"
+        )
     models = result.get("models", {})
     if "newton_euler_s_per_step" in models:
         ne = models["newton_euler_s_per_step"]

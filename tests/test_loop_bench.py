@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sim.bench import bench_world, format_table
+from sim.bench import bench_world, format_table, machine_jitter
 from sim.bullet import pb
 from sim.loop import Loop, compute_n_steps
 from sim.world import World
@@ -72,3 +72,15 @@ def test_bench_cli_json(capsys) -> None:
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert [r["mode"] for r in out["rows"]] == ["kinematic"] and out["models"] == {}
+    assert out["machine"]["p99_ms"] >= out["machine"]["p50_ms"] > 0
+
+
+def test_machine_jitter_reference() -> None:
+    ref = machine_jitter(step_ms=0.05, steps=200)
+    assert ref["step_ms"] == 0.05
+    assert 0 < ref["p50_ms"] <= ref["p99_ms"]
+    assert ref["p99_over_p50"] == pytest.approx(ref["p99_ms"] / ref["p50_ms"])
+    table = format_table({"rows": [], "peer": [], "models": {}, "machine": ref})
+    assert "machine: a constant 0.05 ms busy loop timed the same way: p50 " in table
+    with pytest.raises(ValueError, match=r"step_ms = 0, steps = 200 are invalid"):
+        machine_jitter(step_ms=0, steps=200)
