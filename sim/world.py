@@ -107,11 +107,10 @@ class Robot:
         self.urdfs = urdfs
         cid = world.client
         # Compliant limbs are loaded without PyBullet's joint-limit constraints (see limit_free_urdf).
-        loaded = (
-            urdfs.limbs
-            if joint_limits
-            else {name: limit_free_urdf(path, world.scratch_dir()) for name, path in urdfs.limbs.items()}
-        )
+        loaded = dict(urdfs.limbs)
+        if not joint_limits:
+            folder = world.scratch_dir()
+            loaded = {name: limit_free_urdf(path, folder) for name, path in loaded.items()}
         # Slices collide as Bullet's own cylinders, not as the convex hulls PyBullet makes of URDF
         # cylinders by default: exact, and one support point costs O(1) instead of O(hull vertices).
         flags = pb.URDF_USE_INERTIA_FROM_FILE | pb.URDF_USE_IMPLICIT_CYLINDER

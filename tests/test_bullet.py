@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from sim.bullet import _elf_symbol, broadphase_margin, pb, set_broadphase_margin
+from sim.dynamics import CompliantLimb
 from sim.world import BROADPHASE_MARGIN, World, limit_free_urdf
+from urdf_gen.errors import ConfigurationError
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF symbol lookup")
 
@@ -111,3 +113,7 @@ def test_compliant_limbs_have_no_limit_rows_kinematic_ones_keep_them() -> None:
         ]
         assert all(i[8] <= i[9] for i in info)
         assert np.isfinite([i[8] for i in info]).all()
+        with pytest.raises(
+            ConfigurationError, match=r"limb 'camera': PyBullet holds joint-limit constraints"
+        ):
+            CompliantLimb(robot, "camera", world.medium)
