@@ -200,7 +200,7 @@ def format_table(result: dict[str, Any]) -> str:
     machine = result.get("machine")
     if machine:
         lines.append(
-            f"machine: a constant {machine['step_ms']:.2f} ms busy loop timed the same way: "
+            f"machine: a constant busy loop (calibrated to {machine['step_ms']:.2f} ms) timed the same way: "
             f"p50 {machine['p50_ms']:.3f} ms, p99 {machine['p99_ms']:.3f} ms "
             f"(p99 / p50 = {machine['p99_over_p50']:.2f}); a step's p99 cannot beat the machine's"
         )

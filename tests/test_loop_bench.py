@@ -81,6 +81,6 @@ def test_machine_jitter_reference() -> None:
     assert 0 < ref["p50_ms"] <= ref["p99_ms"]
     assert ref["p99_over_p50"] == pytest.approx(ref["p99_ms"] / ref["p50_ms"])
     table = format_table({"rows": [], "peer": [], "models": {}, "machine": ref})
-    assert "machine: a constant 0.05 ms busy loop timed the same way: p50 " in table
+    assert "machine: a constant busy loop (calibrated to 0.05 ms) timed the same way: p50 " in table
     with pytest.raises(ValueError, match=r"step_ms = 0, steps = 200 are invalid"):
         machine_jitter(step_ms=0, steps=200)
