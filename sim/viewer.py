@@ -73,6 +73,21 @@ def _add_shape(pb: Any, cid: int, shape: ViewerShape) -> int:
     return pb.createMultiBody(0, -1, vis, list(shape.position), physicsClientId=cid)
 
 
+def _apply_frame(
+    pb: Any,
+    cid: int,
+    bodies: dict[str, ViewerBody],
+    ids: dict[str, int],
+    shape_ids: dict[str, int],
+    frame: dict[str, Any],
+) -> None:
+    for name, pos in frame.pop("shapes", {}).items():
+        pb.resetBasePositionAndOrientation(shape_ids[name], pos, [0, 0, 0, 1], physicsClientId=cid)
+    for name, q in frame.items():
+        idx = list(bodies[name].joints)
+        pb.resetJointStatesMultiDof(ids[name], idx, [[v] for v in q], physicsClientId=cid)
+
+
 def _viewer_main(
     bodies: dict[str, ViewerBody],
     shapes: list[ViewerShape],
@@ -80,6 +95,7 @@ def _viewer_main(
     frames: mp.Queue,
     keys: mp.Queue,
     report: mp.Queue,
+    stop: Any,
     gui: bool,
 ) -> None:
     from sim.bullet import pb
@@ -107,14 +123,20 @@ def _viewer_main(
         try:
             frame = frames.get(timeout=POLL_S)
         except queue.Empty:
-            continue
-        if frame is None:
+            if not stop.is_set():
+                continue
+            # stop is set only after every published frame is in the pipe: show what is left, then end
+            pending = []
+            while True:
+                try:
+                    pending.append(frames.get_nowait())
+                except queue.Empty:
+                    break
+            for frame in pending:
+                _apply_frame(pb, cid, bodies, ids, shape_ids, frame)
+            applied += len(pending)
             break
-        for name, pos in frame.pop("shapes", {}).items():
-            pb.resetBasePositionAndOrientation(shape_ids[name], pos, [0, 0, 0, 1], physicsClientId=cid)
-        for name, q in frame.items():
-            idx = list(bodies[name].joints)
-            pb.resetJointStatesMultiDof(ids[name], idx, [[v] for v in q], physicsClientId=cid)
+        _apply_frame(pb, cid, bodies, ids, shape_ids, frame)
         applied += 1
     shown = {  # what the viewer shows at the end: the first three joints of every limb
         name: [pb.getJointState(ids[name], j, physicsClientId=cid)[0] for j in b.joints[:3]]
@@ -152,6 +174,7 @@ class ViewerProcess:
         self._frames: mp.Queue = ctx.Queue(maxsize=QUEUE_FRAMES)
         self._keys: mp.Queue = ctx.Queue(maxsize=KEY_QUEUE)
         self._report: mp.Queue = ctx.Queue()
+        self._stop = ctx.Event()
         self._held: set[int] = set()
         self.dropped = 0
         self.sent = 0
@@ -165,6 +188,7 @@ class ViewerProcess:
                 self._frames,
                 self._keys,
                 self._report,
+                self._stop,
                 gui,
             ),
             daemon=True,
@@ -212,8 +236,23 @@ class ViewerProcess:
         return out
 
     def close(self, timeout: float = 10.0) -> dict[str, Any]:
-        """Stop the viewer; returns its report (frames applied, first joints of each limb it last showed)."""
-        self._frames.put(None, timeout=timeout)
-        report = self._report.get(timeout=timeout)
+        """Stop the viewer; returns its report (frames applied, first joints of each limb it last showed).
+
+        The viewer shows every frame already queued, then ends; the stop request needs no room in the
+        (possibly full) frame queue. A viewer that does not answer within ``timeout`` s is killed;
+        its report then has ``applied = None`` and an ``"error"``.
+        """
+        self._frames.close()
+        self._frames.join_thread()  # every published frame is in the pipe before the viewer may stop
+        self._stop.set()
+        try:
+            report: dict[str, Any] = self._report.get(timeout=timeout)
+        except queue.Empty:
+            self._process.kill()  # SIGKILL: also ends a stopped or hung process
+            report = {
+                "applied": None,
+                "first_joints": {},
+                "error": f"the viewer did not stop within {timeout:g} s; killed",
+            }
         self._process.join(timeout=timeout)
         return report

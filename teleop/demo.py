@@ -196,8 +196,10 @@ def _run_gui(
         stats = session.run(device, duration, realtime=True, on_visual=on_visual, visual_every=n_sub)
     finally:
         device.close()
-        viewer.close()
+        viewer_report = viewer.close()
     stats["viewer_frames_dropped"] = viewer.dropped
+    if "error" in viewer_report:
+        stats["viewer_error"] = viewer_report["error"]
     return {
         "mode": "gui",
         "device": device_name,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
 import time
 
 import pytest
@@ -76,3 +78,32 @@ def test_unknown_shape_kind_is_refused() -> None:
         box = ViewerShape("crate", "box", (0.0, 0.0, 0.0))
         with pytest.raises(ConfigurationError, match=r"viewer shape 'crate': kind = 'box' is invalid"):
             ViewerProcess(robot, gui=False, shapes=(box,))
+
+
+def test_close_shows_the_queued_frames_of_a_lagging_viewer_and_ends_a_stuck_one() -> None:
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=3)
+        for stuck in (False, True):
+            viewer = ViewerProcess(robot, gui=False)
+            time.sleep(0.5)  # let it connect and wait for frames
+            os.kill(viewer._process.pid, signal.SIGSTOP)  # a viewer that lags (e.g. software rendering)
+            newest_queued: list[float] = []
+            for k in range(5):  # more frames than the queue holds: the last ones are dropped
+                robot.set_pcc("camera", [PccConfig(math.radians(10 * k), math.radians(30), 0.6)])
+                if viewer.publish():
+                    newest_queued = list(robot.joints("camera"))
+            assert viewer.dropped >= 1
+            if not stuck:
+                os.kill(viewer._process.pid, signal.SIGCONT)
+            t0 = time.perf_counter()
+            report = viewer.close(timeout=3.0)
+            assert time.perf_counter() - t0 < 10.0
+            assert not viewer._process.is_alive()
+            if stuck:
+                assert report["applied"] is None and "did not stop within 3 s; killed" in report["error"]
+            else:
+                assert report["applied"] == viewer.sent
+                # the newest frame that found room in the queue was the last one shown
+                shown = report["first_joints"]["camera"]
+                assert newest_queued[1] > 0.0
+                assert shown[: len(newest_queued)] == pytest.approx(newest_queued[: len(shown)], abs=1e-6)
