@@ -175,6 +175,7 @@ class ViewerProcess:
         self._keys: mp.Queue = ctx.Queue(maxsize=KEY_QUEUE)
         self._report: mp.Queue = ctx.Queue()
         self._stop = ctx.Event()
+        self._closed: dict[str, Any] | None = None  # the report, once closed
         self._held: set[int] = set()
         self.dropped = 0
         self.sent = 0
@@ -242,6 +243,8 @@ class ViewerProcess:
         (possibly full) frame queue. A viewer that does not answer within ``timeout`` s is killed;
         its report then has ``applied = None`` and an ``"error"``.
         """
+        if self._closed is not None:
+            return self._closed
         self._frames.close()
         self._frames.join_thread()  # every published frame is in the pipe before the viewer may stop
         self._stop.set()
@@ -255,4 +258,5 @@ class ViewerProcess:
                 "error": f"the viewer did not stop within {timeout:g} s; killed",
             }
         self._process.join(timeout=timeout)
+        self._closed = report
         return report

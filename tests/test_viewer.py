@@ -99,6 +99,7 @@ def test_close_shows_the_queued_frames_of_a_lagging_viewer_and_ends_a_stuck_one(
             report = viewer.close(timeout=3.0)
             assert time.perf_counter() - t0 < 10.0
             assert not viewer._process.is_alive()
+            assert viewer.close() == report  # a second close returns the same report at once
             if stuck:
                 assert report["applied"] is None and "did not stop within 3 s; killed" in report["error"]
             else:
