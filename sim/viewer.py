@@ -4,13 +4,17 @@ PyBullet holds the GIL and its GUI renders in the calling process, so a GUI clie
 process stalls a 1 kHz loop. The physics runs in DIRECT mode; :class:`ViewerProcess` starts a second
 process with its own PyBullet client (GUI when asked, DIRECT for tests) that loads the same URDFs and
 applies the joint vectors :meth:`ViewerProcess.publish` sends at the visual rate. The queue holds two
-frames: when the viewer falls behind, frames are dropped, never the physics slowed.
+frames: when the viewer falls behind, frames are dropped, never the physics blocked. The GUI viewer
+loads the scene with rendering off, then says it is ready (:meth:`ViewerProcess.wait_ready`), and runs
+at a lower priority: PyBullet's GUI threads spin, and without a GPU they take the cores the physics
+needs.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +26,7 @@ SHAPE_KINDS = ("plane", "sphere")
 QUEUE_FRAMES = 2
 KEY_QUEUE = 256
 POLL_S = 0.02  # s, keyboard polling period of the viewer while it waits for frames
+VIEWER_NICE = 10  # added to the GUI viewer process's nice value
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,20 @@ def _apply_frame(
         pb.resetJointStatesMultiDof(ids[name], idx, [[v] for v in q], physicsClientId=cid)
 
 
+def _yield_cpu() -> int | None:
+    """Lower the viewer process's priority by ``VIEWER_NICE``; returns the new nice value (``None`` if
+    refused). PyBullet's GUI threads spin and render without a frame limit (bullet3 issue #2945), so
+    with software OpenGL the viewer takes ~1.9 of this machine's 2 cores. Measured, demo GUI under
+    Xvfb, 6 s: nice 0: real-time factor 0.37, 1-11 of 300 frames dropped; nice 10: 0.52-0.62, 131-184
+    dropped; nice 19: no better. Confining it to one core was worse: it could not even stop."""
+    import os
+
+    try:
+        return os.nice(VIEWER_NICE)
+    except OSError:
+        return None
+
+
 def _viewer_main(
     bodies: dict[str, ViewerBody],
     shapes: list[ViewerShape],
@@ -95,15 +114,21 @@ def _viewer_main(
     frames: mp.Queue,
     keys: mp.Queue,
     report: mp.Queue,
+    ready: Any,
     stop: Any,
     gui: bool,
 ) -> None:
     from sim.bullet import pb
 
+    if gui:
+        _yield_cpu()
     cid = pb.connect(pb.GUI if gui else pb.DIRECT)
     if gui:
         pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 0, physicsClientId=cid)
         pb.resetDebugVisualizerCamera(1.6, 50, -25, [0.55, 0.0, -0.3], physicsClientId=cid)
+        # Loading with rendering on redraws the scene for every link: ~35 ms a link with software
+        # OpenGL, 7 s for URSULA at N = 10, during which every frame was dropped. Off: 0.04 s a limb.
+        pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 0, physicsClientId=cid)
     ids = {
         name: pb.loadURDF(b.urdf, b.position, b.orientation, useFixedBase=True, physicsClientId=cid)
         for name, b in bodies.items()
@@ -111,6 +136,9 @@ def _viewer_main(
     shape_ids = {shape.name: _add_shape(pb, cid, shape) for shape in shapes}
     for i, line in enumerate(help_lines):
         pb.addUserDebugText(line, [0.2, -0.6, 0.45 - 0.06 * i], [1, 1, 1], 1.2, physicsClientId=cid)
+    if gui:
+        pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=cid)
+    ready.set()
     applied = 0
     while True:
         if gui:
@@ -174,6 +202,7 @@ class ViewerProcess:
         self._frames: mp.Queue = ctx.Queue(maxsize=QUEUE_FRAMES)
         self._keys: mp.Queue = ctx.Queue(maxsize=KEY_QUEUE)
         self._report: mp.Queue = ctx.Queue()
+        self._ready = ctx.Event()
         self._stop = ctx.Event()
         self._closed: dict[str, Any] | None = None  # the report, once closed
         self._held: set[int] = set()
@@ -189,12 +218,22 @@ class ViewerProcess:
                 self._frames,
                 self._keys,
                 self._report,
+                self._ready,
                 self._stop,
                 gui,
             ),
             daemon=True,
         )
         self._process.start()
+
+    def wait_ready(self, timeout: float = 60.0) -> bool:
+        """Wait until the viewer has loaded the scene and shows frames; False after ``timeout`` s or if
+        the viewer process ended."""
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(timeout=min(0.1, max(0.0, deadline - time.monotonic()))):
+            if not self._process.is_alive() or time.monotonic() >= deadline:
+                return False
+        return True
 
     def publish(self, shapes: dict[str, list[float]] | None = None) -> bool:
         """Send the robot's current joint vectors (and shape positions by name, m); returns False (and
@@ -241,22 +280,32 @@ class ViewerProcess:
 
         The viewer shows every frame already queued, then ends; the stop request needs no room in the
         (possibly full) frame queue. A viewer that does not answer within ``timeout`` s is killed;
-        its report then has ``applied = None`` and an ``"error"``.
+        its report then has ``applied = None`` and an ``"error"``, as has one that ended on its own.
         """
         if self._closed is not None:
             return self._closed
         self._frames.close()
         self._frames.join_thread()  # every published frame is in the pipe before the viewer may stop
         self._stop.set()
-        try:
-            report: dict[str, Any] = self._report.get(timeout=timeout)
-        except queue.Empty:
-            self._process.kill()  # SIGKILL: also ends a stopped or hung process
-            report = {
-                "applied": None,
-                "first_joints": {},
-                "error": f"the viewer did not stop within {timeout:g} s; killed",
-            }
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                report: dict[str, Any] = self._report.get(timeout=0.1)
+                break
+            except queue.Empty:
+                if not self._process.is_alive():
+                    try:  # it may have reported just before it ended
+                        report = self._report.get(timeout=0.5)
+                        break
+                    except queue.Empty:
+                        error = f"the viewer ended without a report (exit code {self._process.exitcode})"
+                elif time.monotonic() >= deadline:
+                    self._process.kill()  # SIGKILL: also ends a stopped or hung process
+                    error = f"the viewer did not stop within {timeout:g} s; killed"
+                else:
+                    continue
+                report = {"applied": None, "first_joints": {}, "error": error}
+                break
         self._process.join(timeout=timeout)
         self._closed = report
         return report

@@ -31,6 +31,7 @@ from urdf_gen.errors import ConfigurationError
 
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (320, 240)  # px
+VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
 
 
 REST_TIPS = {"grasper": (0.725, -0.06, -0.06), "palpation": (0.725, 0.06, -0.06)}  # m, straight arms
@@ -186,6 +187,10 @@ def _run_gui(
     elif device_name != "keyboard":
         device = _open(device_name, limbs, udp_port)
     viewer = ViewerProcess(robot, gui=True, shapes=shapes, help_lines=tuple(HELP_LINES))
+    if not viewer.wait_ready(VIEWER_START_S):  # the operator sees the scene before the loop starts
+        logging.getLogger(__name__).warning(
+            "the viewer is not ready after %g s; starting without it", VIEWER_START_S
+        )
     if device is None:  # the keyboard reads the viewer window's keys
         device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import signal
+import subprocess
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -108,3 +111,55 @@ def test_close_shows_the_queued_frames_of_a_lagging_viewer_and_ends_a_stuck_one(
                 shown = report["first_joints"]["camera"]
                 assert newest_queued[1] > 0.0
                 assert shown[: len(newest_queued)] == pytest.approx(newest_queued[: len(shown)], abs=1e-6)
+
+
+def test_wait_ready_and_a_viewer_that_ended_on_its_own() -> None:
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=3)
+        viewer = ViewerProcess(robot, gui=False)
+        assert viewer.wait_ready(60.0)
+        assert viewer.publish()
+        assert viewer.close()["applied"] == 1
+
+        dead = ViewerProcess(robot, gui=False)
+        dead._process.kill()  # before it could load anything
+        assert dead.wait_ready(30.0) is False
+        report = dead.close()
+        assert report["applied"] is None
+        assert report["error"] == "the viewer ended without a report (exit code -9)"
+
+
+@pytest.fixture
+def xvfb_display(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A private Xvfb display (skips where Xvfb is not installed: ``apt-get install -y xvfb``)."""
+    if shutil.which("Xvfb") is None:
+        pytest.skip("Xvfb is not installed")
+    read, write = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+        pass_fds=(write,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write)
+    with os.fdopen(read) as f:
+        number = f.readline().strip()
+    assert number.isdigit(), "Xvfb did not report its display"
+    monkeypatch.setenv("DISPLAY", f":{number}")
+    yield f":{number}"
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def test_gui_viewer_loads_the_scene_and_shows_the_published_joints(xvfb_display: str) -> None:
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=10)
+        viewer = ViewerProcess(robot, gui=True, help_lines=("a help line",))
+        assert viewer.wait_ready(120.0)
+        robot.set_pcc("camera", [PccConfig(math.radians(40), math.radians(-20), 0.58)])
+        assert viewer.publish()
+        shown = list(robot.joints("camera")[:3])
+        report = viewer.close()
+    assert report["applied"] == 1
+    assert report["first_joints"]["camera"] == pytest.approx(shown, abs=1e-6)
+    assert shown[1] == pytest.approx(math.radians(40) / 20)  # bend / 2N
