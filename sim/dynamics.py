@@ -149,6 +149,14 @@ class CompliantLimb:
         movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
         if movable != self.idx:
             raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
+        # The material springs are the physics; the spec's limits bound the *targets* (Robot.pcc_joints).
+        # A hard limit row, e.g. at a chord resting on its upper limit, would fight the implicit spring:
+        # the limb is loaded without limit constraints (sim.world.limit_free_urdf).
+        if any(info[j][8] <= info[j][9] for j in self.idx):  # lower <= upper: PyBullet made a limit row
+            raise ConfigurationError(
+                f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
+                "limit-free URDF of sim.world.limit_free_urdf (World.load_robot loads it)"
+            )
         self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
         R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
         self.gravity_base = R_world_base.T @ np.asarray(self.gravity_world)
@@ -165,15 +173,6 @@ class CompliantLimb:
             forces=[0.0] * len(self.idx),
             physicsClientId=self.client,
         )
-        # The material springs are the physics; the spec's limits bound the *targets* (Robot.pcc_joints).
-        # A hard limit row, e.g. at a chord resting on its upper limit, would fight the implicit spring:
-        # the limb is loaded without limit constraints (sim.world.limit_free_urdf).
-        lower_upper = [(info[j][8], info[j][9]) for j in self.idx]
-        if any(lo <= hi for lo, hi in lower_upper):
-            raise ConfigurationError(
-                f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
-                "limit-free URDF of sim.world.limit_free_urdf (World.load_robot loads it)"
-            )
 
     def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
         """The limb's URDF as a compiled chain, with this medium's buoyancy and slice drag."""

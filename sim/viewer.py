@@ -154,15 +154,13 @@ def _viewer_main(
             if not stop.is_set():
                 continue
             # stop is set only after every published frame is in the pipe: show what is left, then end
-            pending = []
             while True:
                 try:
-                    pending.append(frames.get_nowait())
+                    frame = frames.get_nowait()
                 except queue.Empty:
                     break
-            for frame in pending:
                 _apply_frame(pb, cid, bodies, ids, shape_ids, frame)
-            applied += len(pending)
+                applied += 1
             break
         _apply_frame(pb, cid, bodies, ids, shape_ids, frame)
         applied += 1
