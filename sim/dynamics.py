@@ -16,8 +16,10 @@ iteration; its ``STABLE_PD_CONTROL`` diverges (NaN) on these fixed-base chains e
 Speed: ``h`` and ``tau_f`` come from :mod:`sim.rigid_chain`, compiled kernels on the same URDF (they
 equal PyBullet's ``calculateInverseDynamics`` to 1e-15), and the linear system is solved there by the
 articulated-body algorithm with ``dt C + dt^2 K`` as joint armature: the exact ``M(q)`` every step in
-O(n), no factorization to refresh (so no slow steps). Per step and limb PyBullet is called twice:
-``getJointStates`` and the torque command.
+O(n), no factorization to refresh (so no slow steps). Per step and limb PyBullet is called twice,
+to read the joint states and to send the torques; where PyBullet's C API is found (:mod:`sim.capi`)
+both calls and the torque kernel run in one compiled function, else ``getJointStates`` and
+``setJointMotorControlArray`` are used (the same numbers, bit for bit).
 
 Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum at the joint):
 
@@ -46,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sim import capi
 from sim.bullet import pb
 from sim.rigid_chain import MASS_COLUMN, ChainModel, spring_torques
 from urdf_gen import naming
@@ -173,6 +176,30 @@ class CompliantLimb:
             forces=[0.0] * len(self.idx),
             physicsClientId=self.client,
         )
+        self._direct = self._direct_io([info[j] for j in self.idx])
+        self.direct_io: bool = self._direct is not None
+        """Whether :meth:`apply` talks to PyBullet's C API directly (:mod:`sim.capi`), else through
+        ``getJointStates`` and ``setJointMotorControlArray``; the torques are the same either way."""
+
+    def _direct_io(self, info: list[tuple]) -> tuple | None:  # type: ignore[type-arg]
+        """The fixed arguments of :func:`sim.capi.limb_step` for this limb, or ``None`` where the C API
+        is unavailable or does not read back exactly what ``getJointStates`` reads."""
+        api = capi.c_api()
+        if api is None:
+            return None
+        n = len(self.idx)
+        qidx = np.array([row[3] for row in info], np.int64)
+        uidx = np.array([row[4] for row in info], np.int64)
+        slot, handle = np.uint64(api.slot(self.client)), np.uint64(api.handle(self.client))
+        out = np.zeros(capi.OUT_SLOTS, np.uint64)
+        q, qd = np.empty(n), np.empty(n)
+        code = capi.read_joint_state(api.functions, slot, handle, self.body, qidx, uidx, out, q, qd)
+        states = pb.getJointStates(self.body, self.idx, physicsClientId=self.client)
+        if code != capi.OK or q.tolist() != [s[0] for s in states] or qd.tolist() != [s[1] for s in states]:
+            return None
+        ch = self.chain
+        fixed = (api.functions, slot, handle, self.body, qidx, uidx, out)
+        return (*fixed, ch.parent, ch.jtype, ch.dof, ch.params, q, qd, np.empty(n))
 
     def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
         """The limb's URDF as a compiled chain, with this medium's buoyancy and slice drag."""
@@ -200,6 +227,15 @@ class CompliantLimb:
 
     def apply(self) -> None:
         """Read the joint state, compute and send this step's joint torques (springs, fluid)."""
+        direct = self._direct
+        if direct is not None:
+            *head, q, qd, tau = direct
+            code = capi.limb_step(
+                *head, self.gravity_base, self.target, self.offset, self.K, self.C, self.dt, q, qd, tau
+            )
+            if code != capi.OK:
+                raise pb.error(f"limb body {self.body}, client {self.client}: {capi.ERRORS[code]}")
+            return
         cid = self.client
         states = pb.getJointStates(self.body, self.idx, physicsClientId=cid)
         n = len(states)

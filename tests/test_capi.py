@@ -1,0 +1,127 @@
+"""The dynamic mode's joint I/O through PyBullet's C API (sim.capi) against PyBullet's Python functions."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from sim import capi
+from sim.bullet import pb
+from sim.world import World
+from urdf_gen.pcc import PccConfig
+
+needs_c_api = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or capi.c_api() is None, reason="PyBullet's C API not found"
+)
+
+
+def _run(steps: int, sections: int = 5) -> tuple[list[bool], np.ndarray, int]:
+    """URSULA in water, every limb's targets moved every step; returns each limb's ``direct_io``, all
+    joint positions and velocities after every 10th step and the most contact points seen then."""
+    with World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", sections=sections)
+        limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
+        direct = [c.direct_io for c in robot.compliant.values()]
+        rows = []
+        contacts = 0
+        for i in range(steps):
+            t = world.time
+            for k, (name, segments) in enumerate(limbs):
+                configs = [
+                    PccConfig(0.9 * seg.bend_max * math.sin(3.0 * t + k), 0.5 * j + k, seg.length)
+                    for j, seg in enumerate(segments)
+                ]
+                robot.set_pcc(name, configs, mode="target")
+            world.step()
+            if i % 10 == 9:
+                row = []
+                for c in robot.compliant.values():
+                    for s in pb.getJointStates(c.body, c.idx, physicsClientId=world.client):
+                        row += [s[0], s[1]]
+                rows.append(row)
+                contacts = max(contacts, len(pb.getContactPoints(physicsClientId=world.client)))
+    return direct, np.array(rows), contacts
+
+
+@needs_c_api
+def test_c_api_and_python_functions_give_bit_identical_trajectories(monkeypatch: pytest.MonkeyPatch) -> None:
+    direct, fast, contacts = _run(400)
+    monkeypatch.setenv(capi.ENV_SWITCH, "0")
+    python, slow, _ = _run(400)
+    assert direct == [True] * 4 and python == [False] * 4
+    assert fast.shape == slow.shape and fast.shape[0] == 40
+    assert np.abs(fast[-1]).max() > 0.05  # the limbs moved
+    assert contacts >= 1  # limbs touching (each other or the seabed) during the run
+    assert np.array_equal(fast, slow)
+
+
+@needs_c_api
+def test_limb_step_reads_what_get_joint_states_reads_and_sends_what_it_is_given() -> None:
+    api = capi.c_api()
+    assert api is not None
+    with World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", sections=5)
+        world.step(50)
+        limb = robot.compliant["grasper"]
+        functions, slot, handle, body, qidx, uidx, out = limb._direct[:7]
+        n = len(limb.idx)
+        q, qd = np.empty(n), np.empty(n)
+        assert capi.read_joint_state(functions, slot, handle, body, qidx, uidx, out, q, qd) == capi.OK
+        states = pb.getJointStates(limb.body, limb.idx, physicsClientId=world.client)
+        assert q.tolist() == [s[0] for s in states] and qd.tolist() == [s[1] for s in states]
+        assert np.abs(qd).max() > 0  # a moving limb, not zeros
+        tau = np.linspace(-0.01, 0.01, n)
+        assert capi.send_joint_torques(functions, slot, handle, body, uidx, tau) == capi.OK
+        # the torques act on the next step: the same step again from the same state with the
+        # Python function gives the same joint velocities
+        state = pb.saveState(physicsClientId=world.client)
+        pb.stepSimulation(physicsClientId=world.client)
+        after_c = [s[1] for s in pb.getJointStates(limb.body, limb.idx, physicsClientId=world.client)]
+        pb.restoreState(state, physicsClientId=world.client)
+        pb.setJointMotorControlArray(
+            limb.body, limb.idx, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=world.client
+        )
+        pb.stepSimulation(physicsClientId=world.client)
+        after_py = [s[1] for s in pb.getJointStates(limb.body, limb.idx, physicsClientId=world.client)]
+        assert after_c == after_py
+        # a body that does not exist, a handle that is not this client's
+        assert capi.read_joint_state(functions, slot, handle, 999, qidx, uidx, out, q, qd) == capi.ERR_STATE
+        wrong = np.uint64(int(handle) + 8)
+        assert capi.read_joint_state(functions, slot, wrong, body, qidx, uidx, out, q, qd) == capi.ERR_CLIENT
+        assert capi.send_joint_torques(functions, slot, wrong, body, uidx, tau) == capi.ERR_CLIENT
+
+
+@needs_c_api
+def test_a_closed_world_raises_instead_of_touching_freed_memory() -> None:
+    world = World(mode="dynamic", medium="water")
+    robot = world.load_robot("ursula", sections=5)
+    limb = robot.compliant["camera"]
+    api = capi.c_api()
+    assert api is not None and limb.direct_io and api.handle(world.client) != 0
+    client = world.client
+    world.close()
+    assert api.handle(client) == 0
+    with pytest.raises(pb.error, match="the physics client is no longer connected"):
+        limb.apply()
+
+
+def test_the_switch_turns_the_c_api_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(capi.ENV_SWITCH, "0")
+    assert capi.c_api() is None
+    with World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", sections=5)
+        assert not any(c.direct_io for c in robot.compliant.values())
+        world.step(5)  # the Python path runs
+
+
+@needs_c_api
+def test_client_slots_are_bounded() -> None:
+    api = capi.c_api()
+    assert api is not None and api.capacity >= 1
+    with pytest.raises(ValueError, match=r"physicsClientId = -1 is invalid; allowed: 0\.\."):
+        api.slot(-1)
+    with pytest.raises(ValueError, match="physicsClientId = .* is invalid"):
+        api.slot(api.capacity)
