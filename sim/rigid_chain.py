@@ -615,10 +615,15 @@ def _articulated_solve(parent, jtype, dof, params, R, p, armature, x) -> None:  
             dd[i], uu[i] = d, u
             if pa >= 0:
                 r = u / d
+                inv = 1.0 / d
                 for a in range(6):
                     pA[pa, a] += pA[i, a] + U[i, a] * r
-                    for b in range(6):
-                        IA[pa, a, b] += IA[i, a, b] - U[i, a] * U[i, b] / d
+                    Ua = U[i, a] * inv
+                    for b in range(a, 6):  # symmetric: the upper triangle, mirrored below
+                        IA[pa, a, b] += IA[i, a, b] - Ua * U[i, b]
+                for a in range(1, 6):
+                    for b in range(a):
+                        IA[pa, a, b] = IA[pa, b, a]
         elif pa >= 0:  # fixed joint: rigidly part of the parent
             for a in range(6):
                 pA[pa, a] += pA[i, a]
