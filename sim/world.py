@@ -196,6 +196,10 @@ class Robot:
                 sets PyBullet position-motor targets reached by stepping.
             force: motor force/torque limit for ``"position"`` (N or N·m).
         """
+        if mode == "target" and limb in self.compliant:
+            # the per-tick path: pcc_joints returns a fresh vector of the limb's length, nothing to copy
+            self.compliant[limb].target = self.pcc_joints(limb, configs)
+            return
         self.set_joints(limb, self.pcc_joints(limb, configs), mode=mode, force=force)
 
     def set_joints(self, limb: str, q: FloatArray, *, mode: str = "reset", force: float = 1e3) -> None:

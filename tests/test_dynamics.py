@@ -11,6 +11,7 @@ import pytest
 
 from sim.dynamics import joint_stiffness
 from sim.world import World
+from urdf_gen.errors import ConfigurationError
 from urdf_gen.pcc import PccConfig, limb_transform
 from urdf_gen.spec_loader import load_robot
 
@@ -112,3 +113,24 @@ def test_stiffness_follows_the_material_and_taper() -> None:
     r_mid = 0.03 - 0.02 * 1.5 / 10
     assert K[5] == pytest.approx(E * math.pi * r_mid**2 / h)  # axial
     assert K[1] > K[4] > K[-3]  # half-section base joint is stiffest; the taper softens towards the tip
+
+
+def test_pcc_targets_are_validated_and_stored_without_moving_the_limb() -> None:
+    with World(medium="water") as world:
+        robot = world.load_robot("ursula", sections=4)
+        before = robot.joints("grasper")
+        configs = [PccConfig(0.7, 0.2, 0.295), PccConfig(-0.4, 1.0, 0.3)]
+        robot.set_pcc("grasper", configs, mode="target")
+        target = robot.compliant["grasper"].target
+        assert np.array_equal(target, robot.pcc_joints("grasper", configs))
+        assert target.shape == robot.joint_indices("grasper").shape
+        assert np.array_equal(robot.joints("grasper"), before)  # only stepping moves it
+        with pytest.raises(ConfigurationError, match=r"limb 'grasper' segment 1: bend = nan deg is out of range"):
+            robot.set_pcc("grasper", [PccConfig(math.nan, 0.0, 0.3), configs[1]], mode="target")
+        with pytest.raises(ConfigurationError, match=r"limb 'grasper' has 2 segment\(s\); 1 configuration"):
+            robot.set_pcc("grasper", configs[:1], mode="target")
+        assert np.array_equal(robot.compliant["grasper"].target, target)  # a refused target changes nothing
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=4)
+        with pytest.raises(ConfigurationError, match="limb 'camera' has no spring joints; mode 'target'"):
+            robot.set_pcc("camera", [PccConfig(0.5, 0.0, 0.6)], mode="target")
