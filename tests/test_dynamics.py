@@ -125,7 +125,9 @@ def test_pcc_targets_are_validated_and_stored_without_moving_the_limb() -> None:
         assert np.array_equal(target, robot.pcc_joints("grasper", configs))
         assert target.shape == robot.joint_indices("grasper").shape
         assert np.array_equal(robot.joints("grasper"), before)  # only stepping moves it
-        with pytest.raises(ConfigurationError, match=r"limb 'grasper' segment 1: bend = nan deg is out of range"):
+        with pytest.raises(
+            ConfigurationError, match=r"limb 'grasper' segment 1: bend = nan deg is out of range"
+        ):
             robot.set_pcc("grasper", [PccConfig(math.nan, 0.0, 0.3), configs[1]], mode="target")
         with pytest.raises(ConfigurationError, match=r"limb 'grasper' has 2 segment\(s\); 1 configuration"):
             robot.set_pcc("grasper", configs[:1], mode="target")
