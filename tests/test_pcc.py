@@ -122,3 +122,13 @@ def test_bad_joint_vectors_and_section_counts_raise() -> None:
         segment_joints(0.1, 0.0, 0.3, 0)
     with pytest.raises(ConfigurationError, match=r"1 configurations given for a limb of 2 segments"):
         limb_joints([PccConfig(0, 0, 0.3)], [10, 10])
+    with pytest.raises(ConfigurationError, match=r"sections = \[10, 0\] is invalid; allowed: integers >= 1"):
+        limb_joints([PccConfig(0, 0, 0.3)] * 2, [10, 0])
+
+
+def test_limb_joints_concatenate_the_segments() -> None:
+    configs = [PccConfig(0.4, -0.2, 0.3), PccConfig(-1.1, 2.0, 0.29)]
+    q = limb_joints(configs, [7, 3])
+    expected = np.concatenate([segment_joints(0.4, -0.2, 0.3, 7), segment_joints(-1.1, 2.0, 0.29, 3)])
+    assert q.dtype == np.float64 and q.shape == (22 + 10,)
+    assert np.array_equal(q, expected)

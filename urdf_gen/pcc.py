@@ -213,12 +213,12 @@ def limb_joints(configs: Sequence[PccConfig], sections: Sequence[int]) -> FloatA
         raise ConfigurationError(
             f"{len(configs)} configurations given for a limb of {len(sections)} segments"
         )
-    if any(n < 1 for n in sections):
-        raise ConfigurationError(f"sections = {list(sections)} is invalid; allowed: integers >= 1")
     q: list[float] = []
-    for c, n in zip(configs, sections, strict=True):
+    for c, n in zip(configs, sections, strict=True):  # called for every limb at 1 kHz
+        if n < 1:
+            raise ConfigurationError(f"sections = {list(sections)} is invalid; allowed: integers >= 1")
         q += _segment_values(c.bend, c.plane, c.length, n)
-    return np.array(q)
+    return np.fromiter(q, float, len(q))
 
 
 def rotation_angle(R: FloatArray) -> float:
