@@ -132,3 +132,11 @@ def test_limb_joints_concatenate_the_segments() -> None:
     expected = np.concatenate([segment_joints(0.4, -0.2, 0.3, 7), segment_joints(-1.1, 2.0, 0.29, 3)])
     assert q.dtype == np.float64 and q.shape == (22 + 10,)
     assert np.array_equal(q, expected)
+
+
+def test_limb_transform_of_no_segment_is_the_identity_and_of_one_is_its_arc() -> None:
+    assert np.array_equal(limb_transform([]), np.eye(4))
+    assert np.array_equal(limb_transform([PccConfig(0.8, -0.3, 0.3)]), arc_transform(0.8, -0.3, 0.3))
+    R = arc_transform(0.8, -0.3, 0.3)[:3, :3]
+    np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-15)
+    assert abs(np.linalg.det(R) - 1.0) < 1e-15

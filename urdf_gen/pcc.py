@@ -100,11 +100,18 @@ def arc_transform(bend: float, plane: float, length: float) -> Transform:
     # (1 - cos b)/b = sin(b/2) sinc(b/2); sin(b)/b = sinc(b): both finite at b = 0.
     x = length * math.sin(half) * sinc(half)
     z = length * sinc(bend)
-    T = np.eye(4)
-    Rz = rot_z(plane)
-    T[:3, :3] = Rz @ rot_y(bend)
-    T[:3, 3] = Rz @ np.array([x, 0.0, z])
-    return T
+    # Rz(plane) Ry(bend) and Rz(plane) (x, 0, z) written out: one array instead of four and two
+    # products (the teleoperation IK evaluates this ~20 times a tick)
+    c, s = math.cos(plane), math.sin(plane)
+    cb, sb = math.cos(bend), math.sin(bend)
+    return np.array(
+        [
+            [c * cb, -s, c * sb, c * x],
+            [s * cb, c, s * sb, s * x],
+            [-sb, 0.0, cb, z],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
+    )
 
 
 def arc_points(bend: float, plane: float, length: float, s: FloatArray) -> FloatArray:
@@ -201,10 +208,11 @@ def rest_configs(segments: Sequence[object]) -> list[PccConfig]:
 
 def limb_transform(configs: Sequence[PccConfig]) -> Transform:
     """Tip frame of a multi-segment limb (PCC arcs in series) in the limb base frame, ``(4, 4) float``."""
-    T = np.eye(4)
+    T = None
     for c in configs:
-        T = T @ arc_transform(c.bend, c.plane, c.length)
-    return T
+        A = arc_transform(c.bend, c.plane, c.length)
+        T = A if T is None else T @ A
+    return np.eye(4) if T is None else T
 
 
 def limb_joints(configs: Sequence[PccConfig], sections: Sequence[int]) -> FloatArray:
