@@ -183,7 +183,8 @@ class CompliantLimb:
 
     def _direct_io(self, info: list[tuple]) -> tuple | None:  # type: ignore[type-arg]
         """The fixed arguments of :func:`sim.capi.limb_step` for this limb, or ``None`` where the C API
-        is unavailable or does not read back exactly what ``getJointStates`` reads."""
+        is unavailable, does not read back exactly what ``getJointStates`` reads or refuses a torque
+        command."""
         api = capi.c_api()
         if api is None:
             return None
@@ -196,6 +197,9 @@ class CompliantLimb:
         code = capi.read_joint_state(api.functions, slot, handle, self.body, qidx, uidx, out, q, qd)
         states = pb.getJointStates(self.body, self.idx, physicsClientId=self.client)
         if code != capi.OK or q.tolist() != [s[0] for s in states] or qd.tolist() != [s[1] for s in states]:
+            return None
+        # zero torques for the next step (what apply sends anyway) check the command path too
+        if capi.send_joint_torques(api.functions, slot, handle, self.body, uidx, np.zeros(n)) != capi.OK:
             return None
         ch = self.chain
         fixed = (api.functions, slot, handle, self.body, qidx, uidx, out)

@@ -125,3 +125,17 @@ def test_client_slots_are_bounded() -> None:
         api.slot(-1)
     with pytest.raises(ValueError, match="physicsClientId = .* is invalid"):
         api.slot(api.capacity)
+
+
+@needs_c_api
+@pytest.mark.parametrize(
+    ("function", "code"), [("read_joint_state", capi.ERR_STATE), ("send_joint_torques", capi.ERR_CONTROL)]
+)
+def test_a_limb_whose_c_api_check_fails_uses_the_python_functions(
+    monkeypatch: pytest.MonkeyPatch, function: str, code: int
+) -> None:
+    monkeypatch.setattr(capi, function, lambda *args: code)
+    with World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", sections=5)
+        assert not any(c.direct_io for c in robot.compliant.values())
+        world.step(5)
