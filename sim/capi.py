@@ -14,7 +14,8 @@ The physics-client handle behind a ``physicsClientId`` lives in the extension's 
 ``sPhysicsClients1``, found by its symbol like the broadphase margin (:mod:`sim.bullet`). Every call
 reads the slot again and refuses to run (:data:`ERR_CLIENT`) if the client was disconnected. Where
 anything is missing (no symbol table, another platform) or ``PCCBULLET_C_API=0`` is set,
-:func:`c_api` returns ``None`` and the callers use PyBullet's Python functions: the same numbers, bit
+:func:`c_api` returns ``None``; a limb whose first read or command through it disagrees with PyBullet's
+Python functions does not use it either. Those limbs call the Python functions: the same numbers, bit
 for bit (``tests/test_capi.py``).
 """
 
@@ -37,7 +38,8 @@ from sim.rigid_chain import spring_torques
 ENV_SWITCH = "PCCBULLET_C_API"  # "0": use PyBullet's Python functions only
 CLIENTS_SYMBOL = "sPhysicsClients1"
 
-# EnumSharedMemoryServerStatus (SharedMemoryPublic.h), checked against a real call in c_api()
+# EnumSharedMemoryServerStatus (SharedMemoryPublic.h); a limb checks both with a real read and a real
+# command before it uses this path (sim.dynamics.CompliantLimb)
 STATUS_ACTUAL_STATE = 21  # CMD_ACTUAL_STATE_UPDATE_COMPLETED
 STATUS_DESIRED_STATE = 25  # CMD_DESIRED_STATE_RECEIVED_COMPLETED
 CONTROL_MODE_TORQUE = int(pb.TORQUE_CONTROL)
@@ -150,6 +152,7 @@ _load_u64 = _c_load("u")
 _load_f64 = _c_load("d")
 _LOW32 = np.uint64(0xFFFFFFFF)
 _WORD = np.uint64(8)
+_NULL = np.uint64(0)
 
 
 # --- kernels ---------------------------------------------------------------------------------------
@@ -163,7 +166,7 @@ def read_joint_state(fns, slot, client, body, qidx, uidx, out, q, qd):  # type: 
     if _load_u64(slot) != client:
         return ERR_CLIENT
     status = _call_submit(fns[F_SUBMIT], client, _call_request(fns[F_REQUEST], client, body))
-    if status == 0 or _call_status(fns[F_STATUS], status) != STATUS_ACTUAL_STATE:
+    if status == _NULL or _call_status(fns[F_STATUS], status) != STATUS_ACTUAL_STATE:
         return ERR_STATE
     w = _WORD
     a0 = np.uint64(out.ctypes.data)  # uint64 arithmetic throughout (mixed with int64, numba gives floats)
@@ -199,7 +202,7 @@ def send_joint_torques(fns, slot, client, body, uidx, tau):  # type: ignore[no-u
     for j in range(tau.shape[0]):
         _call_torque(fns[F_TORQUE], command, uidx[j], tau[j])
     status = _call_submit(fns[F_SUBMIT], client, command)
-    if status == 0 or _call_status(fns[F_STATUS], status) != STATUS_DESIRED_STATE:
+    if status == _NULL or _call_status(fns[F_STATUS], status) != STATUS_DESIRED_STATE:
         return ERR_CONTROL
     return OK
 

@@ -198,7 +198,7 @@ class CompliantLimb:
         states = pb.getJointStates(self.body, self.idx, physicsClientId=self.client)
         if code != capi.OK or q.tolist() != [s[0] for s in states] or qd.tolist() != [s[1] for s in states]:
             return None
-        # zero torques for the next step (what apply sends anyway) check the command path too
+        # the command path too, with zero torques for the next step (apply sends new ones before it)
         if capi.send_joint_torques(api.functions, slot, handle, self.body, uidx, np.zeros(n)) != capi.OK:
             return None
         ch = self.chain
