@@ -79,6 +79,8 @@ def _c_call(result: str, params: str):  # type: ignore[no-untyped-def]
     nb_result = types.uint64 if result == "p" else types.int64
 
     def typer(address, args):  # type: ignore[no-untyped-def]
+        if not isinstance(address, types.Integer):
+            return None
         for kind, ty in zip(params, args, strict=True):
             if not (isinstance(ty, types.Float) if kind == "d" else isinstance(ty, types.Integer)):
                 return None
