@@ -135,6 +135,10 @@ class Robot:
                 physicsClientId=cid,
             )
             self.bodies[limb.name] = body
+            # Bullet damps every multibody link by default (linear and angular 0.04: a freely spinning
+            # limb lost 21 % of its kinetic energy per second). The material and the fluid are the
+            # damping here; none is added.
+            pb.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
             self._links[naming.base_link(limb.name)] = (body, -1)
             joints = {}
             for j in range(pb.getNumJoints(body, physicsClientId=cid)):

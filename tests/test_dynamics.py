@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sim.bullet import pb
 from sim.dynamics import joint_stiffness
 from sim.world import World
 from urdf_gen.errors import ConfigurationError
@@ -177,3 +178,17 @@ def test_pcc_targets_are_validated_and_stored_without_moving_the_limb() -> None:
         robot = world.load_robot("ursula", sections=4)
         with pytest.raises(ConfigurationError, match="limb 'camera' has no spring joints; mode 'target'"):
             robot.set_pcc("camera", [PccConfig(0.5, 0.0, 0.6)], mode="target")
+
+
+def test_pybullet_adds_no_damping_of_its_own() -> None:
+    # Bullet's default link damping (0.04) took 21 % of a freely spinning limb's energy per second;
+    # springs and fluid are off here (PyBullet stepped directly, no gravity, no medium)
+    with World(gravity=(0.0, 0.0, 0.0), medium="air") as world:
+        robot = world.load_robot("ursula", sections=5)
+        limb = robot.compliant["camera"]
+        cid = world.client
+        pb.resetJointState(limb.body, limb.idx[0], 0.0, 2.0, physicsClientId=cid)  # spin about the axis
+        for _ in range(1000):
+            pb.stepSimulation(physicsClientId=cid)
+        omega = pb.getJointState(limb.body, limb.idx[0], physicsClientId=cid)[1]
+    assert omega == pytest.approx(2.0, abs=1e-9)
