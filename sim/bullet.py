@@ -70,24 +70,33 @@ def _elf_symbol(path: str, name: str) -> tuple[int, int] | None:
     return None
 
 
-def _load_bias(path: str) -> tuple[int, list[tuple[int, int, str]]] | None:
-    """Load address of ``path`` in this process (start of its offset-0 mapping) and its mappings."""
+def _load_bias(path: str) -> int | None:
+    """Load address of ``path`` in this process (start of its offset-0 mapping), or ``None``."""
     real = os.path.realpath(path)
-    maps: list[tuple[int, int, str]] = []
-    bias = None
     try:
         with open("/proc/self/maps") as f:
             for line in f:
                 parts = line.split()
-                if len(parts) < 6 or os.path.realpath(parts[5]) != real:
-                    continue
-                lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                maps.append((lo, hi, parts[1]))
-                if int(parts[2], 16) == 0 and bias is None:
-                    bias = lo
-    except OSError:
+                if len(parts) >= 6 and int(parts[2], 16) == 0 and os.path.realpath(parts[5]) == real:
+                    return int(parts[0].split("-")[0], 16)
+    except (OSError, ValueError):
         return None
-    return None if bias is None else (bias, maps)
+    return None
+
+
+def _mapped_rw(address: int, size: int) -> bool:
+    """Whether ``[address, address + size)`` lies in one readable and writable mapping of this process
+    (file-backed ``.data`` or the anonymous ``.bss`` mapping after the module's file mappings)."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                span, perms = line.split(maxsplit=2)[:2]
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                if lo <= address and address + size <= hi:
+                    return perms.startswith("rw")
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 _margin_address: int | None | bool = False  # False: not looked up yet
@@ -101,11 +110,9 @@ def _broadphase_margin_address() -> int | None:
         path = pb.__file__
         if sys.platform.startswith("linux") and path:
             symbol = _elf_symbol(path, BROADPHASE_SYMBOL)
-            loaded = _load_bias(path)
-            if symbol is not None and symbol[1] == 8 and loaded is not None:
-                address = loaded[0] + symbol[0]
-                if any(lo <= address < hi - 7 and perms.startswith("rw") for lo, hi, perms in loaded[1]):
-                    _margin_address = address
+            bias = _load_bias(path)
+            if symbol is not None and symbol[1] == 8 and bias is not None and _mapped_rw(bias + symbol[0], 8):
+                _margin_address = bias + symbol[0]
     return _margin_address  # type: ignore[return-value]
 
 

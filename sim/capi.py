@@ -32,7 +32,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.core.extending import intrinsic
 
-from sim.bullet import _elf_symbol, _load_bias, pb
+from sim.bullet import _elf_symbol, _load_bias, _mapped_rw, pb
 from sim.rigid_chain import spring_torques
 
 ENV_SWITCH = "PCCBULLET_C_API"  # "0": use PyBullet's Python functions only
@@ -251,30 +251,15 @@ class CApi:
 _api: CApi | None | bool = False  # False: not looked up yet
 
 
-def _mapped_rw(address: int, size: int) -> bool:
-    """Whether ``[address, address + size)`` lies in one readable and writable mapping of this process
-    (the client table is in ``.bss``, an anonymous mapping after the module's file mappings)."""
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                span, perms = line.split(maxsplit=2)[:2]
-                lo, hi = (int(x, 16) for x in span.split("-"))
-                if lo <= address and address + size <= hi:
-                    return perms.startswith("rw")
-    except (OSError, ValueError):
-        return False
-    return False
-
-
 def _lookup() -> CApi | None:
     path = pb.__file__
     if not (sys.platform.startswith("linux") and path and sys.maxsize > 2**32):
         return None
     symbol = _elf_symbol(path, CLIENTS_SYMBOL)
-    loaded = _load_bias(path)
-    if symbol is None or loaded is None or symbol[1] < 8 or symbol[1] % 8:
+    bias = _load_bias(path)
+    if symbol is None or bias is None or symbol[1] < 8 or symbol[1] % 8:
         return None
-    clients = loaded[0] + symbol[0]
+    clients = bias + symbol[0]
     if not _mapped_rw(clients, symbol[1]):
         return None
     try:
