@@ -139,3 +139,16 @@ def test_a_limb_whose_c_api_check_fails_uses_the_python_functions(
         robot = world.load_robot("ursula", sections=5)
         assert not any(c.direct_io for c in robot.compliant.values())
         world.step(5)
+
+
+@needs_c_api
+def test_a_removed_limb_body_raises_with_the_reason() -> None:
+    with World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", sections=5)
+        limb = robot.compliant["light"]
+        assert limb.direct_io
+        pb.removeBody(limb.body, physicsClientId=world.client)
+        with pytest.raises(
+            pb.error, match=r"limb body \d+, client \d+: PyBullet did not return the joint state"
+        ):
+            limb.apply()
