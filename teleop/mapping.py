@@ -22,7 +22,7 @@ import numpy as np
 
 from sim.bullet import pb
 from teleop.devices.base import DeviceSample
-from teleop.ik import clamp_config, solve_ik
+from teleop.ik import clamp_config, load_kernels, solve_ik
 from urdf_gen.pcc import PccConfig
 from urdf_gen.specs import RobotSpec
 from urdf_gen.types import FloatArray, Transform
@@ -83,6 +83,8 @@ class OperatorMapping:
         self.follow = False
         self.target_world: FloatArray | None = None
         self.ik_error = 0.0
+        if self.T_world_base:  # 6-DoF targets can come: have the IK ready before the loop starts
+            load_kernels()
 
     def _select(self, action: str) -> None:
         if action == "next_limb":

@@ -59,3 +59,45 @@ def test_unreachable_sideways_target_is_no_worse_than_sampled_workspace() -> Non
     assert _within_limits(limb, res.configs) and np.isfinite(res.error)
     sampled = min(np.linalg.norm(tip_position(_random_configs(limb, rng)) - target) for _ in range(3000))
     assert res.error <= sampled + 1e-3  # on the boundary nearest the target, not short of it
+
+
+def test_compiled_tip_equals_limb_transform() -> None:
+    """The solver's written-out tip position is urdf_gen.pcc.limb_transform's, also near bend = 0 (the
+    series branch of sinc) and at full bend."""
+    from teleop.ik import _tip
+
+    rng = np.random.default_rng(3)
+    out = np.empty(3)
+    bends = [0.0, 1e-9, -5e-5, 1.5e-4, np.pi, -2.9]
+    for k in range(200):
+        segments = 1 + k % 3
+        x = np.column_stack(
+            [
+                [bends[(k + i) % len(bends)] if k < 60 else rng.uniform(-3.0, 3.0) for i in range(segments)],
+                rng.uniform(-3.0, 3.0, segments),
+                rng.uniform(0.1, 0.4, segments),
+            ]
+        ).ravel()
+        _tip(x, out)
+        expected = tip_position([PccConfig(*row) for row in x.reshape(-1, 3)])
+        np.testing.assert_allclose(out, expected, rtol=0.0, atol=1e-15)
+
+
+def test_one_iteration_moves_towards_the_target_and_reports_it() -> None:
+    limb = SPEC.limb("palpation")
+    start = [PccConfig(0.3, 0.2, 0.3), PccConfig(-0.2, 0.1, 0.3)]
+    target = np.array([0.1, 0.05, 0.5])
+    before = float(np.linalg.norm(tip_position(start) - target))
+    res = solve_ik(limb, target, start, max_iter=1)
+    assert res.iterations == 1 and not res.converged
+    assert res.error == pytest.approx(float(np.linalg.norm(tip_position(res.configs) - target)), abs=1e-12)
+    assert res.error < before
+
+
+def test_bad_target_shape_and_segment_count_are_named() -> None:
+    limb = SPEC.limb("palpation")
+    straight = [PccConfig(0.0, 0.0, s.length) for s in limb.segments]
+    with pytest.raises(ValueError, match=r"target of shape \(2,\)"):
+        solve_ik(limb, [0.1, 0.2], straight)
+    with pytest.raises(ValueError, match="1 initial configurations for a limb of 2 segments"):
+        solve_ik(limb, [0.1, 0.2, 0.3], straight[:1])
