@@ -3,12 +3,19 @@
 Real-time mode paces every step to an absolute deadline ``start + (i + 1) dt`` (no drift from sleep
 jitter); batch mode runs as fast as possible. Statistics: achieved physics and visual rates, real-time
 factor, p50/p99 step time and overruns (steps finished more than one ``dt`` after their deadline).
+
+Python's cyclic garbage collector stops the loop while it scans: a full collection of the ~160 000
+objects a loaded world and its libraries hold took 73 ms (the teleoperation demo, once every ~5 s), a
+middle one up to 1.5 ms. :func:`frozen_gc` moves every object alive when a run starts out of the
+collector's reach (``gc.freeze``) for the run, so it scans only what the run itself allocates.
 """
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -29,6 +36,23 @@ def compute_n_steps(rate_hz: float, dt: float) -> int:
             f"allowed: a rate whose period is a whole number of {dt:g} s steps"
         )
     return n
+
+
+@contextmanager
+def frozen_gc() -> Iterator[None]:
+    """Keep the objects alive on entry out of the garbage collector's scans until exit.
+
+    Cheap both ways (the collector splices its lists). Garbage already unreachable on entry is kept
+    until exit too, then collected as usual. If the caller had frozen objects itself, they stay
+    frozen on exit (with those of this block).
+    """
+    outer = gc.get_freeze_count() > 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not outer:
+            gc.unfreeze()
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +100,15 @@ class Loop:
         self.on_visual = on_visual
 
     def run(self, duration: float) -> LoopStats:
-        """Run for ``duration`` simulated seconds (rounded to whole steps)."""
+        """Run for ``duration`` simulated seconds (rounded to whole steps), with the objects alive at the
+        start out of the garbage collector's scans (:func:`frozen_gc`)."""
         if duration <= 0:
             raise ConfigurationError(f"duration = {duration!r} s is invalid; allowed: > 0")
+        with frozen_gc():
+            return self._run(int(round(duration / self.dt)))
+
+    def _run(self, steps: int) -> LoopStats:
         world = self.world
-        steps = int(round(duration / self.dt))
         times = np.empty(steps)
         overruns = frames = 0
         clock = time.perf_counter

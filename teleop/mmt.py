@@ -24,6 +24,7 @@ import numpy as np
 
 from sim.bullet import pb
 from sim.environment import add_seabed, add_sphere
+from sim.loop import frozen_gc
 from sim.world import World
 from teleop.channel import Channel, LinkSpec, acoustic_link
 from teleop.devices.base import InputDevice
@@ -131,6 +132,7 @@ class Slave:
             n: np.array([[0.0, 0.0, seg.length] for seg in spec.limb(n).segments]) for n, _ in self.shape
         }
         self.target = {n: v.copy() for n, v in self.setpoint.items()}
+        self._settled: set[str] = set()  # limbs posed at their target: nothing to do until a new command
         self.cmd_seq = 0
         self.force = np.zeros(3)
         self.measured: dict[str, list[PccConfig]] = {}
@@ -142,12 +144,15 @@ class Slave:
             return
         self.cmd_seq = seq
         self.target = decode_configs(payload[CMD_HEADER.size :], self.shape)
+        self._settled.clear()
 
     def tick(self, dt: float) -> None:
         """Track the target at bounded rates, pose the arms (setpoint + calibration), read the sensor."""
         rates = np.array(self.cfg.slave_rates) * dt
         spec = self.robot.spec
         for name, _ in self.shape:
+            if name in self._settled:  # its setpoint, pose and measurement stay as they are
+                continue
             sp = self.setpoint[name]
             sp += np.clip(self.target[name] - sp, -rates, rates)
             cal = np.asarray(self.cfg.calibration.get(name, np.zeros_like(sp)))
@@ -156,6 +161,8 @@ class Slave:
             if meas != self.measured.get(name):
                 self.robot.set_pcc(name, meas)
                 self.measured[name] = meas
+            if np.array_equal(sp, self.target[name]):
+                self._settled.add(name)
         self.world.step()
         body = self.robot.bodies[self.cfg.haptic_limb]
         self.force = self.cfg.env_stiffness * penetration(self.world.client, body, self.env)
@@ -218,6 +225,7 @@ class MmtSession:
         self.shape = self.slave.shape
         self.offsets = {n: np.zeros((s, 3)) for n, s in self.shape}
         self._offset_blend = {n: (v.copy(), v.copy(), -1.0) for n, v in self.offsets.items()}
+        self._blend_u: dict[str, float] = {}  # limb -> blend weight its offsets were last computed at
         self.rock_model = np.asarray(cfg.rock_estimate, dtype=float)
         self._rock_blend = (self.rock_model.copy(), self.rock_model.copy(), -1.0)
         self._shown: dict[str, list[PccConfig]] = {}
@@ -234,7 +242,9 @@ class MmtSession:
         T = self.cfg.blend_time
         for n, (a, b, t0) in self._offset_blend.items():
             u = _smooth((t - t0) / T)
-            self.offsets[n] = a + (b - a) * u
+            if self._blend_u.get(n) != u:  # same blend, same weight: the same offsets
+                self.offsets[n] = a + (b - a) * u
+                self._blend_u[n] = u
             active |= 0.0 < u < 1.0
         a, b, t0 = self._rock_blend
         u = _smooth((t - t0) / T)
@@ -260,6 +270,7 @@ class MmtSession:
         for n, new in res.items():
             if not np.allclose(new, self._offset_blend[n][1]):
                 self._offset_blend[n] = (self.offsets[n].copy(), new, t)
+                self._blend_u.pop(n, None)
         rock = np.array(tail[3:6], dtype=float)
         if np.isfinite(rock).all() and not np.allclose(rock, self._rock_blend[1], atol=1e-6):
             self._rock_blend = (self.rock_model.copy(), rock, t)
@@ -312,7 +323,21 @@ class MmtSession:
         on_visual: Callable[[int, float], None] | None = None,
         visual_every: int = 20,
     ) -> dict[str, float]:
-        """Tick for ``duration`` s; calls ``on_visual(frame, t)`` every ``visual_every`` ticks. Loop stats."""
+        """Tick for ``duration`` s; calls ``on_visual(frame, t)`` every ``visual_every`` ticks. Loop stats.
+
+        The objects alive at the start stay out of the garbage collector's scans during the run
+        (:func:`sim.loop.frozen_gc`: a full scan stopped the demo for 73 ms)."""
+        with frozen_gc():
+            return self._run(device, duration, realtime, on_visual, visual_every)
+
+    def _run(
+        self,
+        device: InputDevice,
+        duration: float,
+        realtime: bool,
+        on_visual: Callable[[int, float], None] | None,
+        visual_every: int,
+    ) -> dict[str, float]:
         steps = int(round(duration / self.world.dt))
         times = np.empty(max(steps, 1))
         start = time.perf_counter()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -25,13 +27,23 @@ def session_result():
         ],
         presses=[(0.0, "select:palpation")],
     )
+    frozen: list[int] = []
     with MmtSession(cfg) as s:
+        read = device.read
+
+        def read_and_look(t: float):  # gc.get_freeze_count walks the frozen objects: a few ticks only
+            if len(frozen) < 3:
+                frozen.append(gc.get_freeze_count())
+            return read(t)
+
+        device.read = read_and_look  # type: ignore[method-assign]
         stats = s.run(device, 6.0)
-        yield s, stats, s.metrics()
+        assert gc.get_freeze_count() == 0
+        yield s, stats, s.metrics(), frozen
 
 
 def test_slave_converges_to_the_final_command(session_result) -> None:
-    s, stats, m = session_result
+    s, stats, m, _ = session_result
     assert stats["physics_steps"] == 6000
     final = np.array([[c.bend, c.plane, c.length] for c in s.mapping.command["palpation"]])
     np.testing.assert_allclose(s.slave.setpoint["palpation"], final, atol=2e-4)  # quantization 1e-4 rad
@@ -41,7 +53,7 @@ def test_slave_converges_to_the_final_command(session_result) -> None:
 
 
 def test_correction_blends_without_force_jumps(session_result) -> None:
-    s, _, m = session_result
+    s, _, m, _ = session_result
     assert m["max_force_n"] > 0.5  # the operator is pressing on the rock during the correction
     assert np.any(s.log["blending"][2000:])  # rock correction while in contact
     np.testing.assert_allclose(s.rock_model, s.cfg.rock_true, atol=1e-6)
@@ -63,3 +75,8 @@ def test_command_codec_round_trip_and_range() -> None:
         encode_configs({"a": [PccConfig(4.0, 0.0, 0.3)]}, ["a"])
     with pytest.raises(ConfigurationError, match="blend_time = 0.05 s"):
         MmtConfig(blend_time=0.05)
+
+
+def test_session_runs_with_the_objects_alive_at_its_start_out_of_the_collectors_scans(session_result) -> None:
+    frozen = session_result[3]
+    assert len(frozen) == 3 and min(frozen) > 1000
