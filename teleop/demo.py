@@ -6,10 +6,12 @@ PyBullet GUI runs in its own process (:mod:`sim.viewer`): it mirrors the limbs, 
 keyboard help overlay and forwards the keys; the loop is paced to absolute deadlines. Without one it plays a
 scripted operator session (camera looks down, the light follows it, the grasper reaches beside the rock on the
 seabed, the palpation arm touches it) as fast as possible and writes, into ``out_dir``: ``demo.gif`` (external
-view), ``camera_tip.png`` (view from the camera arm's tip, lit from the spotlight), ``tips.png`` (tip
-trajectories), ``metrics.png`` (forces and master/slave tips) and ``summary.json`` (loop statistics,
-teleoperation metrics, final tip positions). ``device`` picks another operator input (``--device`` on the
-command line): the terminal keyboard, a haptic device or the UDP bridge, in real time.
+view; the loop records the scene's pose for each frame and the frames are rendered after the run, as a
+software-rendered frame takes ~10 ms, ten ticks), ``camera_tip.png`` (view from the camera arm's tip, lit
+from the spotlight), ``tips.png`` (tip trajectories), ``metrics.png`` (forces and master/slave tips) and
+``summary.json`` (loop statistics, teleoperation metrics, final tip positions). ``device`` picks another
+operator input (``--device`` on the command line): the terminal keyboard, a haptic device or the UDP
+bridge, in real time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +61,35 @@ def scripted_operator() -> ScriptedDevice:
             (1.81, "select:palpation"),
         ],
     )
+
+
+ScenePose = tuple[dict[str, np.ndarray], tuple[tuple[float, ...], tuple[float, ...]]]
+"""What the master world shows: every limb's joint vector and the rock's position and quaternion."""
+
+
+def scene_pose(session: MmtSession) -> ScenePose:
+    """The master world's pose now (joints read back exactly as PyBullet holds them)."""
+    robot = session.robot
+    rock = pb.getBasePositionAndOrientation(session.rock, physicsClientId=session.world.client)
+    return {name: robot.joints(name) for name in robot.bodies}, (tuple(rock[0]), tuple(rock[1]))
+
+
+def show_scene(session: MmtSession, pose: ScenePose) -> None:
+    """Put the master world back into ``pose`` (joints reset, rock moved)."""
+    joints, (position, orientation) = pose
+    for name, q in joints.items():
+        session.robot.set_joints(name, q)
+    pb.resetBasePositionAndOrientation(
+        session.rock, position, orientation, physicsClientId=session.world.client
+    )
+    session.world.mark_moved()
+
+
+def _shown(session: MmtSession, poses: list[ScenePose]) -> Iterator[ScenePose]:
+    """Show each pose in turn, yielding it while it is shown."""
+    for pose in poses:
+        show_scene(session, pose)
+        yield pose
 
 
 def _render(client: int, view: list[float], proj: list[float], light: np.ndarray | None = None) -> np.ndarray:
@@ -115,7 +147,7 @@ def run_demo(
         out_dir.mkdir(parents=True, exist_ok=True)
         proj = pb.computeProjectionMatrixFOV(60, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
         view = pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.3], [0, 0, 1])
-        frames: list[np.ndarray] = []
+        poses: list[ScenePose] = []
         tips: dict[str, list[list[float]]] = {limb.name: [] for limb in robot.spec.limbs}
         times: list[float] = []
 
@@ -123,8 +155,8 @@ def run_demo(
             times.append(t)
             for name in tips:
                 tips[name].append(robot.tip_pose(name)[:3, 3].tolist())
-            if k % GIF_EVERY == 0:
-                frames.append(_render(client, view, proj))
+            if k % GIF_EVERY == 0:  # rendered after the run: a frame takes ~10 ms, ten 1 kHz ticks
+                poses.append(scene_pose(session))
 
         try:
             stats = session.run(
@@ -133,6 +165,9 @@ def run_demo(
         finally:
             operator.close()
         metrics = session.metrics()
+        final = scene_pose(session)
+        frames = [_render(client, view, proj) for _ in _shown(session, poses)]
+        show_scene(session, final)
         files = _write_outputs(out_dir, robot, frames, np.array(times), tips, proj)
         files.append(_plot_metrics(out_dir, session))
     summary: dict[str, object] = {

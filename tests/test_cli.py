@@ -120,6 +120,30 @@ def test_headless_demo_writes_its_files(tmp_path, capsys, monkeypatch) -> None:
     assert (tmp_path / "tips.png").stat().st_size > 10_000
 
 
+def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
+    """The headless demo renders its GIF after the run from poses recorded in the loop: a recorded pose,
+    shown again after the limbs and the rock moved on, gives the live frame pixel for pixel."""
+    import numpy as np
+
+    from sim.bullet import pb
+    from teleop.demo import _render, scene_pose, scripted_operator, show_scene
+    from teleop.mmt import MmtConfig, MmtSession
+
+    with MmtSession(MmtConfig(sections=3)) as s:
+        cid = s.world.client
+        proj = pb.computeProjectionMatrixFOV(60, 4 / 3, 0.01, 5.0)
+        view = pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.3], [0, 0, 1])
+        operator = scripted_operator()
+        s.run(operator, 1.0)  # the camera and light are bent
+        live, pose = _render(cid, view, proj), scene_pose(s)
+        s.run(operator, 1.0)  # the grasper reaches out
+        pb.resetBasePositionAndOrientation(s.rock, [0.3, 0.2, -0.5], [0, 0, 0, 1], physicsClientId=cid)
+        assert np.abs(_render(cid, view, proj).astype(int) - live).sum() > 10_000
+        show_scene(s, pose)
+        np.testing.assert_array_equal(_render(cid, view, proj), live)
+        assert pb.getBasePositionAndOrientation(s.rock, physicsClientId=cid)[0] == pose[1][0]
+
+
 def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("DISPLAY", raising=False)
     assert main(["demo", "--out", str(tmp_path), "--device", "keyboard", "--duration", "0.1"]) == 2
