@@ -152,3 +152,18 @@ def test_a_removed_limb_body_raises_with_the_reason() -> None:
             pb.error, match=r"limb body \d+, client \d+: PyBullet did not return the joint state"
         ):
             limb.apply()
+
+
+@needs_c_api
+def test_a_refused_torque_command_raises_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyBullet accepts any torque command it can parse (an unknown body included), so the refusal is
+    stood in for at the kernel's return code."""
+    with World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", sections=5)
+        limb = robot.compliant["camera"]
+        assert limb.direct_io
+        monkeypatch.setattr(capi, "limb_step", lambda *args: capi.ERR_CONTROL)
+        with pytest.raises(
+            pb.error, match=r"limb body \d+, client \d+: PyBullet did not accept the joint torques"
+        ):
+            limb.apply()
