@@ -381,16 +381,26 @@ class World:
         ``resetBasePositionAndOrientation``), so the next step refreshes contacts."""
         self._moved = True
 
-    def step(self, n: int = 1) -> None:
+    def step(self, n: int = 1, *, contacts: bool = True) -> None:
         """Advance by ``n`` steps of ``dt``: integrate (dynamic), or refresh contacts if anything moved
-        since the last step (kinematic). Step hooks run after every step."""
+        since the last step (kinematic). Step hooks run after every step.
+
+        Args:
+            contacts: kinematic mode only: ``False`` advances time without the contact refresh, for
+                callers that query only the bodies they need (``getClosestPoints``); a later step with
+                ``True`` catches up. Refreshing costs ~130 us a step while limbs move (URSULA, N = 10).
+        """
+        if not contacts and self.mode != "kinematic":
+            raise ConfigurationError(
+                "contacts = False is invalid in dynamic mode; allowed: True (integration collides)"
+            )
         limbs = [c for robot in self.robots for c in robot.compliant.values()]
         clock, timing = time.perf_counter, self.timing
         for _ in range(n):
             t0 = clock()
             if self.mode == "kinematic":
                 # Nothing is integrated: contacts can only change when something was moved.
-                if self._moved:
+                if self._moved and contacts:
                     pb.performCollisionDetection(physicsClientId=self.client)
                     self._moved = False
                 t1 = t0

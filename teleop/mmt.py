@@ -163,7 +163,7 @@ class Slave:
                 self.measured[name] = meas
             if np.array_equal(sp, self.target[name]):
                 self._settled.add(name)
-        self.world.step()
+        self.world.step(contacts=False)  # penetration() asks for its own bodies
         body = self.robot.bodies[self.cfg.haptic_limb]
         self.force = self.cfg.env_stiffness * penetration(self.world.client, body, self.env)
 
@@ -286,7 +286,7 @@ class MmtSession:
             if configs != self._shown.get(name):
                 self.robot.set_pcc(name, configs)
                 self._shown[name] = configs
-        self.world.step()
+        self.world.step(contacts=False)  # penetration() asks for its own bodies
         d = penetration(self.world.client, self.robot.bodies[cfg.haptic_limb], self.env)
         force = self.haptics.tick(d, deadline_met=deadline_met, device_ok=sample.ok)
         device.send_force(force)

@@ -56,6 +56,24 @@ def test_kinematic_world_refreshes_contacts_when_something_moved() -> None:
         assert pb.getContactPoints(bodyA=ball, physicsClientId=world.client) == ()
 
 
+def test_kinematic_step_without_contacts_defers_the_refresh() -> None:
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=3)
+        ball_shape = pb.createCollisionShape(pb.GEOM_SPHERE, radius=0.05, physicsClientId=world.client)
+        tip = robot.tip_pose("camera")[:3, 3]
+        ball = pb.createMultiBody(0, ball_shape, -1, tip.tolist(), physicsClientId=world.client)
+        world.step(3, contacts=False)
+        assert world.time == pytest.approx(0.003)
+        assert pb.getContactPoints(bodyA=ball, physicsClientId=world.client) == ()  # not refreshed yet
+        world.step()  # the ball was added after the last refresh: the next refresh sees it
+        assert len(pb.getContactPoints(bodyA=ball, physicsClientId=world.client)) > 0
+    with (
+        World(mode="dynamic") as world,
+        pytest.raises(ConfigurationError, match="contacts = False is invalid"),
+    ):
+        world.step(contacts=False)
+
+
 @pytest.mark.parametrize("mode", ["kinematic", "dynamic"])
 def test_bench_world_row(mode: str) -> None:
     row = bench_world("ursula", mode, 2, "water", seconds=0.05)

@@ -56,3 +56,26 @@ def test_passivity_check() -> None:
     with pytest.raises(ConfigurationError, match=r"not passive .* allowed: b > K T/2 \+ \|B\| = 3.2"):
         HapticParams(stiffness=400.0, damping=3.0, device_damping=2.5)
     HapticParams(stiffness=500.0, damping=3.0, device_damping=3.5)
+
+
+def test_penetration_needs_no_contact_refresh_and_matches_the_contact_points() -> None:
+    from sim.bullet import pb
+    from sim.world import World
+    from teleop.haptics import penetration
+
+    with World(mode="kinematic") as world:
+        cid = world.client
+        robot = world.load_robot("ursula", sections=3)
+        body = robot.bodies["camera"]
+        tip = robot.tip_pose("camera")
+        shape = pb.createCollisionShape(pb.GEOM_SPHERE, radius=0.05, physicsClientId=cid)
+        centre = tip[:3, 3] + 0.04 * tip[:3, 2]  # 40 mm beyond the tip along its axis: overlapping
+        ball = pb.createMultiBody(0, shape, -1, centre.tolist(), physicsClientId=cid)
+        far = pb.createMultiBody(0, shape, -1, (centre + [0.0, 0.0, 1.0]).tolist(), physicsClientId=cid)
+        d = penetration(cid, body, [ball, far])  # no world.step(): nothing refreshed
+        assert 1e-3 < np.linalg.norm(d) < 0.05
+        assert np.dot(d, tip[:3, 2]) < 0  # pushes the tip back out of the ball
+        world.step()  # the contact points the function read before
+        deepest = min(pb.getContactPoints(bodyA=body, bodyB=ball, physicsClientId=cid), key=lambda c: c[8])
+        np.testing.assert_allclose(d, -deepest[8] * np.asarray(deepest[7]), atol=1e-9)
+        assert penetration(cid, body, [far]).tolist() == [0.0, 0.0, 0.0]
