@@ -101,3 +101,5 @@ def test_bad_target_shape_and_segment_count_are_named() -> None:
         solve_ik(limb, [0.1, 0.2], straight)
     with pytest.raises(ValueError, match="1 initial configurations for a limb of 2 segments"):
         solve_ik(limb, [0.1, 0.2, 0.3], straight[:1])
+    with pytest.raises(ValueError, match=r"damping = 0\.0 m, max_step = 0\.2 are invalid; allowed: both > 0"):
+        solve_ik(limb, [0.1, 0.2, 0.3], straight, damping=0.0)
