@@ -24,7 +24,7 @@ import numpy as np
 
 from sim.bullet import pb
 from sim.environment import add_seabed, add_sphere
-from sim.loop import frozen_gc
+from sim.loop import SPIN_WINDOW_S, frozen_gc, wait_until
 from sim.world import World
 from teleop.channel import Channel, LinkSpec, acoustic_link
 from teleop.devices.base import InputDevice
@@ -322,13 +322,18 @@ class MmtSession:
         realtime: bool = False,
         on_visual: Callable[[int, float], None] | None = None,
         visual_every: int = 20,
+        spin_window: float = SPIN_WINDOW_S,
     ) -> dict[str, float]:
         """Tick for ``duration`` s; calls ``on_visual(frame, t)`` every ``visual_every`` ticks. Loop stats.
 
         The objects alive at the start stay out of the garbage collector's scans during the run
-        (:func:`sim.loop.frozen_gc`: a full scan stopped the demo for 73 ms)."""
+        (:func:`sim.loop.frozen_gc`: a full scan stopped the demo for 73 ms). Real time: each wait
+        for a deadline spins its last ``spin_window`` seconds (:func:`sim.loop.wait_until`); 0 sleeps
+        the whole wait, leaving the core to other processes (a GUI viewer)."""
+        if spin_window < 0:
+            raise ConfigurationError(f"spin_window = {spin_window!r} s is invalid; allowed: >= 0")
         with frozen_gc():
-            return self._run(device, duration, realtime, on_visual, visual_every)
+            return self._run(device, duration, realtime, on_visual, visual_every, spin_window)
 
     def _run(
         self,
@@ -337,6 +342,7 @@ class MmtSession:
         realtime: bool,
         on_visual: Callable[[int, float], None] | None,
         visual_every: int,
+        spin_window: float,
     ) -> dict[str, float]:
         steps = int(round(duration / self.world.dt))
         times = np.empty(max(steps, 1))
@@ -349,11 +355,10 @@ class MmtSession:
             self.tick(device, deadline_met=met)
             times[i] = time.perf_counter() - t0
             if realtime:
-                slack = start + (i + 1) * self.world.dt - time.perf_counter()
-                met = slack > -self.world.dt
+                deadline = start + (i + 1) * self.world.dt
+                met = deadline - time.perf_counter() > -self.world.dt
                 self.deadline_misses += not met
-                if slack > 0:
-                    time.sleep(slack)
+                wait_until(deadline, spin_window)
         wall = time.perf_counter() - start
         return {
             "physics_steps": steps,

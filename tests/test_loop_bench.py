@@ -9,7 +9,7 @@ import pytest
 
 from sim.bench import bench_world, format_table, machine_jitter
 from sim.bullet import pb
-from sim.loop import Loop, compute_n_steps, frozen_gc
+from sim.loop import SPIN_WINDOW_S, Loop, compute_n_steps, frozen_gc, wait_until
 from sim.world import World
 from teleop.cli import main
 from urdf_gen.errors import ConfigurationError
@@ -133,3 +133,35 @@ def test_frozen_gc_leaves_a_callers_own_freeze_in_place() -> None:
     finally:
         gc.unfreeze()
     assert gc.get_freeze_count() == 0
+
+
+def test_wait_until_spins_short_waits_and_sleeps_long_ones_minus_the_spin_window(monkeypatch) -> None:
+    import sim.loop
+
+    slept: list[float] = []
+    real_sleep = sim.loop.time.sleep
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(sim.loop.time, "sleep", sleep)
+    clock = sim.loop.time.perf_counter
+    deadline = clock() + 0.0005  # a 1 kHz step's slack: spun through, never slept
+    wait_until(deadline)
+    assert clock() >= deadline and slept == []
+    wait_until(clock() - 0.001)  # already late: returns at once
+    assert slept == []
+    deadline = clock() + 0.05
+    wait_until(deadline)
+    assert clock() >= deadline and len(slept) == 1
+    assert 0.03 < slept[0] <= 0.05 - SPIN_WINDOW_S  # most of the wait, not the last 2 ms
+
+
+def test_a_negative_spin_window_is_refused() -> None:
+    from teleop.mmt import MmtSession
+
+    with World(mode="kinematic") as world, pytest.raises(ConfigurationError, match="spin_window = -0.001 s"):
+        Loop(world, realtime=True, spin_window=-0.001)
+    with MmtSession() as session, pytest.raises(ConfigurationError, match="spin_window = -1 s is invalid"):
+        session.run(None, 0.01, spin_window=-1)  # type: ignore[arg-type]
