@@ -234,7 +234,7 @@ def _run_gui(
 
     try:
         # the loop sleeps through its waits: spinning them left the viewer process (nice +10) too little
-        # CPU on 2 cores (200-220 of 300 frames dropped instead of 45; deadline misses 600-640 vs 840-2200)
+        # CPU on 2 cores, 202-223 of 300 frames dropped (0-24 sleeping) for 599-642 late ticks (398-1271)
         stats = session.run(
             device, duration, realtime=True, on_visual=on_visual, visual_every=n_sub, spin_window=0.0
         )
