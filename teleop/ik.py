@@ -236,7 +236,8 @@ def _solve_kernel(x, target, lo, hi, max_iter, tol, damping, max_step, h):  # ty
     n = x.size
     for i in range(n):  # start inside the limits
         x[i] = min(max(x[i], lo[i]), hi[i])
-    tip = np.empty(3)
+    tip_x = np.empty(3)  # the tip at x
+    tip = np.empty(3)  # scratch: perturbed and candidate tips
     err = np.empty(3)
     cand_err = np.empty(3)
     J = np.empty((3, n))
@@ -244,13 +245,12 @@ def _solve_kernel(x, target, lo, hi, max_iter, tol, damping, max_step, h):  # ty
     dx = np.empty(n)
     cand = np.empty(n)
     free = np.empty(n, np.bool_)
-    e = _error(x, target, tip, err)
+    e = _error(x, target, tip_x, err)
     it = 0
     while it < max_iter and e > tol:
         it += 1
-        # forward differences around x (tip = the tip at x)
-        _tip(x, tip)
-        p0, p1, p2 = tip[0], tip[1], tip[2]
+        # forward differences around x
+        p0, p1, p2 = tip_x[0], tip_x[1], tip_x[2]
         for i in range(n):
             xi[:] = x
             xi[i] += h
@@ -290,6 +290,7 @@ def _solve_kernel(x, target, lo, hi, max_iter, tol, damping, max_step, h):  # ty
             break  # no descent: at the boundary (or a local minimum)
         improvement = e - cand_e
         x[:] = cand
+        tip_x[:] = tip
         err[:] = cand_err
         e = cand_e
         if improvement < 1e-9:
