@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -83,13 +82,6 @@ def show_scene(session: MmtSession, pose: ScenePose) -> None:
         session.rock, position, orientation, physicsClientId=session.world.client
     )
     session.world.mark_moved()
-
-
-def _shown(session: MmtSession, poses: list[ScenePose]) -> Iterator[ScenePose]:
-    """Show each pose in turn, yielding it while it is shown."""
-    for pose in poses:
-        show_scene(session, pose)
-        yield pose
 
 
 def _render(client: int, view: list[float], proj: list[float], light: np.ndarray | None = None) -> np.ndarray:
@@ -166,7 +158,10 @@ def run_demo(
             operator.close()
         metrics = session.metrics()
         final = scene_pose(session)
-        frames = [_render(client, view, proj) for _ in _shown(session, poses)]
+        frames = []
+        for pose in poses:
+            show_scene(session, pose)
+            frames.append(_render(client, view, proj))
         show_scene(session, final)
         files = _write_outputs(out_dir, robot, frames, np.array(times), tips, proj)
         files.append(_plot_metrics(out_dir, session))
