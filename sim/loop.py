@@ -20,6 +20,9 @@ collector's reach (``gc.freeze``) for the run, so it scans only what the run its
 from __future__ import annotations
 
 import gc
+import math
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -89,6 +92,7 @@ class LoopStats:
     step_p50_ms: float
     step_p99_ms: float
     overruns: int
+    interrupted: bool = False
 
     def as_dict(self) -> dict[str, float]:
         """Plain dict for JSON."""
@@ -104,6 +108,15 @@ class Loop:
         realtime: pace to absolute deadlines (True) or run as fast as possible (False).
         spin_window: real time: a wait's last seconds that are spun, not slept (:func:`wait_until`);
             0 sleeps the whole wait and leaves the core to other processes.
+        step: what one physics step is (default ``world.step()``); e.g. a teleoperation tick that steps
+            several worlds. It can read :attr:`deadline_met` (whether the previous step ended in time).
+        stop: asked after every step; ``True`` ends the run early (stats cover the steps done).
+
+    Attributes:
+        deadline_met: real time: ``False`` when the previous step ended more than one ``dt`` after its
+            deadline (an overrun); always ``True`` in batch mode.
+        interrupted: set by Ctrl-C during :meth:`run` with ``catch_sigint=True``; the run then ends after
+            the current step.
     """
 
     def __init__(
@@ -115,10 +128,16 @@ class Loop:
         on_tick: Callable[[float], None] | None = None,
         on_visual: Callable[[float], None] | None = None,
         spin_window: float = SPIN_WINDOW_S,
+        step: Callable[[], None] | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> None:
-        if spin_window < 0:
+        if not spin_window >= 0:
             raise ConfigurationError(f"spin_window = {spin_window!r} s is invalid; allowed: >= 0")
         self.spin_window = spin_window
+        self.step = step if step is not None else world.step  # type: ignore[attr-defined]
+        self.stop = stop
+        self.deadline_met = True
+        self.interrupted = False
         self.world = world
         self.dt: float = world.dt  # type: ignore[attr-defined]
         self.visual_every = compute_n_steps(visual_rate, self.dt)
@@ -126,12 +145,15 @@ class Loop:
         self.on_tick = on_tick
         self.on_visual = on_visual
 
-    def run(self, duration: float) -> LoopStats:
+    def run(self, duration: float, *, catch_sigint: bool = False) -> LoopStats:
         """Run for ``duration`` simulated seconds (rounded to whole steps), with the objects alive at the
-        start out of the garbage collector's scans (:func:`frozen_gc`)."""
-        if duration <= 0:
-            raise ConfigurationError(f"duration = {duration!r} s is invalid; allowed: > 0")
-        with frozen_gc():
+        start out of the garbage collector's scans (:func:`frozen_gc`).
+
+        ``catch_sigint``: Ctrl-C (SIGINT) ends the run cleanly after the current step instead of raising
+        ``KeyboardInterrupt`` (main thread only; the previous handler is restored on exit)."""
+        if not (duration > 0 and math.isfinite(duration)):
+            raise ConfigurationError(f"duration = {duration!r} s is invalid; allowed: a finite number > 0")
+        with frozen_gc(), _sigint_flag(self if catch_sigint else None):
             return self._run(int(round(duration / self.dt)))
 
     def _run(self, steps: int) -> LoopStats:
@@ -140,6 +162,8 @@ class Loop:
         overruns = frames = 0
         clock = time.perf_counter
         start = clock()
+        step, stop = self.step, self.stop
+        done = 0
         for i in range(steps):
             t0 = clock()
             now = world.time  # type: ignore[attr-defined]
@@ -149,24 +173,48 @@ class Loop:
                 frames += 1
                 if self.on_visual is not None:
                     self.on_visual(now)
-            world.step()  # type: ignore[attr-defined]
+            step()
             t1 = clock()
             times[i] = t1 - t0
+            done = i + 1
             if self.realtime:
                 deadline = start + (i + 1) * self.dt
                 if t1 < deadline:
+                    self.deadline_met = True
                     wait_until(deadline, self.spin_window)
-                elif t1 - deadline > self.dt:
-                    overruns += 1
-        wall = clock() - start
+                else:
+                    self.deadline_met = t1 - deadline <= self.dt
+                    overruns += not self.deadline_met
+            if self.interrupted or (stop is not None and stop()):
+                break
+        wall = max(clock() - start, 1e-12)
+        t = times[:done] if done else np.zeros(1)
         return LoopStats(
-            physics_steps=steps,
+            physics_steps=done,
             visual_frames=frames,
             wall_time_s=wall,
-            physics_rate_hz=steps / wall,
+            physics_rate_hz=done / wall,
             visual_rate_hz=frames / wall,
-            real_time_factor=steps * self.dt / wall,
-            step_p50_ms=float(np.percentile(times, 50) * 1e3),
-            step_p99_ms=float(np.percentile(times, 99) * 1e3),
+            real_time_factor=done * self.dt / wall,
+            step_p50_ms=float(np.percentile(t, 50) * 1e3),
+            step_p99_ms=float(np.percentile(t, 99) * 1e3),
             overruns=overruns,
+            interrupted=self.interrupted,
         )
+
+
+@contextmanager
+def _sigint_flag(loop: Loop | None) -> Iterator[None]:
+    """While inside, SIGINT sets ``loop.interrupted`` instead of raising (main thread only)."""
+    if loop is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        loop.interrupted = True
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,88 @@
+"""PCC fitted to a measured shape, and PCC differences that stay well defined near straight.
+
+**Fit.** A robot that knows where each segment ends (from its own chain, markers or a shape sensor) can
+describe its shape as one constant-curvature arc per segment. :func:`pcc_from_points` fits them in
+series: each arc starts at the previous arc's end frame, tangent to its z axis, and passes exactly
+through the segment's measured end point. For an end point ``p`` in the arc's base frame the arc is
+unique: ``plane = atan2(p_y, p_x)``, the chord makes the angle ``theta = atan2(|p_xy|, p_z)`` with z
+(seed 001's theta), ``bend = 2 theta`` and ``length = |p| / sinc(theta)``. The fitted limb's tip
+position equals the measured one exactly; its tip orientation is the arcs' (what a chain bent away
+from constant curvature shows beyond that is dropped).
+
+**Differences.** ``(bend, plane)`` is a polar coordinate: near bend = 0 the plane is undefined and a
+component-wise difference jumps by pi when a bend changes sign. Offsets between two configurations
+are therefore taken on the *bend vector* ``u = bend (cos plane, sin plane)``, which is continuous:
+:func:`config_offset` returns ``(du_x, du_y, d length)`` and :func:`add_offset` adds it back,
+returning the configuration with the sign convention of the one it was added to. An offset describes
+the arc's end point and tangent: ``(-b, phi)`` and ``(b, phi + pi)`` are the same arc, but their end
+frames differ by a half turn about the tangent (the plane rotation is not undone at a segment's tip),
+so the sign is kept rather than normalized.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from urdf_gen.pcc import PccConfig, arc_transform
+from urdf_gen.types import FloatArray
+
+
+def _sinc(x: float) -> float:
+    return 1.0 if abs(x) < 1e-8 else math.sin(x) / x
+
+
+def arc_through(p: FloatArray) -> PccConfig:
+    """The arc tangent to z at the origin whose end is at ``p`` ``(3,)`` (m, arc base frame)."""
+    x, y, z = float(p[0]), float(p[1]), float(p[2])
+    rho = math.hypot(x, y)
+    theta = math.atan2(rho, z)
+    plane = math.atan2(y, x) if rho > 0.0 else 0.0
+    return PccConfig(bend=2.0 * theta, plane=plane, length=math.sqrt(rho * rho + z * z) / _sinc(theta))
+
+
+def pcc_from_points(ends: FloatArray) -> list[PccConfig]:
+    """Per-segment arcs through the segment end points ``ends`` ``(S, 3)`` (m, limb base frame), fitted
+    in series from the base (see the module docstring); the last arc ends exactly at ``ends[-1]``."""
+    T = np.eye(4)
+    out = []
+    for p in np.asarray(ends, dtype=float):
+        local = T[:3, :3].T @ (p - T[:3, 3])
+        c = arc_through(local)
+        out.append(c)
+        T = T @ arc_transform(c.bend, c.plane, c.length)
+    return out
+
+
+def bend_vector(c: PccConfig) -> tuple[float, float]:
+    """``bend (cos plane, sin plane)`` (rad): the bend as a vector in the segment's base xy plane."""
+    return c.bend * math.cos(c.plane), c.bend * math.sin(c.plane)
+
+
+def config_offset(a: Sequence[PccConfig], b: Sequence[PccConfig]) -> FloatArray:
+    """``a - b`` per segment as ``(S, 3)``: bend-vector difference (rad, rad) and length difference (m)."""
+    out = np.empty((len(a), 3))
+    for i, (ca, cb) in enumerate(zip(a, b, strict=True)):
+        ax, ay = bend_vector(ca)
+        bx, by = bend_vector(cb)
+        out[i] = ax - bx, ay - by, ca.length - cb.length
+    return out
+
+
+def add_offset(c: PccConfig, offset: Sequence[float]) -> PccConfig:
+    """``c + offset`` with ``offset = (du_x, du_y, d length)`` (:func:`config_offset`). The result keeps
+    the sign of ``c``'s bend: a negative bend stays negative with the plane it had (``c`` = (-b, phi)
+    is the arc (b, phi + pi))."""
+    ux, uy = bend_vector(c)
+    ux += float(offset[0])
+    uy += float(offset[1])
+    bend = math.hypot(ux, uy)
+    plane = math.atan2(uy, ux) if bend > 0.0 else c.plane
+    if c.bend < 0.0:  # same arc written with a negative bend and the plane turned by pi
+        bend = -bend
+        plane = math.atan2(-uy, -ux) if bend != 0.0 else c.plane
+    elif bend > 0.0 and c.bend > 0.0:  # keep the plane on c's branch (no jump across +-pi)
+        plane = c.plane + math.remainder(plane - c.plane, 2.0 * math.pi)
+    return PccConfig(bend=bend, plane=plane, length=c.length + float(offset[2]))
