@@ -1,0 +1,80 @@
+"""sim.loop.Loop: a custom step, the deadline flag, early stop and a clean Ctrl-C."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+
+import pytest
+
+from sim.loop import Loop
+from urdf_gen.errors import ConfigurationError
+
+
+class _Clock:
+    dt = 1e-3
+
+    def __init__(self) -> None:
+        self.time = 0.0
+        self.steps = 0
+
+    def step(self) -> None:
+        self.steps += 1
+        self.time += self.dt
+
+
+def test_custom_step_replaces_world_step_and_sees_the_deadline_flag() -> None:
+    world, seen = _Clock(), []
+
+    def tick() -> None:
+        seen.append(loop.deadline_met)
+        world.time += world.dt
+
+    loop = Loop(world, step=tick)
+    stats = loop.run(0.05)
+    assert stats.physics_steps == 50 and len(seen) == 50 and all(seen)
+    assert world.steps == 0  # the world's own step was not called
+
+
+def test_stop_ends_the_run_early_with_stats_of_the_steps_done() -> None:
+    world = _Clock()
+    stats = Loop(world, stop=lambda: world.steps >= 7).run(1.0)
+    assert stats.physics_steps == 7 and world.steps == 7 and not stats.interrupted
+
+
+def test_ctrl_c_ends_the_run_cleanly_and_restores_the_handler() -> None:
+    world = _Clock()
+    before = signal.getsignal(signal.SIGINT)
+
+    def tick() -> None:
+        world.step()
+        if world.steps == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    stats = Loop(world, step=tick).run(1.0, catch_sigint=True)
+    assert stats.interrupted and stats.physics_steps == 5
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_without_catch_sigint_ctrl_c_raises() -> None:
+    world = _Clock()
+
+    def tick() -> None:
+        world.step()
+        if world.steps == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        Loop(world, step=tick).run(1.0)
+
+
+@pytest.mark.parametrize("duration", [0.0, -1.0, math.nan, math.inf])
+def test_bad_duration_is_refused(duration: float) -> None:
+    with pytest.raises(ConfigurationError, match="duration = .* s is invalid; allowed: a finite number > 0"):
+        Loop(_Clock()).run(duration)
+
+
+def test_nan_spin_window_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="spin_window = nan s is invalid"):
+        Loop(_Clock(), spin_window=math.nan)
