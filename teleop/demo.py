@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -34,30 +35,37 @@ from urdf_gen.errors import ConfigurationError
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (320, 240)  # px
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
+DEFAULT_DURATION_S = 8.0  # s: the scripted session aims the camera (3.2 s), reaches and touches the rock
+STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
 
 
 REST_TIPS = {"grasper": (0.725, -0.06, -0.06), "palpation": (0.725, 0.06, -0.06)}  # m, straight arms
 
 
+CAMERA_AIM_S = 3.2  # s of "bend+" at 0.5 rad/s: a 1.6 rad bend, the camera tip looks down at the rock
+
+
 def scripted_operator() -> ScriptedDevice:
-    """The headless operator: keys bend the camera (light follows), then the stylus drives the grasper
-    beside the rock and the palpation arm onto it, pressing about 2 mm into the modelled surface."""
+    """The headless operator: keys bend the camera down until it looks at the work area (the light
+    follows), then the stylus drives the grasper beside the rock and the palpation arm onto it,
+    pressing about 2 mm into the modelled surface."""
+    a = CAMERA_AIM_S
     return ScriptedDevice(
         waypoints=[  # gaps with no position around each selection change: no stray target
             (0.0, None),
-            (0.81, REST_TIPS["grasper"]),
-            (1.8, (0.40, -0.07, -0.50)),
-            (1.8, None),
-            (1.82, REST_TIPS["palpation"]),
-            (2.8, (0.47, 0.02, -0.44)),
-            (3.3, (0.47, 0.02, -0.487)),
+            (a + 0.01, REST_TIPS["grasper"]),
+            (a + 1.0, (0.40, -0.07, -0.50)),
+            (a + 1.0, None),
+            (a + 1.02, REST_TIPS["palpation"]),
+            (a + 2.0, (0.47, 0.02, -0.44)),
+            (a + 2.5, (0.47, 0.02, -0.487)),
         ],
-        holds=[(0.0, 0.8, "bend+")],
+        holds=[(0.0, a, "bend+")],
         presses=[
             (0.0, "select:camera"),
             (0.0, "follow"),
-            (0.805, "select:grasper"),
-            (1.81, "select:palpation"),
+            (a + 0.005, "select:grasper"),
+            (a + 1.01, "select:palpation"),
         ],
     )
 
@@ -104,7 +112,7 @@ def run_demo(
     out_dir: Path,
     *,
     headless: bool = False,
-    duration: float = 6.0,
+    duration: float = DEFAULT_DURATION_S,
     device: str = "auto",
     udp_port: int = 0,
 ) -> dict[str, object]:
@@ -133,7 +141,7 @@ def run_demo(
         robot, client = session.robot, session.world.client
         limbs = [limb.name for limb in robot.spec.limbs]
         if gui:
-            return _run_gui(session, duration, n_sub, device, udp_port)
+            return _run_gui(session, Path(out_dir), duration, n_sub, device, udp_port)
         operator = scripted_operator() if device == "scripted" else _open(device, limbs, udp_port)
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -150,12 +158,26 @@ def run_demo(
             if k % GIF_EVERY == 0:  # rendered after the run: a frame takes ~10 ms, ten 1 kHz ticks
                 poses.append(scene_pose(session))
 
+        status = _status_printer(session) if device == "terminal" else None
+
+        def on_visual_all(k: int, t: float) -> None:
+            on_visual(k, t)
+            if status is not None and k % STATUS_EVERY == 0:
+                status()
+
         try:
             stats = session.run(
-                operator, duration, realtime=device != "scripted", on_visual=on_visual, visual_every=n_sub
+                operator,
+                duration,
+                realtime=device != "scripted",
+                on_visual=on_visual_all,
+                visual_every=n_sub,
+                catch_sigint=True,
             )
         finally:
             operator.close()
+            if status is not None:
+                sys.stderr.write("\n")  # end the status line
         metrics = session.metrics()
         final = scene_pose(session)
         frames = []
@@ -186,6 +208,32 @@ def run_demo(
     return summary
 
 
+def status_line(session: MmtSession) -> str:
+    """One line for the terminal: selected limb and segment, its commanded PCC, the force felt."""
+    m = session.mapping
+    c = m.command[m.limb][m.segment]
+    f = float(np.linalg.norm(session.haptics.last_force))
+    return (
+        f"t {session.world.time:6.2f} s | {m.limb} segment {m.segment + 1} | "
+        f"bend {np.degrees(c.bend):7.2f} deg plane {np.degrees(c.plane):7.2f} deg "
+        f"length {c.length * 1e3:6.1f} mm | force {f:5.2f} N"
+    )
+
+
+def _status_printer(session: MmtSession):  # type: ignore[no-untyped-def]
+    """Print the key help once, then return a function that rewrites the status line (stderr)."""
+    from teleop.devices.keyboard import TERMINAL_HELP_LINES
+
+    err = sys.stderr
+    err.write("\n".join([*TERMINAL_HELP_LINES, "Ctrl-C ends the session (the outputs are written)"]) + "\n")
+
+    def show() -> None:
+        err.write("\r" + status_line(session))
+        err.flush()
+
+    return show
+
+
 def _open(device: str, limbs: list[str], udp_port: int) -> InputDevice:
     """A named device for the demo (keyboard devices get the limb selection keys)."""
     if device == "terminal":
@@ -199,7 +247,7 @@ def _open(device: str, limbs: list[str], udp_port: int) -> InputDevice:
 
 
 def _run_gui(
-    session: MmtSession, duration: float, n_sub: int, device_name: str, udp_port: int
+    session: MmtSession, out_dir: Path, duration: float, n_sub: int, device_name: str, udp_port: int
 ) -> dict[str, object]:
     from sim.viewer import ViewerProcess, ViewerShape
     from teleop.devices.keyboard import HELP_LINES, KeyboardDevice
@@ -231,7 +279,13 @@ def _run_gui(
         # the loop sleeps through its waits: spinning them left the viewer process (nice +10) too little
         # CPU on 2 cores, 202-223 of 300 frames dropped (0-24 sleeping) for 599-642 late ticks (398-1271)
         stats = session.run(
-            device, duration, realtime=True, on_visual=on_visual, visual_every=n_sub, spin_window=0.0
+            device,
+            duration,
+            realtime=True,
+            on_visual=on_visual,
+            visual_every=n_sub,
+            spin_window=0.0,
+            catch_sigint=True,
         )
     finally:
         device.close()
@@ -239,13 +293,18 @@ def _run_gui(
     stats["viewer_frames_dropped"] = viewer.dropped
     if "error" in viewer_report:
         stats["viewer_error"] = viewer_report["error"]
-    return {
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = [_plot_metrics(out_dir, session), str(out_dir / "summary.json")]
+    summary: dict[str, object] = {
         "mode": "gui",
         "device": device_name,
         **_device_stats(device),
         "loop": stats,
         "metrics": session.metrics(),
+        "files": files,
     }
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
 
 
 def _device_stats(device: InputDevice) -> dict[str, object]:

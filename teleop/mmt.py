@@ -24,7 +24,7 @@ import numpy as np
 
 from sim.bullet import pb
 from sim.environment import add_seabed, add_sphere
-from sim.loop import SPIN_WINDOW_S, frozen_gc, wait_until
+from sim.loop import SPIN_WINDOW_S, Loop
 from sim.world import World
 from teleop.channel import Channel, LinkSpec, acoustic_link
 from teleop.devices.base import InputDevice
@@ -323,53 +323,34 @@ class MmtSession:
         on_visual: Callable[[int, float], None] | None = None,
         visual_every: int = 20,
         spin_window: float = SPIN_WINDOW_S,
+        catch_sigint: bool = False,
     ) -> dict[str, float]:
-        """Tick for ``duration`` s; calls ``on_visual(frame, t)`` every ``visual_every`` ticks. Loop stats.
-
-        The objects alive at the start stay out of the garbage collector's scans during the run
-        (:func:`sim.loop.frozen_gc`: a full scan stopped the demo for 73 ms). Real time: each wait
-        for a deadline spins its last ``spin_window`` seconds (:func:`sim.loop.wait_until`); 0 sleeps
-        the whole wait, leaving the core to other processes (a GUI viewer)."""
-        if spin_window < 0:
+        """Tick for ``duration`` s on a :class:`sim.loop.Loop` (pacing, statistics, the garbage collector
+        kept off the objects alive at the start, waits that spin their last ``spin_window`` s; 0 sleeps
+        the whole wait, leaving the core to other processes such as a GUI viewer). Calls
+        ``on_visual(frame, t)`` every ``visual_every`` ticks. ``catch_sigint``: Ctrl-C ends the run
+        cleanly after the current tick (the statistics say ``interrupted``). Returns the loop statistics."""
+        if not spin_window >= 0:
             raise ConfigurationError(f"spin_window = {spin_window!r} s is invalid; allowed: >= 0")
-        with frozen_gc():
-            return self._run(device, duration, realtime, on_visual, visual_every, spin_window)
+        frames = [0]
 
-    def _run(
-        self,
-        device: InputDevice,
-        duration: float,
-        realtime: bool,
-        on_visual: Callable[[int, float], None] | None,
-        visual_every: int,
-        spin_window: float,
-    ) -> dict[str, float]:
-        steps = int(round(duration / self.world.dt))
-        times = np.empty(max(steps, 1))
-        start = time.perf_counter()
-        met = True
-        for i in range(steps):
-            t0 = time.perf_counter()
-            if on_visual is not None and i % visual_every == 0:
-                on_visual(i // visual_every, self.world.time)
-            self.tick(device, deadline_met=met)
-            times[i] = time.perf_counter() - t0
-            if realtime:
-                deadline = start + (i + 1) * self.world.dt
-                met = deadline - time.perf_counter() > -self.world.dt
-                self.deadline_misses += not met
-                wait_until(deadline, spin_window)
-        wall = time.perf_counter() - start
-        return {
-            "physics_steps": steps,
-            "wall_time_s": wall,
-            "physics_rate_hz": steps / wall,
-            "visual_rate_hz": (steps // visual_every) / wall,
-            "real_time_factor": steps * self.world.dt / wall,
-            "step_time_p50_ms": float(np.percentile(times[:steps], 50) * 1e3) if steps else 0.0,
-            "step_time_p99_ms": float(np.percentile(times[:steps], 99) * 1e3) if steps else 0.0,
-            "overruns": self.deadline_misses if realtime else self.over_budget,
-        }
+        def visual(t: float) -> None:
+            if on_visual is not None:
+                on_visual(frames[0], t)
+            frames[0] += 1
+
+        loop = Loop(
+            self.world,
+            visual_rate=1.0 / (visual_every * self.world.dt),
+            realtime=realtime,
+            on_visual=visual,
+            spin_window=spin_window,
+            step=lambda: self.tick(device, deadline_met=loop.deadline_met),
+        )
+        stats = loop.run(duration, catch_sigint=catch_sigint).as_dict()
+        self.deadline_misses += int(stats["overruns"]) if realtime else 0
+        stats["overruns"] = self.deadline_misses if realtime else self.over_budget
+        return stats
 
     def metrics(self) -> dict[str, float]:
         """RMS tip and force errors (master shifted by the nominal one-way delay), force steps, traffic."""

@@ -22,6 +22,10 @@ HELP_LINES = (
     "up/down: bend   left/right: plane   pgup/pgdn: length",
     "1-4: limb   n: segment   l: next limb   f: light follows camera",
 )
+TERMINAL_HELP_LINES = (
+    "keys: w/s bend +/-   a/d plane +/-   e/q length +/-",
+    "      1-4 select a limb   n next segment   l next limb   t light follows camera",
+)
 
 
 def _gui_bindings() -> tuple[dict[int, str], dict[int, str]]:
