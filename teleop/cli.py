@@ -87,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="the URSULA squid demo")
     d.add_argument("--out", type=Path, default=Path("pccbullet_demo"), help="folder for the headless outputs")
     d.add_argument("--headless", action="store_true", help="no GUI even if a display is available")
-    d.add_argument("--duration", type=float, default=8.0, help="simulated seconds (default 8)")
+    d.add_argument("--duration", type=float, default=12.0, help="simulated seconds (default 12)")
     d.add_argument(
         "--device",
         default="auto",

@@ -33,63 +33,52 @@ from teleop.mmt import MmtConfig, MmtSession
 from urdf_gen.errors import ConfigurationError
 
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
-IMAGE_SIZE = (320, 240)  # px
+IMAGE_SIZE = (640, 480)  # px, one GIF panel and the camera image
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
-DEFAULT_DURATION_S = 8.0  # s: the scripted session aims the camera (3.2 s), reaches and touches the rock
+DEFAULT_DURATION_S = 12.0  # s: the scripted session reaches beside the rock, touches it and holds
+MAX_GIF_FRAMES = 600  # GIF frames kept (the last 60 s at 10 fps)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
-
-
-REST_TIPS = {"grasper": (0.725, -0.06, -0.06), "palpation": (0.725, 0.06, -0.06)}  # m, straight arms
-
-
-CAMERA_AIM_S = 3.2  # s of "bend+" at 0.5 rad/s: a 1.6 rad bend, the camera tip looks down at the rock
+CAMERA_FOV_DEG = 100.0  # vertical field of view of the tip camera (a wide-angle underwater camera)
+EXTERNAL_VIEW = ([1.25, -1.05, 0.15], [0.45, 0.0, -0.42], [0, 0, 1])  # eye, target, up (m, world)
 
 
 def scripted_operator() -> ScriptedDevice:
-    """The headless operator: keys bend the camera down until it looks at the work area (the light
-    follows), then the stylus drives the grasper beside the rock and the palpation arm onto it,
-    pressing about 2 mm into the modelled surface."""
-    a = CAMERA_AIM_S
+    """The headless operator. The light follows the camera (both hang under their own weight and look
+    down at the work area); the stylus drives the grasper beside the rock, then the palpation arm
+    above the rock and down onto it, pressing into the modelled surface, and holds still for the last
+    seconds (steady contact: the force the operator feels and the slave's sensor agree)."""
     return ScriptedDevice(
         waypoints=[  # gaps with no position around each selection change: no stray target
             (0.0, None),
-            (a + 0.01, REST_TIPS["grasper"]),
-            (a + 1.0, (0.40, -0.07, -0.50)),
-            (a + 1.0, None),
-            (a + 1.02, REST_TIPS["palpation"]),
-            (a + 2.0, (0.47, 0.02, -0.44)),
-            (a + 2.5, (0.47, 0.02, -0.487)),
+            (0.01, (0.55, -0.06, -0.40)),
+            (1.5, (0.40, -0.06, -0.50)),
+            (2.5, (0.40, -0.06, -0.50)),
+            (2.5, None),
+            (2.52, (0.55, 0.06, -0.40)),
+            (4.5, (0.45, 0.06, -0.44)),
+            (7.0, (0.45, 0.06, -0.50)),
         ],
-        holds=[(0.0, a, "bend+")],
-        presses=[
-            (0.0, "select:camera"),
-            (0.0, "follow"),
-            (a + 0.005, "select:grasper"),
-            (a + 1.01, "select:palpation"),
-        ],
+        presses=[(0.0, "follow"), (0.0, "select:grasper"), (2.51, "select:palpation")],
     )
 
 
 ScenePose = tuple[dict[str, np.ndarray], tuple[tuple[float, ...], tuple[float, ...]]]
-"""What the master world shows: every limb's joint vector and the rock's position and quaternion."""
+"""What a world shows: every limb's joint vector and the rock's position and quaternion."""
 
 
-def scene_pose(session: MmtSession) -> ScenePose:
-    """The master world's pose now (joints read back exactly as PyBullet holds them)."""
-    robot = session.robot
-    rock = pb.getBasePositionAndOrientation(session.rock, physicsClientId=session.world.client)
-    return {name: robot.joints(name) for name in robot.bodies}, (tuple(rock[0]), tuple(rock[1]))
+def scene_pose(robot: Robot, rock: int) -> ScenePose:
+    """A world's pose now (joints read back exactly as PyBullet holds them)."""
+    pose = pb.getBasePositionAndOrientation(rock, physicsClientId=robot.world.client)
+    return {name: robot.joints(name) for name in robot.bodies}, (tuple(pose[0]), tuple(pose[1]))
 
 
-def show_scene(session: MmtSession, pose: ScenePose) -> None:
-    """Put the master world back into ``pose`` (joints reset, rock moved)."""
+def show_scene(robot: Robot, rock: int, pose: ScenePose) -> None:
+    """Put a world back into ``pose`` (joints reset, rock moved) to render it."""
     joints, (position, orientation) = pose
     for name, q in joints.items():
-        session.robot.set_joints(name, q)
-    pb.resetBasePositionAndOrientation(
-        session.rock, position, orientation, physicsClientId=session.world.client
-    )
-    session.world.mark_moved()
+        robot.set_joints(name, q)
+    pb.resetBasePositionAndOrientation(rock, position, orientation, physicsClientId=robot.world.client)
+    robot.world.mark_moved()
 
 
 def _render(client: int, view: list[float], proj: list[float], light: np.ndarray | None = None) -> np.ndarray:
@@ -106,6 +95,17 @@ def _render(client: int, view: list[float], proj: list[float], light: np.ndarray
         **extra,
     )
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
+
+
+def _caption(image: np.ndarray, lines: list[str]) -> np.ndarray:
+    """``image`` with text lines in its top-left corner (PIL's default font)."""
+    from PIL import Image, ImageDraw
+
+    pil = Image.fromarray(image)
+    draw = ImageDraw.Draw(pil)
+    for i, line in enumerate(lines):
+        draw.text((8, 6 + 14 * i), line, fill=(20, 20, 20))
+    return np.asarray(pil)
 
 
 def run_demo(
@@ -136,27 +136,31 @@ def run_demo(
     if device == "auto":
         device = "keyboard" if gui else "scripted"
     n_sub = compute_n_steps(VISUAL_RATE, PHYSICS_DT)
+    out_dir = Path(out_dir)
     # Physics stays in DIRECT; with a display the GUI runs in its own process (sim.viewer).
     with MmtSession(MmtConfig(), gui=False) as session:
-        robot, client = session.robot, session.world.client
+        robot = session.robot
         limbs = [limb.name for limb in robot.spec.limbs]
         if gui:
-            return _run_gui(session, Path(out_dir), duration, n_sub, device, udp_port)
+            return _run_gui(session, out_dir, duration, n_sub, device, udp_port)
         operator = scripted_operator() if device == "scripted" else _open(device, limbs, udp_port)
-        out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        proj = pb.computeProjectionMatrixFOV(60, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
-        view = pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.3], [0, 0, 1])
-        poses: list[ScenePose] = []
-        tips: dict[str, list[list[float]]] = {limb.name: [] for limb in robot.spec.limbs}
+        slave = session.slave
+        poses: list[tuple[float, ScenePose, ScenePose]] = []
+        tips: dict[str, list[list[float]]] = {name: [] for name in limbs}
+        slave_tips: dict[str, list[list[float]]] = {name: [] for name in limbs}
         times: list[float] = []
 
         def on_visual(k: int, t: float) -> None:
             times.append(t)
-            for name in tips:
+            for name in limbs:
                 tips[name].append(robot.tip_pose(name)[:3, 3].tolist())
-            if k % GIF_EVERY == 0:  # rendered after the run: a frame takes ~10 ms, ten 1 kHz ticks
-                poses.append(scene_pose(session))
+                slave_tips[name].append(slave.robot.tip_pose(name)[:3, 3].tolist())
+            # the GIF frames are rendered after the run (a software frame takes tens of ms); the last
+            # MAX_GIF_FRAMES are kept, so a long session holds bounded memory
+            if k % GIF_EVERY == 0:
+                poses.append((t, scene_pose(slave.robot, slave.rock), scene_pose(robot, session.rock)))
+                del poses[:-MAX_GIF_FRAMES]
 
         status = _status_printer(session) if device == "terminal" else None
 
@@ -179,31 +183,33 @@ def run_demo(
             if status is not None:
                 sys.stderr.write("\n")  # end the status line
         metrics = session.metrics()
-        final = scene_pose(session)
-        frames = []
-        for pose in poses:
-            show_scene(session, pose)
-            frames.append(_render(client, view, proj))
-        show_scene(session, final)
-        files = _write_outputs(out_dir, robot, frames, np.array(times), tips, proj)
+        files = _write_outputs(out_dir, session, poses, np.array(times), tips, slave_tips)
         files.append(_plot_metrics(out_dir, session))
+    cfg = session.cfg
     summary: dict[str, object] = {
         "mode": "headless",
         "device": device,
         **_device_stats(operator),
+        "slave": {
+            "mode": "dynamic",
+            "medium": cfg.medium,
+            "process": session.slave_kind,
+            "sections": robot.spec.limbs[0].segments[0].sections,
+        },
+        "prediction": "newton-euler" if cfg.predict else "none",
         "loop": stats,
-        "gif_frames": len(frames),
+        "gif_frames": len(poses),
         "metrics": metrics,
         "final_tip_positions_m": {k: v[-1] for k, v in tips.items()},
+        "slave_final_tip_positions_m": {k: v[-1] for k, v in slave_tips.items()},
         "files": files,
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     logging.getLogger(__name__).info(
-        "loop: %d steps, %.0f Hz physics, %.1f Hz visuals, %d overruns",
+        "loop: %d steps, %.2f x real time, tick p99 %.2f ms",
         stats["physics_steps"],
-        stats["physics_rate_hz"],
-        stats["visual_rate_hz"],
-        stats["overruns"],
+        stats["real_time_factor"],
+        stats["step_p99_ms"],
     )
     return summary
 
@@ -320,20 +326,24 @@ def _plot_metrics(out_dir: Path, session: MmtSession) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    lg = {k: np.asarray(v) for k, v in session.log.items()}
-    fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
-    axes[0].plot(lg["t"], np.linalg.norm(lg["f_m"], axis=1), label="operator (master model)")
-    axes[0].plot(lg["t"], np.linalg.norm(lg["f_s"], axis=1), label="slave force sensor")
+    lg = session.log
+    t = lg["t"]
+    fig, axes = plt.subplots(3, 1, figsize=(7, 8), sharex=True)
+    axes[0].plot(t, np.linalg.norm(lg["f_m"], axis=1), label="operator (master model)")
+    axes[0].plot(t, np.linalg.norm(lg["f_s"], axis=1), label="slave force sensor (contacts)")
+    axes[0].axhline(session.haptics.params.peak_force, color="r", ls=":", lw=1, label="device peak")
     axes[0].set_ylabel("|force| (N)")
     for i, c in enumerate("xyz"):
-        axes[1].plot(lg["t"], lg["tip_m"][:, i], label=f"master {c}")
-        axes[1].plot(lg["t"], lg["tip_s"][:, i], "--", label=f"slave {c}")
+        axes[1].plot(t, lg["tip_m"][:, i], label=f"master {c}")
+        axes[1].plot(t, lg["tip_s"][:, i], "--", label=f"slave {c}")
     axes[1].set_ylabel("palpation tip (m)")
-    axes[1].set_xlabel("time (s)")
+    axes[2].plot(t, 1e3 * np.linalg.norm(lg["tip_m"] - lg["tip_s"], axis=1), label="|master - slave|")
+    axes[2].set_ylabel("tip distance (mm)")
+    axes[2].set_xlabel("time (s)")
     for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, ncol=3)
-    fig.suptitle("Model-mediated teleoperation over a 1 s acoustic link")
+    fig.suptitle("Model-mediated teleoperation of the soft squid over a 1 s acoustic link")
     fig.tight_layout()
     path = out_dir / "metrics.png"
     fig.savefig(path, dpi=100)
@@ -343,34 +353,57 @@ def _plot_metrics(out_dir: Path, session: MmtSession) -> str:
 
 def _write_outputs(
     out_dir: Path,
-    robot: Robot,
-    frames: list[np.ndarray],
+    session: MmtSession,
+    poses: list[tuple[float, ScenePose, ScenePose]],
     times: np.ndarray,
     tips: dict[str, list[list[float]]],
-    proj: list[float],
+    slave_tips: dict[str, list[list[float]]],
 ) -> list[str]:
+    """The GIF (remote robot beside the operator's model), the camera image and the tip plot."""
     import imageio.v3 as iio
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    slave, robot = session.slave, session.robot
+    proj = pb.computeProjectionMatrixFOV(55, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
+    view = pb.computeViewMatrix(*EXTERNAL_VIEW)
+    final = (scene_pose(slave.robot, slave.rock), scene_pose(robot, session.rock))
+    frames = []
+    for t, pose_s, pose_m in poses:
+        show_scene(slave.robot, slave.rock, pose_s)
+        show_scene(robot, session.rock, pose_m)
+        left = _caption(
+            _render(slave.world.client, view, proj),
+            [f"remote robot: soft-arm physics in seawater   t = {t:4.1f} s"],
+        )
+        right = _caption(
+            _render(robot.world.client, view, proj),
+            ["operator's local model (commands reach the robot 1 s later)"],
+        )
+        frames.append(np.concatenate([left, right], axis=1))
+    show_scene(slave.robot, slave.rock, final[0])
+    show_scene(robot, session.rock, final[1])
     gif = out_dir / "demo.gif"
     iio.imwrite(gif, np.stack(frames), duration=1000 * GIF_EVERY / VISUAL_RATE, loop=0)
-    cam = out_dir / "camera_tip.png"
-    light = spotlight_direction(robot.link_pose("spotlight_frame"))
-    iio.imwrite(cam, _render(robot.world.client, camera_view_matrix(robot.tip_pose("camera")), proj, light))
+    cam = out_dir / "camera_tip.png"  # what the robot's camera sees, lit from its spotlight
+    light = spotlight_direction(slave.robot.link_pose("spotlight_frame"))
+    view_cam = camera_view_matrix(slave.robot.tip_pose("camera"))
+    proj_cam = pb.computeProjectionMatrixFOV(CAMERA_FOV_DEG, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
+    iio.imwrite(cam, _render(slave.world.client, view_cam, proj_cam, light))
     fig, axes = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
-    for name, xyz in tips.items():
-        arr = np.asarray(xyz)
+    for name in tips:
+        arr, arr_s = np.asarray(tips[name]), np.asarray(slave_tips[name])
         for i, ax in enumerate(axes):
-            ax.plot(times, arr[:, i], label=name)
+            (line,) = ax.plot(times, arr[:, i], label=f"{name} (model)")
+            ax.plot(times, arr_s[:, i], "--", color=line.get_color(), label=f"{name} (robot)")
     for ax, label in zip(axes, "xyz", strict=True):
         ax.set_ylabel(f"tip {label} (m)")
         ax.grid(True, alpha=0.3)
-    axes[0].legend(ncol=4, fontsize=8)
+    axes[0].legend(ncol=4, fontsize=7)
     axes[-1].set_xlabel("time (s)")
-    fig.suptitle("URSULA limb tips (world frame)")
+    fig.suptitle("URSULA limb tips (world frame): the operator's model and the robot")
     fig.tight_layout()
     plot = out_dir / "tips.png"
     fig.savefig(plot, dpi=100)

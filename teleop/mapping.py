@@ -9,13 +9,16 @@
 * ``follow``: the light tentacle copies the camera tentacle's command (both sit on the bow plate,
   120 mm apart, so the spotlight lights what the camera sees).
 * ``offsets`` (model-mediated teleoperation): the local model believes the arm sits at
-  ``command + offset``; targets are solved for that model and the offset removed from the command.
+  ``command + offset`` (per segment, on the bend vector and the length: :mod:`urdf_gen.pcc_fit`);
+  targets are solved for that model and the offset removed from the command.
+* ``target_filter(limb, p)``: an optional hook that may move a 6-DoF tip target ``p`` (world, m) before
+  the IK (the teleoperation master keeps targets out of the modelled rock: a force-aware command).
 A sample with ``ok = False`` is ignored entirely: the command holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,8 +27,11 @@ from sim.bullet import pb
 from teleop.devices.base import DeviceSample
 from teleop.ik import clamp_config, load_kernels, solve_ik
 from urdf_gen.pcc import PccConfig
+from urdf_gen.pcc_fit import add_offset, canonical_limb, continue_limb
 from urdf_gen.specs import RobotSpec
 from urdf_gen.types import FloatArray, Transform
+
+PLANE_RATE = 1.0  # rad/s, largest turn rate of a commanded bending plane from 6-DoF targets
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +43,13 @@ class Rates:
     length: float = 0.01
 
 
-def apply_offset(configs: list[PccConfig], offset: FloatArray | None, spec_limb) -> list[PccConfig]:  # type: ignore[no-untyped-def]
-    """``configs + offset`` (offset ``(S, 3)``: d bend, d plane, d length), clipped to the limits."""
+def apply_offset(configs: list[PccConfig], offset: FloatArray | None) -> list[PccConfig]:
+    """``configs + offset`` per segment, with every bend >= 0 (offset ``(S, 3)``: bend vector x, y (rad),
+    length (m), in the frames of :func:`urdf_gen.pcc_fit.canonical_limb`). Not clipped to the limits: it
+    is a model of the real arm, which sags beyond what can be commanded."""
     if offset is None:
         return list(configs)
-    return [
-        clamp_config(PccConfig(c.bend + o[0], c.plane + o[1], c.length + o[2]), seg)
-        for c, o, seg in zip(configs, offset, spec_limb.segments, strict=True)
-    ]
+    return [add_offset(c, o) for c, o in zip(canonical_limb(configs), offset, strict=True)]
 
 
 class OperatorMapping:
@@ -82,6 +87,11 @@ class OperatorMapping:
         self.segment = 0
         self.follow = False
         self.target_world: FloatArray | None = None
+        self.target_filter: Callable[[str, FloatArray], FloatArray] | None = None
+        self.ik_max_step = 0.2  # largest IK step per iteration (rad or m; teleop.ik.solve_ik)
+        # a 6-DoF target turns a segment's bending plane at most this fast (rad/s); near a straight
+        # segment the bend changes sign instead of the plane jumping (urdf_gen.pcc_fit.continue_limb)
+        self.plane_rate = PLANE_RATE
         self.ik_error = 0.0
         if self.T_world_base:  # 6-DoF targets can come: have the IK ready before the loop starts
             load_kernels()
@@ -122,16 +132,19 @@ class OperatorMapping:
             self.command[self.limb][self.segment] = clamp_config(PccConfig(bend, plane, length), seg)
         if sample.position is not None and self.limb in self.T_world_base:
             p = self.T_world_device @ np.append(self.scale * np.asarray(sample.position), 1.0)
+            if self.target_filter is not None:
+                p[:3] = self.target_filter(self.limb, p[:3])
             self.target_world = p[:3]
             target = np.linalg.solve(self.T_world_base[self.limb], p)[:3]
             offset = offsets.get(self.limb)
-            model = apply_offset(self.command[self.limb], offset, limb)
-            res = solve_ik(limb, target, model, max_iter=self.ik_iters)
+            model = apply_offset(self.command[self.limb], offset)
+            res = solve_ik(limb, target, model, max_iter=self.ik_iters, max_step=self.ik_max_step)
             self.ik_error = res.error
-            o = np.zeros((len(limb.segments), 3)) if offset is None else offset
+            o = np.zeros((len(limb.segments), 3)) if offset is None else np.asarray(offset)
+            wanted = [add_offset(c, -d) for c, d in zip(canonical_limb(res.configs), o, strict=True)]
+            written = continue_limb(wanted, self.command[self.limb], self.plane_rate * dt)
             self.command[self.limb] = [
-                clamp_config(PccConfig(c.bend - d[0], c.plane - d[1], c.length - d[2]), seg)
-                for c, d, seg in zip(res.configs, o, limb.segments, strict=True)
+                clamp_config(c, seg) for c, seg in zip(written, limb.segments, strict=True)
             ]
         if self.follow and "camera" in self.command and "light" in self.command:
             self.command["light"] = [
@@ -143,10 +156,7 @@ class OperatorMapping:
     def model(self, offsets: Mapping[str, FloatArray] | None = None) -> dict[str, list[PccConfig]]:
         """What the local model shows: ``command + offset`` per limb, clipped to the limits."""
         offsets = offsets or {}
-        return {
-            name: apply_offset(cmd, offsets.get(name), self.spec.limb(name))
-            for name, cmd in self.command.items()
-        }
+        return {name: apply_offset(cmd, offsets.get(name)) for name, cmd in self.command.items()}
 
 
 def camera_view_matrix(T_world_tip: Transform) -> list[float]:

@@ -1,15 +1,42 @@
-"""Model-mediated teleoperation (MMT): a local replica at 1 kHz, a remote slave behind a slow link.
+"""Model-mediated teleoperation (MMT): a local model at 1 kHz, the soft robot behind a slow, lossy link.
 
-The master runs a :class:`~sim.world.World` with the PCC model and an environment model (seabed and a
-rock whose position it knows only approximately). The operator's device drives
-:class:`~teleop.mapping.OperatorMapping`; the haptic force comes from the *local* model's contacts
-(:class:`~teleop.haptics.HapticRenderer`), so it has no delay. Commands (absolute, quantized PCC per
-segment, ``cmd_rate`` Hz) go down a :class:`~teleop.channel.Channel`; the simulated slave (its own World,
-its own "true" calibration and rock) tracks them at bounded rates and sends sparse state back
-(``state_rate`` Hz): per-segment residuals measured - setpoint, its force sensor, the rock position
-it located by touching it (NaN before the first contact) and its palpation tip. The master blends each
-correction in over ``blend_time`` (>= 100 ms) with a cosine ramp, so the operator feels no force
-step. All times are simulated; the loop can also be paced to the wall clock (``realtime``).
+**Slave (the remote robot).** :class:`Slave` is the dynamic soft squid: its own :class:`~sim.world.World`
+in dynamic mode, in seawater, with the seabed and the true rock. Commands from the link (absolute PCC per
+segment, ``cmd_rate`` Hz) become the compliant limbs' spring targets (``set_pcc(..., mode="target")``),
+moved towards each new command at bounded actuator rates; gravity, buoyancy, drag and contact make the
+real shape differ from the command. Every ``1 / state_rate`` s it reports what a real robot could
+measure: per segment, the PCC arc through the segment's end point (its chain's own link poses, the
+fit of :mod:`urdf_gen.pcc_fit`), the palpation sensor's contact force (PyBullet's contact points on the
+sensor link, low-passed at :data:`SENSOR_CUTOFF_HZ`), the rock centre located by touch (mean of
+``tip - (R_rock + r_tip) F / |F|`` while touching: where a sphere of the known radius must be to push
+back along the measured force) and which command it is tracking and for how long. A force above the
+slave's own limit (``force_limit``) freezes the haptic limb's targets (a reflex a real robot has
+on board); they follow the commands again once the force is below it.
+
+**Master (the local model).** :class:`MmtSession` runs a kinematic world with the model of the robot
+and the rock where the master believes it is. The operator's device drives
+:class:`~teleop.mapping.OperatorMapping`; the model the IK solves for and the world shows is
+``command + prediction + residual`` per segment (offsets on the bend vector, :mod:`urdf_gen.pcc_fit`):
+
+* prediction (``predict=True``): the Newton–Euler model of each limb driven by the command
+  (:class:`~teleop.predict.SagPredictor`) predicts the sag; offset = model shape - command;
+* residual: what the slave measured minus what the master predicted for the same command and time
+  (a ring buffer of the master's predictions per tick, indexed by the command the slave reports and
+  its age), blended in over ``blend_time`` with a cosine ramp so the operator feels no step. The haptic
+  limb's residual is learned only in free space (no reported force): in contact the slave's shape
+  differs by the contact itself, which the contact model renders.
+
+**Contact.** The operator feels ``k_env d`` (through :class:`~teleop.haptics.HapticRenderer`), with
+``d`` the local model's penetration into the modelled rock and seabed and ``k_env`` the contact
+stiffness learned from the slave: each report in contact gives ``|F_slave| / depth``, with the
+master's depth taken at the same ring-buffer index, low-passed. The command is force-aware: the
+operator's tip target is kept out of the modelled rock and seabed deeper than
+``command_force / k_env``, so the steady force the slave is asked for stays at or below
+``command_force`` (below the device's continuous limit); the slave's reflex bounds transients.
+
+All times are simulated. :meth:`MmtSession.run` steps everything in lockstep (bit-identical reruns) or
+paced to the wall clock (``realtime``); with ``slave="process"`` the slave runs in its own process
+(:mod:`teleop.slave_process`), the link emulation staying on the master side.
 """
 
 from __future__ import annotations
@@ -18,51 +45,91 @@ import math
 import struct
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
 from sim.bullet import pb
-from sim.environment import add_seabed, add_sphere
+from sim.environment import add_seabed, add_sphere, contact_forces
 from sim.loop import SPIN_WINDOW_S, Loop
 from sim.world import World
 from teleop.channel import Channel, LinkSpec, acoustic_link
 from teleop.devices.base import InputDevice
 from teleop.haptics import HapticParams, HapticRenderer, penetration
+from teleop.ik import clamp_config
 from teleop.mapping import OperatorMapping, apply_offset
+from teleop.predict import SagPredictor
+from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
+from urdf_gen.pcc import PccConfig, rest_configs
+from urdf_gen.pcc_fit import bend_vector, canonical_limb, config_offset, pcc_from_points
 from urdf_gen.specs import RobotSpec
 
 CMD_HEADER = struct.Struct("<BBId")  # version, type, seq, send time (s): 14 bytes
-STATE_HEADER = struct.Struct("<BBIdI")  # version, type, seq, send time, last command seq: 18 bytes
-STATE_TAIL = struct.Struct("<9f")  # force (N), rock position (m), palpation tip (m)
-SCALES = np.array([1e-4, 2e-4, 1e-5])  # quantization of bend (rad), plane (rad), length (m)
+STATE_HEADER = struct.Struct("<BBIdIfB")  # version, type, seq, send time, command seq, its age (s),
+# settled limbs (bit i: limb i's joints all slower than SETTLED_RATE): 23 bytes
+STATE_TAIL = struct.Struct("<9f")  # force (N, world), rock centre (m, NaN until touched), haptic tip (m)
+SCALES = np.array([1e-4, 2e-4, 1e-5])  # command quantization: bend (rad), plane (rad), length (m)
+SHAPE_SCALES = np.array([2e-4, 2e-4, 1e-5])  # measured shape: bend vector x, y (rad), length (m)
+SETTLED_RATE = 0.05  # rad/s or m/s: a limb whose joints are all slower than this is settled
+SENSOR_CUTOFF_HZ = 30.0  # low-pass of the slave's force sensor (a strain-gauge sensor's bandwidth)
+CONTACT_FORCE_N = 0.02  # |F| above which the slave reports contact (N)
+K_ENV_RANGE = (1.0, 2000.0)  # N/m, bounds of the learned contact stiffness
+K_RENDER_TAU = 0.3  # s, the rendered stiffness follows the learned one with this time constant
+DEPTH_MAX = 0.04  # m, deepest the force-aware command lets the model into the modelled surface
+LOG_ROWS = 120_000  # rows of the session log at most (bounded memory: longer sessions are decimated)
+IK_OFFSET_TAU = 0.5  # s, low-pass of the offsets the operator's IK solves through
+IK_MAX_STEP = 1e-3  # rad or m per tick: the command moves at most ~1 rad/s or 1 m/s
+RING_TICKS = 8192  # master predictions kept for residuals (8.2 s at 1 kHz; > the link's round trip)
 
 
-def encode_configs(configs: dict[str, list[PccConfig]], order: list[str], offset: bool = False) -> bytes:
-    """Per-segment (bend, plane, length) as int16/int16/uint16 (or int16 for offsets), limbs in ``order``."""
+def encode_configs(configs: dict[str, list[PccConfig]], order: list[str]) -> bytes:
+    """Per-segment (bend, plane, length) as int16/int16/uint16, limbs in ``order``."""
     vals = np.array([[c.bend, c.plane, c.length] for n in order for c in configs[n]]) / SCALES
     q = np.rint(vals)
-    lim = np.array([32767, 32767, 32767 if offset else 65535])
-    if (np.abs(q) > lim).any() or (not offset and (q[:, 2] < 0).any()):
+    bad_length = (q[:, 2] < 0) | (q[:, 2] > 65535)
+    if not np.isfinite(q).all() or (np.abs(q[:, :2]) > 32767).any() or bad_length.any():
         raise ConfigurationError(
-            f"configuration {vals * SCALES} cannot be encoded; allowed: |bend| < 3.27 rad"
+            "a command cannot be encoded; allowed: |bend| <= 3.27 rad, |plane| <= 6.55 rad, "
+            "0 <= length <= 0.655 m"
         )
-    fmt = "<" + ("hhh" if offset else "hhH") * len(q)
-    return struct.pack(fmt, *q.astype(int).ravel())
+    return struct.pack("<" + "hhH" * len(q), *q.astype(int).ravel())
 
 
-def decode_configs(data: bytes, shape: list[tuple[str, int]], offset: bool = False) -> dict[str, np.ndarray]:
-    """Inverse of :func:`encode_configs`: limb -> ``(S, 3)`` array (bend, plane, length)."""
+def decode_configs(data: bytes, shape: list[tuple[str, int]]) -> dict[str, list[PccConfig]]:
+    """Inverse of :func:`encode_configs`: limb -> per-segment configurations."""
     n = sum(s for _, s in shape)
-    vals = np.array(struct.unpack("<" + ("hhh" if offset else "hhH") * n, data), dtype=float).reshape(n, 3)
-    vals *= SCALES
+    vals = np.array(struct.unpack("<" + "hhH" * n, data), dtype=float).reshape(n, 3) * SCALES
+    out, k = {}, 0
+    for name, s in shape:
+        out[name] = [PccConfig(*map(float, row)) for row in vals[k : k + s]]
+        k += s
+    return out
+
+
+def encode_shape(shapes: dict[str, list[PccConfig]], order: list[str]) -> bytes:
+    """Measured shapes as bend vectors and lengths (int16, int16, uint16 per segment)."""
+    vals = np.array([[*bend_vector(c), c.length] for n in order for c in shapes[n]]) / SHAPE_SCALES
+    q = np.rint(np.nan_to_num(vals))
+    q[:, :2] = np.clip(q[:, :2], -32767, 32767)
+    q[:, 2] = np.clip(q[:, 2], 0, 65535)
+    return struct.pack("<" + "hhH" * len(q), *q.astype(int).ravel())
+
+
+def decode_shape(data: bytes, shape: list[tuple[str, int]]) -> dict[str, np.ndarray]:
+    """Inverse of :func:`encode_shape`: limb -> ``(S, 3)`` (bend vector x, y (rad), length (m))."""
+    n = sum(s for _, s in shape)
+    vals = np.array(struct.unpack("<" + "hhH" * n, data), dtype=float).reshape(n, 3) * SHAPE_SCALES
     out, k = {}, 0
     for name, s in shape:
         out[name] = vals[k : k + s]
         k += s
     return out
+
+
+def _as_u(configs: list[PccConfig]) -> np.ndarray:
+    """``(S, 3)``: bend vector x, y (rad) and length (m) of each segment."""
+    return np.array([[*bend_vector(c), c.length] for c in configs])
 
 
 def add_environment(
@@ -84,11 +151,17 @@ class MmtConfig:
         downlink / uplink: the two directions of the link.
         cmd_rate / state_rate: packets per second down / up (Hz).
         blend_time: duration of a correction blend (s), >= 0.1.
-        rock_true / rock_estimate: rock centre at the slave / in the master's model (m, world).
-        rock_radius: (m). seabed_z: (m). env_stiffness: slave's contact stiffness for its force sensor (N/m).
-        calibration: limb -> per-segment (d bend, d plane, d length) the slave really shows vs its setpoint.
-        slave_rates: slave tracking rates: bend (rad/s), plane (rad/s), length (m/s).
-        haptic_limb: limb whose contacts are rendered. sections: N override for both worlds (speed).
+        rock_true / rock_estimate: rock centre at the slave / in the master's model before it is located
+            (m, world). rock_radius: (m). seabed_z: (m).
+        medium: the slave's water (``"seawater"``, ``"water"`` or ``"air"``); the prediction uses it too.
+        slave_rates: the slave's actuator rates towards a new command: bend (rad/s), plane (rad/s),
+            length (m/s).
+        haptic_limb: the limb whose contacts are rendered and whose tip carries the force sensor.
+        sections: N for both worlds (default the robot file's).
+        predict: the master predicts the slave's sag with the Newton–Euler model.
+        command_force: steady force (N) the force-aware command lets the operator ask for.
+        force_limit: the slave's reflex threshold (N).
+        k_env_prior: contact stiffness (N/m) rendered before the slave has reported a contact.
         seed: seed of the channels.
     """
 
@@ -97,105 +170,197 @@ class MmtConfig:
     cmd_rate: float = 10.0
     state_rate: float = 5.0
     blend_time: float = 0.2
-    rock_true: tuple[float, float, float] = (0.45, 0.03, -0.54)
-    rock_estimate: tuple[float, float, float] = (0.47, 0.02, -0.545)
+    rock_true: tuple[float, float, float] = (0.45, 0.06, -0.54)
+    rock_estimate: tuple[float, float, float] = (0.47, 0.06, -0.545)
     rock_radius: float = 0.06
     seabed_z: float = -0.6
-    env_stiffness: float = 400.0
-    calibration: dict[str, tuple[tuple[float, float, float], ...]] = field(
-        default_factory=lambda: {"palpation": ((0.03, 0.0, -0.002), (-0.02, 0.01, 0.0))}
-    )
+    medium: str = "seawater"
     slave_rates: tuple[float, float, float] = (1.0, 2.0, 0.05)
     haptic_limb: str = "palpation"
     sections: int | None = None
+    predict: bool = True
+    command_force: float = 0.6
+    force_limit: float = 3.0
+    k_env_prior: float = 20.0
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.blend_time < 0.1 or self.cmd_rate <= 0 or self.state_rate <= 0:
+        if not (self.blend_time >= 0.1 and self.cmd_rate > 0 and self.state_rate > 0):
             raise ConfigurationError(
                 f"blend_time = {self.blend_time!r} s, cmd_rate = {self.cmd_rate!r} Hz, state_rate = "
                 f"{self.state_rate!r} Hz are invalid; allowed: blend_time >= 0.1 s, rates > 0"
             )
+        if not (0 < self.command_force <= self.force_limit and math.isfinite(self.force_limit)):
+            raise ConfigurationError(
+                f"command_force = {self.command_force!r} N, force_limit = {self.force_limit!r} N are "
+                "invalid; allowed: 0 < command_force <= force_limit, finite"
+            )
+        if not K_ENV_RANGE[0] <= self.k_env_prior <= K_ENV_RANGE[1]:
+            raise ConfigurationError(
+                f"k_env_prior = {self.k_env_prior!r} N/m is invalid; allowed: {K_ENV_RANGE[0]:g} to "
+                f"{K_ENV_RANGE[1]:g} N/m"
+            )
 
 
 class Slave:
-    """The remote robot: its own World, true rock and calibration; tracks commands at bounded rates."""
+    """The remote robot: the dynamic soft squid in water with the seabed and the true rock."""
 
     def __init__(self, spec: RobotSpec, cfg: MmtConfig) -> None:
         self.cfg = cfg
-        self.world = World(mode="kinematic")
+        self.world = World(mode="dynamic", medium=cfg.medium)
         self.robot = self.world.load_robot(spec)
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
-        self.env = [self.rock, seabed]
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.setpoint = {
-            n: np.array([[0.0, 0.0, seg.length] for seg in spec.limb(n).segments]) for n, _ in self.shape
+            n: np.array([[c.bend, c.plane, c.length] for c in rest_configs(spec.limb(n).segments)])
+            for n, _ in self.shape
         }
         self.target = {n: v.copy() for n, v in self.setpoint.items()}
-        self._settled: set[str] = set()  # limbs posed at their target: nothing to do until a new command
+        self._settled: set[str] = set()
         self.cmd_seq = 0
-        self.force = np.zeros(3)
-        self.measured: dict[str, list[PccConfig]] = {}
+        self.cmd_time = 0.0  # when the command being tracked arrived (s)
+        self.force = np.zeros(3)  # low-passed sensor force on the haptic limb, world frame (N)
+        self.reflex = False
+        self.reflex_ticks = 0
+        limb = spec.limb(cfg.haptic_limb)
+        if limb.payload is None or limb.payload.kind != "force_sensor":
+            raise ConfigurationError(f"haptic limb '{limb.name}' carries no force sensor payload")
+        self._sensor_body, self._sensor_link = self.robot._links[limb.payload.frame]
+        self._r_tip = limb.segments[-1].radius_tip
+        self._rock_sum = np.zeros(3)
+        self._rock_n = 0
+        self._alpha = 1.0 - math.exp(-2.0 * math.pi * SENSOR_CUTOFF_HZ * self.world.dt)
+        self._ends = {
+            n: [naming.segment_end_link(n, s) for s in range(1, k + 1)] for n, k in self.shape
+        }
+
+    @property
+    def time(self) -> float:
+        """The slave's simulated time (s)."""
+        return self.world.time
 
     def receive(self, payload: bytes) -> None:
         """Accept a command packet if it is newer than the last one."""
+        if len(payload) < CMD_HEADER.size:
+            return
         version, kind, seq, _ = CMD_HEADER.unpack_from(payload)
         if version != 1 or kind != 1 or seq <= self.cmd_seq:
             return
+        try:
+            cmd = decode_configs(payload[CMD_HEADER.size :], self.shape)
+        except struct.error:
+            return
         self.cmd_seq = seq
-        self.target = decode_configs(payload[CMD_HEADER.size :], self.shape)
+        self.cmd_time = self.world.time
+        spec = self.robot.spec
+        self.target = {  # quantization may step over a limit by half a step: the robot clamps
+            n: np.array(
+                [astuple(clamp_config(c, seg)) for c, seg in zip(v, spec.limb(n).segments, strict=True)]
+            )
+            for n, v in cmd.items()
+        }
         self._settled.clear()
 
     def tick(self, dt: float) -> None:
-        """Track the target at bounded rates, pose the arms (setpoint + calibration), read the sensor."""
+        """Move the spring targets towards the command at bounded rates, step the physics, read the sensor."""
         rates = np.array(self.cfg.slave_rates) * dt
-        spec = self.robot.spec
+        haptic = self.cfg.haptic_limb
+        self.reflex = float(np.linalg.norm(self.force)) > self.cfg.force_limit
+        self.reflex_ticks += self.reflex
         for name, _ in self.shape:
-            if name in self._settled:  # its setpoint, pose and measurement stay as they are
+            if name in self._settled or (self.reflex and name == haptic):
                 continue
             sp = self.setpoint[name]
             sp += np.clip(self.target[name] - sp, -rates, rates)
-            cal = np.asarray(self.cfg.calibration.get(name, np.zeros_like(sp)))
-            configs = [PccConfig(*row) for row in sp]
-            meas = apply_offset(configs, cal, spec.limb(name))
-            if meas != self.measured.get(name):
-                self.robot.set_pcc(name, meas)
-                self.measured[name] = meas
+            self.robot.set_pcc(name, [PccConfig(*row) for row in sp], mode="target")
             if np.array_equal(sp, self.target[name]):
                 self._settled.add(name)
-        self.world.step(contacts=False)  # penetration() asks for its own bodies
-        body = self.robot.bodies[self.cfg.haptic_limb]
-        self.force = self.cfg.env_stiffness * penetration(self.world.client, body, self.env)
+        self.world.step()
+        raw = contact_forces(self.world, self._sensor_body).get(self._sensor_link)
+        self.force += self._alpha * ((np.zeros(3) if raw is None else raw) - self.force)
+        f = float(np.linalg.norm(self.force))
+        if f > CONTACT_FORCE_N:
+            tip = self.robot.link_pose(naming.tip_link(haptic))[:3, 3]
+            self._rock_sum += tip - (self.cfg.rock_radius + self._r_tip) * self.force / f
+            self._rock_n += 1
+
+    def measure(self) -> dict[str, list[PccConfig]]:
+        """Per-limb, per-segment arcs through the chain's segment ends (limb base frames)."""
+        out = {}
+        for name, _ in self.shape:
+            T_base = self.robot.T_world_limbbase(name)
+            ends = np.array([self.robot.link_pose(link)[:3, 3] for link in self._ends[name]])
+            out[name] = pcc_from_points((ends - T_base[:3, 3]) @ T_base[:3, :3])
+        return out
+
+    @property
+    def rock_located(self) -> np.ndarray:
+        """Mean rock centre found by touch ``(3,)`` (m, world), NaN before the first touch."""
+        return self._rock_sum / self._rock_n if self._rock_n else np.full(3, np.nan)
+
+    def tip(self) -> np.ndarray:
+        """The haptic limb's tip ``(3,)`` (m, world)."""
+        return self.robot.link_pose(naming.tip_link(self.cfg.haptic_limb))[:3, 3]
 
     def state_packet(self, seq: int, t: float) -> bytes:
-        """Residuals (measured - setpoint), force sensor, rock position and palpation tip."""
-        res = {
-            n: [
-                PccConfig(*(np.array([m.bend, m.plane, m.length]) - s))
-                for m, s in zip(self.measured[n], self.setpoint[n], strict=True)
-            ]
-            for n, _ in self.shape
-        }
-        tip = self.robot.tip_pose(self.cfg.haptic_limb)[:3, 3]
-        rock = self.cfg.rock_true if self.force.any() else (math.nan,) * 3  # located by touching it
-        tail = STATE_TAIL.pack(*self.force, *rock, *tip)
-        return (
-            STATE_HEADER.pack(1, 2, seq, t, self.cmd_seq)
-            + encode_configs(res, [n for n, _ in self.shape], offset=True)
-            + tail
-        )
+        """Measured shapes, sensor force, located rock and tip, and the command being tracked."""
+        age = self.world.time - self.cmd_time
+        tail = STATE_TAIL.pack(*self.force, *self.rock_located, *self.tip())
+        body = encode_shape(self.measure(), [n for n, _ in self.shape])
+        return STATE_HEADER.pack(1, 2, seq, t, self.cmd_seq, age, self.settled_mask()) + body + tail
+
+    def settled_mask(self) -> int:
+        """Bit i set: limb i's joints all move slower than :data:`SETTLED_RATE`."""
+        mask = 0
+        for i, (name, _) in enumerate(self.shape):
+            idx = self.robot.joint_indices(name).tolist()
+            states = pb.getJointStates(self.robot.bodies[name], idx, physicsClientId=self.world.client)
+            if max(abs(st[1]) for st in states) < SETTLED_RATE:
+                mask |= 1 << i
+        return mask
 
     def close(self) -> None:
         """Disconnect the slave world."""
         self.world.close()
 
 
+class SessionLog:
+    """The session's time series in preallocated arrays: at most :data:`LOG_ROWS` rows, a row every
+    ``every`` ticks (bounded memory however long the session; 1 kHz up to 120 s)."""
+
+    COLUMNS = {
+        "t": 1, "tip_m": 3, "tip_s": 3, "f_m": 3, "f_s": 3, "blending": 1, "depth_m": 1, "k_env": 1,
+        "tip_pred": 3,
+    }  # fmt: skip
+
+    def __init__(self, ticks: int) -> None:
+        self.every = max(1, math.ceil(ticks / LOG_ROWS))
+        rows = max(1, math.ceil(ticks / self.every))
+        self.data = {k: np.full((rows, w), np.nan) for k, w in self.COLUMNS.items()}
+        self.n = 0
+
+    def due(self, k: int) -> bool:
+        """Whether tick ``k`` is logged."""
+        return k % self.every == 0 and self.n < len(self.data["t"])
+
+    def add(self, **row: object) -> None:
+        """Append one row (every column)."""
+        for key, value in row.items():
+            self.data[key][self.n] = value
+        self.n += 1
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        col = self.data[key][: self.n]
+        return col[:, 0] if col.shape[1] == 1 else col
+
+
 class MmtSession:
-    """Master replica + channels + slave, stepped together in simulated time at the master's 1 kHz.
+    """Master model + channels + slave, stepped together in simulated time at the master's 1 kHz.
 
     Args:
         cfg: the setup. robot: bundled name or TOML path. haptic: renderer settings.
         gui: open the master world in the PyBullet GUI.
+        slave: ``"local"`` (in this process, lockstep) or ``"process"`` (its own process, real time).
     """
 
     def __init__(
@@ -205,45 +370,104 @@ class MmtSession:
         robot: str = "ursula",
         haptic: HapticParams | None = None,
         gui: bool = False,
+        slave: str = "local",
     ) -> None:
         from urdf_gen.spec_loader import load_robot
 
+        if slave not in ("local", "process"):
+            raise ConfigurationError(f"slave = {slave!r} is invalid; allowed: 'local', 'process'")
         self.cfg = cfg = cfg or MmtConfig()
         spec = load_robot(robot, sections=cfg.sections)
+        self.spec = spec
         self.world = World(gui=gui, mode="kinematic")
         self.robot = self.world.load_robot(spec)
         seabed, self.rock = add_environment(self.world, cfg.rock_estimate, cfg.rock_radius, cfg.seabed_z)
         self.env = [self.rock, seabed]
         names = [limb.name for limb in spec.limbs]
-        self.mapping = OperatorMapping(
-            spec, T_world_base={n: self.robot.T_world_limbbase(n) for n in names}, ik_iters=1
-        )
+        T_base = {n: self.robot.T_world_limbbase(n) for n in names}
+        self.mapping = OperatorMapping(spec, T_world_base=T_base, ik_iters=1)
+        self.mapping.target_filter = self._limit_target
+        # the IK moves the command at most ~1 rad/s: it solves through the predicted sag, which relaxes
+        # to a new command in ~0.3 s; faster steps chased it and made the command (and the slave) jitter
+        self.mapping.ik_max_step = IK_MAX_STEP
         self.haptics = HapticRenderer(haptic)
         self.down = Channel(cfg.downlink, seed=cfg.seed)
         self.up = Channel(cfg.uplink, seed=cfg.seed + 1)
-        self.slave = Slave(spec, cfg)
-        self.shape = self.slave.shape
-        self.offsets = {n: np.zeros((s, 3)) for n, s in self.shape}
-        self._offset_blend = {n: (v.copy(), v.copy(), -1.0) for n, v in self.offsets.items()}
-        self._blend_u: dict[str, float] = {}  # limb -> blend weight its offsets were last computed at
+        if slave == "process":
+            from teleop.slave_process import SlaveProcess
+
+            self.slave: Slave | SlaveProcess = SlaveProcess(robot, cfg)
+        else:
+            self.slave = Slave(spec, cfg)
+        self.slave_kind = slave
+        self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
+        self._order = [n for n, _ in self.shape]
+        self.predictor = (
+            SagPredictor(spec, T_base, cfg.medium, self.world.gravity, every_tick=cfg.haptic_limb)
+            if cfg.predict
+            else None
+        )
+        zeros = {n: np.zeros((s, 3)) for n, s in self.shape}
+        self.pred_offset = {n: v.copy() for n, v in zeros.items()}
+        self.residual = {n: v.copy() for n, v in zeros.items()}
+        self._res_blend = {n: (v.copy(), v.copy(), -1.0) for n, v in zeros.items()}
+        self.ik_offset = {n: v.copy() for n, v in zeros.items()}  # offsets the operator's IK solves with
+        self._blend_u: dict[str, float] = {}
         self.rock_model = np.asarray(cfg.rock_estimate, dtype=float)
         self._rock_blend = (self.rock_model.copy(), self.rock_model.copy(), -1.0)
+        self.rock_located = False
+        self.k_env = cfg.k_env_prior
+        self.k_render = cfg.k_env_prior  # the stiffness rendered now (N/m), following k_env
+        self.k_env_updates = 0
+        self._r_tip = spec.limb(cfg.haptic_limb).segments[-1].radius_tip
         self._shown: dict[str, list[PccConfig]] = {}
+        self.model: dict[str, list[PccConfig]] = {n: rest_configs(spec.limb(n).segments) for n in names}
+        segs = sum(s for _, s in self.shape)
+        self._ring_u = np.zeros((RING_TICKS, segs, 3))  # predicted model (no residual) per tick
+        self._ring_depth = np.zeros(RING_TICKS)
+        self._ring_rest = np.zeros(RING_TICKS, dtype=np.uint8)  # bit i: limb i's prediction at rest
+        self._seg_index = {}
+        k = 0
+        for n, s in self.shape:
+            self._seg_index[n] = slice(k, k + s)
+            k += s
+        self._sent_tick: dict[int, int] = {0: 0}
         self._k = 0
         self._seq_down = 0
         self._seq_up = 0
         self.updates = 0
         self.over_budget = 0
-        self.deadline_misses = 0
-        self.log: dict[str, list] = {k: [] for k in ("t", "tip_m", "tip_s", "f_m", "f_s", "blending")}
+        self.depth = 0.0
+        self.slave_force = np.zeros(3)  # latest force reported by the slave (N)
+        self.slave_contact_reports = 0
+        self.log = SessionLog(1)
+
+    # ------------------------------------------------------------------ the model
+    def _limit_target(self, limb: str, p: np.ndarray) -> np.ndarray:
+        """Force-aware command: keep the haptic limb's target out of the modelled rock and seabed deeper
+        than ``command_force / k_env``."""
+        if limb != self.cfg.haptic_limb:
+            return p
+        depth_max = min(self.cfg.command_force / self.k_env, DEPTH_MAX)
+        c = self.rock_model
+        reach = self.cfg.rock_radius + self._r_tip - depth_max
+        v = p - c
+        dist = float(np.linalg.norm(v))
+        if 1e-9 < dist < reach:
+            p = c + v * (reach / dist)
+        floor = self.cfg.seabed_z + self._r_tip - depth_max
+        if p[2] < floor:
+            p = p.copy()
+            p[2] = floor
+        return p
 
     def _blend(self, t: float) -> bool:
         active = False
         T = self.cfg.blend_time
-        for n, (a, b, t0) in self._offset_blend.items():
+        for n, (a, b, t0) in self._res_blend.items():
             u = _smooth((t - t0) / T)
-            if self._blend_u.get(n) != u:  # same blend, same weight: the same offsets
-                self.offsets[n] = a + (b - a) * u
+            if self._blend_u.get(n) != u:
+                self.residual[n] = a + (b - a) * u
                 self._blend_u[n] = u
             active |= 0.0 < u < 1.0
         a, b, t0 = self._rock_blend
@@ -254,63 +478,137 @@ class MmtSession:
             pb.resetBasePositionAndOrientation(
                 self.rock, rock.tolist(), [0, 0, 0, 1], physicsClientId=self.world.client
             )
-            self.world.mark_moved()
         return active or 0.0 < u < 1.0
 
+    def _offsets(self) -> dict[str, np.ndarray]:
+        return {n: self.pred_offset[n] + self.residual[n] for n in self._order}
+
     def _on_state(self, payload: bytes, t: float) -> None:
-        if len(payload) < STATE_HEADER.size + STATE_TAIL.size:
+        n_body = 6 * sum(s for _, s in self.shape)
+        if len(payload) != STATE_HEADER.size + n_body + STATE_TAIL.size:
             return
-        version, kind, seq, _, _ = STATE_HEADER.unpack_from(payload)
+        version, kind, seq, _, cmd_seq, age, settled = STATE_HEADER.unpack_from(payload)
         if version != 1 or kind != 2 or seq <= self._seq_up:
             return
         self._seq_up = seq
         self.updates += 1
-        res = decode_configs(payload[STATE_HEADER.size : -STATE_TAIL.size], self.shape, offset=True)
-        tail = STATE_TAIL.unpack(payload[-STATE_TAIL.size :])
-        for n, new in res.items():
-            if not np.allclose(new, self._offset_blend[n][1]):
-                self._offset_blend[n] = (self.offsets[n].copy(), new, t)
-                self._blend_u.pop(n, None)
-        rock = np.array(tail[3:6], dtype=float)
-        if np.isfinite(rock).all() and not np.allclose(rock, self._rock_blend[1], atol=1e-6):
+        measured = decode_shape(payload[STATE_HEADER.size : STATE_HEADER.size + n_body], self.shape)
+        tail = np.array(STATE_TAIL.unpack(payload[-STATE_TAIL.size :]), dtype=float)
+        force, rock = tail[:3], tail[3:6]
+        self.slave_force = force
+        f = float(np.linalg.norm(force))
+        contact = f > CONTACT_FORCE_N
+        self.slave_contact_reports += contact
+        tick = self._sent_tick.get(cmd_seq)
+        idx = None if tick is None else tick + int(round(age / self.world.dt))
+        if idx is not None and not (self._k - RING_TICKS < idx <= self._k):
+            idx = None
+        if idx is not None:
+            ring = self._ring_u[idx % RING_TICKS]
+            rest = int(self._ring_rest[idx % RING_TICKS])
+            for i, (n, _) in enumerate(self.shape):
+                if not (settled >> i & 1 and rest >> i & 1):
+                    continue  # learned from steady states only: a swinging limb is not a model error
+                if n == self.cfg.haptic_limb and (contact or self._ring_depth[idx % RING_TICKS] > 0):
+                    continue  # in contact the shape differs by the contact itself: learned in free space
+                new = measured[n] - ring[self._seg_index[n]]
+                if not np.allclose(new, self._res_blend[n][1], atol=1e-4):
+                    self._res_blend[n] = (self.residual[n].copy(), new, t)
+                    self._blend_u.pop(n, None)
+            depth = float(self._ring_depth[idx % RING_TICKS])
+            if contact and depth > 5e-4:
+                k_new = f / depth
+                k = self.k_env + 0.5 * (k_new - self.k_env)
+                self.k_env = min(max(k, K_ENV_RANGE[0]), K_ENV_RANGE[1])
+                self.k_env_updates += 1
+        if contact and np.isfinite(rock).all() and not np.allclose(rock, self._rock_blend[1], atol=1e-4):
             self._rock_blend = (self.rock_model.copy(), rock, t)
+            self.rock_located = True
 
+    def _update_model(self, cmd: dict[str, list[PccConfig]]) -> None:
+        """Predict the slave's shape for the new command and pose the master world's limbs."""
+        k, dt = self._k, self.world.dt
+        if self.predictor is not None:
+            for name in self._order:
+                shape = self.predictor.update(name, cmd[name], k, dt)
+                if shape is not None:
+                    self.pred_offset[name] = config_offset(shape, canonical_limb(cmd[name]))
+        offsets = self._offsets()
+        # the IK solves through the offsets low-passed (IK_OFFSET_TAU): the fixed point command -> static
+        # sag -> command, under-relaxed (solved offline it converged by a factor ~0.55-0.8 an iteration
+        # for the palpation arm above the rock). Through the live prediction every tick, its motion fed
+        # back into the command and the loop did not settle.
+        a = dt / IK_OFFSET_TAU
+        for name in self._order:
+            self.ik_offset[name] += a * (offsets[name] - self.ik_offset[name])
+        for name in self._order:
+            model = apply_offset(cmd[name], offsets[name])
+            self.model[name] = model
+            if model != self._shown.get(name):
+                self.robot.set_joints(name, self.robot.pcc_joints(name, model, check_limits=False))
+                self._shown[name] = model
+        rest = 0
+        for i, name in enumerate(self._order):
+            if self.predictor is None or self.predictor.settled(name):
+                rest |= 1 << i
+        self._ring_rest[k % RING_TICKS] = rest
+        row = self._ring_u[k % RING_TICKS]
+        for name in self._order:
+            pred = apply_offset(cmd[name], self.pred_offset[name])
+            row[self._seg_index[name]] = _as_u(pred)
+
+    # ------------------------------------------------------------------ the tick
     def tick(self, device: InputDevice, *, deadline_met: bool = True) -> np.ndarray:
         """One 1 ms master tick (and the slave's and the channels'); returns the device force ``(3,)`` (N)."""
         w0 = time.perf_counter()
         t, dt, cfg = self.world.time, self.world.dt, self.cfg
         sample = device.read(t)
         blending = self._blend(t)
-        cmd = self.mapping.update(sample, dt, self.offsets)
-        for name, configs in self.mapping.model(self.offsets).items():
-            if configs != self._shown.get(name):
-                self.robot.set_pcc(name, configs)
-                self._shown[name] = configs
+        cmd = self.mapping.update(sample, dt, self.ik_offset)
+        self._update_model(cmd)
         self.world.step(contacts=False)  # penetration() asks for its own bodies
         d = penetration(self.world.client, self.robot.bodies[cfg.haptic_limb], self.env)
-        force = self.haptics.tick(d, deadline_met=deadline_met, device_ok=sample.ok)
+        self.depth = depth = float(np.linalg.norm(d))
+        self._ring_depth[self._k % RING_TICKS] = depth
+        # the coupling renders k d, k following the learned k_env smoothly (no force step when a report
+        # changes it); the penetration is scaled to the renderer's stiffness
+        self.k_render += (dt / K_RENDER_TAU) * (self.k_env - self.k_render)
+        scale = self.k_render / self.haptics.params.stiffness
+        force = self.haptics.tick(d * scale, deadline_met=deadline_met, device_ok=sample.ok)
         device.send_force(force)
         if self._k % max(1, round(1.0 / (cfg.cmd_rate * dt))) == 0:
             self._seq_down += 1
-            self.down.send(
-                t, CMD_HEADER.pack(1, 1, self._seq_down, t) + encode_configs(cmd, [n for n, _ in self.shape])
-            )
+            self._sent_tick[self._seq_down] = self._k
+            self._sent_tick.pop(self._seq_down - 2 * RING_TICKS, None)
+            self.down.send(t, CMD_HEADER.pack(1, 1, self._seq_down, t) + encode_configs(cmd, self._order))
         if time.perf_counter() - w0 > dt:
             self.over_budget += 1
         for _, p in self.down.deliver(t):
             self.slave.receive(p)
         self.slave.tick(dt)
         if self._k % max(1, round(1.0 / (cfg.state_rate * dt))) == 0:
-            self.up.send(t, self.slave.state_packet(self._k + 1, t))
+            for packet in self.slave.state_packets(self._k + 1, t) if self.slave_kind == "process" else [
+                self.slave.state_packet(self._k + 1, t)
+            ]:
+                self.up.send(t, packet)
         for _, p in self.up.deliver(t):
             self._on_state(p, t)
-        lg = self.log
-        lg["t"].append(t)
-        lg["tip_m"].append(self.robot.tip_pose(cfg.haptic_limb)[:3, 3])
-        lg["tip_s"].append(self.slave.robot.tip_pose(cfg.haptic_limb)[:3, 3])
-        lg["f_m"].append(force.copy())
-        lg["f_s"].append(self.slave.force.copy())
-        lg["blending"].append(blending)
+        if self.log.due(self._k):
+            tip_pred = (
+                self.predictor.tip(cfg.haptic_limb) if self.predictor is not None else np.full(3, np.nan)
+            )
+            T_base = self.mapping.T_world_base[cfg.haptic_limb]
+            self.log.add(
+                t=t,
+                tip_m=self.robot.tip_pose(cfg.haptic_limb)[:3, 3],
+                tip_s=self.slave.tip(),
+                f_m=force,
+                f_s=self.slave.force,
+                blending=blending,
+                depth_m=depth,
+                k_env=self.k_env,
+                tip_pred=T_base[:3, :3] @ tip_pred + T_base[:3, 3],
+            )
         self._k += 1
         return force
 
@@ -324,14 +622,17 @@ class MmtSession:
         visual_every: int = 20,
         spin_window: float = SPIN_WINDOW_S,
         catch_sigint: bool = False,
+        stop: Callable[[], bool] | None = None,
     ) -> dict[str, float]:
-        """Tick for ``duration`` s on a :class:`sim.loop.Loop` (pacing, statistics, the garbage collector
-        kept off the objects alive at the start, waits that spin their last ``spin_window`` s; 0 sleeps
-        the whole wait, leaving the core to other processes such as a GUI viewer). Calls
-        ``on_visual(frame, t)`` every ``visual_every`` ticks. ``catch_sigint``: Ctrl-C ends the run
-        cleanly after the current tick (the statistics say ``interrupted``). Returns the loop statistics."""
+        """Tick for ``duration`` s on a :class:`sim.loop.Loop`; ``on_visual(frame, t)`` every
+        ``visual_every`` ticks. Returns the loop statistics (``real_time_factor``, p50/p99 tick, ...).
+
+        ``catch_sigint``: Ctrl-C ends the run cleanly (the statistics say ``interrupted``)."""
         if not spin_window >= 0:
             raise ConfigurationError(f"spin_window = {spin_window!r} s is invalid; allowed: >= 0")
+        if not (duration > 0 and math.isfinite(duration)):
+            raise ConfigurationError(f"duration = {duration!r} s is invalid; allowed: a finite number > 0")
+        self.log = SessionLog(int(round(duration / self.world.dt)))
         frames = [0]
 
         def visual(t: float) -> None:
@@ -346,30 +647,53 @@ class MmtSession:
             on_visual=visual,
             spin_window=spin_window,
             step=lambda: self.tick(device, deadline_met=loop.deadline_met),
+            stop=stop,
         )
+        if self.slave_kind == "process":
+            self.slave.start()  # type: ignore[union-attr]
         stats = loop.run(duration, catch_sigint=catch_sigint).as_dict()
-        self.deadline_misses += int(stats["overruns"]) if realtime else 0
-        stats["overruns"] = self.deadline_misses if realtime else self.over_budget
+        stats["deadline_misses"] = stats["overruns"] if realtime else 0
+        stats["ticks_over_budget"] = self.over_budget
         return stats
 
     def metrics(self) -> dict[str, float]:
-        """RMS tip and force errors (master shifted by the nominal one-way delay), force steps, traffic."""
-        lg = {k: np.asarray(v) for k, v in self.log.items()}
-        n = len(lg["t"])
-        duration = max(n * self.world.dt, self.world.dt)
-        lag = int(
-            round(self.cfg.downlink.expected_delay(CMD_HEADER.size + 6 * len(self.shape)) / self.world.dt)
-        )
+        """Tip and force errors, forces, contact agreement, traffic (see the README's metrics table)."""
+        lg = self.log
+        n = lg.n
+        dt_log = self.world.dt * lg.every
+        duration = max(n * dt_log, self.world.dt)
+        lag = int(round(self.cfg.downlink.expected_delay(CMD_HEADER.size + 6 * len(self.shape)) / dt_log))
         lag = min(lag, max(n - 1, 0))
-        tip_err = np.linalg.norm(lg["tip_m"][: n - lag] - lg["tip_s"][lag:], axis=1) if n else np.zeros(1)
-        f_err = np.linalg.norm(lg["f_m"][: n - lag] - lg["f_s"][lag:], axis=1) if n else np.zeros(1)
-        steps = np.linalg.norm(np.diff(lg["f_m"], axis=0), axis=1) if n > 1 else np.zeros(1)
-        blend = lg["blending"][1:] if n > 1 else np.zeros(1, dtype=bool)
+        tip_m, tip_s, f_m, f_s = lg["tip_m"], lg["tip_s"], lg["f_m"], lg["f_s"]
+        tip_err = np.linalg.norm(tip_m[: n - lag] - tip_s[lag:], axis=1) if n else np.zeros(1)
+        f_err = np.linalg.norm(f_m[: n - lag] - f_s[lag:], axis=1) if n else np.zeros(1)
+        steps = np.linalg.norm(np.diff(f_m, axis=0), axis=1) if n > 1 else np.zeros(1)
+        blend = lg["blending"][1:].astype(bool) if n > 1 else np.zeros(1, dtype=bool)
+        fs_mag = np.linalg.norm(f_s, axis=1) if n else np.zeros(1)
+        contact = fs_mag > CONTACT_FORCE_N
+        window = np.zeros(n, dtype=bool)
+        if contact.any():
+            last = int(np.flatnonzero(contact)[-1])
+            first = max(0, last - int(round(1.0 / dt_log)) + 1)
+            window[first : last + 1] = True
+        diff = np.linalg.norm(f_m - f_s, axis=1) if n else np.zeros(1)
         return {
             "tip_error_rms_m": float(np.sqrt(np.mean(tip_err**2))),
-            "tip_error_final_m": float(np.linalg.norm(lg["tip_m"][-1] - lg["tip_s"][-1])) if n else 0.0,
+            "tip_error_final_m": float(np.linalg.norm(tip_m[-1] - tip_s[-1])) if n else 0.0,
             "force_error_rms_n": float(np.sqrt(np.mean(f_err**2))),
-            "max_force_n": float(np.linalg.norm(lg["f_m"], axis=1).max()) if n else 0.0,
+            "max_force_n": float(np.linalg.norm(f_m, axis=1).max()) if n else 0.0,
+            "slave_force_max_n": float(fs_mag.max()) if n else 0.0,
+            "contact_time_s": float(contact.sum() * dt_log),
+            "force_error_contact_rms_n": float(np.sqrt(np.mean(diff[window] ** 2))) if window.any() else 0.0,
+            "force_error_contact_max_n": float(diff[window].max()) if window.any() else 0.0,
+            "operator_force_contact_mean_n": float(np.linalg.norm(f_m[window], axis=1).mean())
+            if window.any()
+            else 0.0,
+            "slave_force_contact_mean_n": float(fs_mag[window].mean()) if window.any() else 0.0,
+            "k_env_n_per_m": float(self.k_env),
+            "rock_located": bool(self.rock_located),
+            "rock_error_m": float(np.linalg.norm(self.rock_model - np.asarray(self.cfg.rock_true))),
+            "slave_reflex_ticks": int(self.slave.reflex_ticks),
             "max_force_step_n": float(steps.max()),
             "max_force_step_during_correction_n": float(steps[blend].max()) if blend.any() else 0.0,
             "down_packets_per_s": self.down.sent / duration,
@@ -380,7 +704,6 @@ class MmtSession:
             "up_loss_rate": self.up.loss_rate,
             "mean_down_delay_s": float(np.mean(self.down.delays)) if self.down.delays else 0.0,
             "state_updates": self.updates,
-            "deadline_misses": self.deadline_misses,
             "ticks_over_budget": self.over_budget,
         }
 

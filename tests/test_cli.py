@@ -109,13 +109,16 @@ def test_headless_demo_writes_its_files(tmp_path, capsys, monkeypatch) -> None:
     assert main(["demo", "--out", str(tmp_path), "--duration", "0.5"]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["mode"] == "headless"
-    assert summary["loop"]["physics_steps"] == 500
+    assert summary["slave"]["mode"] == "dynamic" and summary["slave"]["medium"] == "seawater"
+    assert summary["loop"]["physics_steps"] == 500 and summary["loop"]["real_time_factor"] > 0
+    for key in ("slave_force_max_n", "force_error_contact_rms_n", "tip_error_final_m"):
+        assert key in summary["metrics"]
     assert summary["gif_frames"] == 5  # 25 visual frames at 50 Hz, every 5th into the GIF
     import imageio.v3 as iio
 
-    assert iio.imread(tmp_path / "camera_tip.png").shape == (240, 320, 3)
+    assert iio.imread(tmp_path / "camera_tip.png").shape == (480, 640, 3)
     gif = iio.imread(tmp_path / "demo.gif", index=None)
-    assert gif.shape[1:3] == (240, 320) and gif.shape[0] >= 1
+    assert gif.shape[1:3] == (480, 1280) and gif.shape[0] >= 1  # the robot beside the operator's model
     assert gif.std() > 10  # the scene (head, limbs, seabed) is visible, not a blank frame
     assert (tmp_path / "tips.png").stat().st_size > 10_000
 
@@ -130,18 +133,19 @@ def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
     from teleop.mmt import MmtConfig, MmtSession
 
     with MmtSession(MmtConfig(sections=3)) as s:
-        cid = s.world.client
         proj = pb.computeProjectionMatrixFOV(60, 4 / 3, 0.01, 5.0)
         view = pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.3], [0, 0, 1])
         operator = scripted_operator()
-        s.run(operator, 1.0)  # the camera and light are bent
-        live, pose = _render(cid, view, proj), scene_pose(s)
-        s.run(operator, 1.0)  # the grasper reaches out
-        pb.resetBasePositionAndOrientation(s.rock, [0.3, 0.2, -0.5], [0, 0, 0, 1], physicsClientId=cid)
-        assert np.abs(_render(cid, view, proj).astype(int) - live).sum() > 10_000
-        show_scene(s, pose)
-        np.testing.assert_array_equal(_render(cid, view, proj), live)
-        assert pb.getBasePositionAndOrientation(s.rock, physicsClientId=cid)[0] == pose[1][0]
+        s.run(operator, 1.0)  # the limbs sag, the grasper reaches out
+        for robot, rock in ((s.robot, s.rock), (s.slave.robot, s.slave.rock)):  # model and robot
+            cid = robot.world.client
+            live, pose = _render(cid, view, proj), scene_pose(robot, rock)
+            s.run(operator, 1.0)  # the arms move on
+            pb.resetBasePositionAndOrientation(rock, [0.3, 0.2, -0.5], [0, 0, 0, 1], physicsClientId=cid)
+            assert np.abs(_render(cid, view, proj).astype(int) - live).sum() > 10_000
+            show_scene(robot, rock, pose)
+            np.testing.assert_array_equal(_render(cid, view, proj), live)
+            assert pb.getBasePositionAndOrientation(rock, physicsClientId=cid)[0] == pose[1][0]
 
 
 def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:

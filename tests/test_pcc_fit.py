@@ -77,3 +77,36 @@ def test_offset_is_continuous_through_straight() -> None:
     # a negative bend keeps its sign and plane branch
     neg = add_offset(PccConfig(-0.4, 0.2, 0.3), [0.0, 0.0, 0.0])
     assert neg.bend == pytest.approx(-0.4) and neg.plane == pytest.approx(0.2)
+
+
+def test_canonical_limb_keeps_every_segment_end_and_has_no_negative_bend() -> None:
+    from urdf_gen.pcc_fit import canonical_limb
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        configs = [
+            PccConfig(rng.uniform(-3, 3), rng.uniform(-7, 7), rng.uniform(0.1, 0.3)) for _ in range(3)
+        ]
+        canon = canonical_limb(configs)
+        assert all(c.bend >= 0 and -math.pi <= c.plane <= math.pi for c in canon)
+        for k in range(1, 4):  # every segment end in place with its tangent (frames may differ by a
+            # half turn about the tangent after the last flipped segment: no later plane takes it up)
+            np.testing.assert_allclose(
+                limb_transform(canon[:k])[:3, 2:], limb_transform(configs[:k])[:3, 2:], atol=1e-12
+            )
+
+
+def test_continue_limb_turns_planes_at_a_bounded_rate_and_keeps_the_shape_when_it_can() -> None:
+    """A bend vector passing through zero: the written plane never jumps; the bend changes sign."""
+    from urdf_gen.pcc_fit import canonical_limb, continue_limb
+
+    prev = [PccConfig(0.3, 0.0, 0.3), PccConfig(0.2, 0.1, 0.3)]
+    for u in np.linspace(0.3, -0.3, 61):  # segment 1's bend vector moves through zero along x
+        wanted = canonical_limb([PccConfig(float(u), 0.0, 0.3), PccConfig(0.2, 0.1, 0.3)])
+        out = continue_limb(wanted, prev, max_turn=0.01)
+        assert abs(out[0].plane - prev[0].plane) <= 0.01 + 1e-12
+        assert abs(out[1].plane - prev[1].plane) <= 0.01 + 1e-12
+        # in the plane it stays, the written limb is the wanted one exactly
+        np.testing.assert_allclose(limb_transform(out), limb_transform(wanted), atol=1e-12)
+        prev = out
+    assert prev[0].bend == pytest.approx(-0.3) and prev[0].plane == pytest.approx(0.0)

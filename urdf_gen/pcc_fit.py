@@ -86,3 +86,50 @@ def add_offset(c: PccConfig, offset: Sequence[float]) -> PccConfig:
     elif bend > 0.0 and c.bend > 0.0:  # keep the plane on c's branch (no jump across +-pi)
         plane = c.plane + math.remainder(plane - c.plane, 2.0 * math.pi)
     return PccConfig(bend=bend, plane=plane, length=c.length + float(offset[2]))
+
+
+def canonical_limb(configs: Sequence[PccConfig]) -> list[PccConfig]:
+    """The same limb shape with every bend >= 0 and every plane in [-pi, pi]. A segment written
+    ``(-b, phi)`` is the arc ``(b, phi + pi)`` whose end frame is turned by a further ``-pi`` about the
+    tangent: ``A(-b, phi) = A(b, phi + pi) Rz(-pi)``; the next segment's plane takes that turn up, so
+    every segment end and its tangent stay where they were (the tip frame keeps a half turn about the
+    tangent when the last segment was flipped: no later plane takes it up)."""
+    carry = 0.0
+    out = []
+    for c in configs:
+        plane = c.plane + carry
+        bend = c.bend
+        carry = 0.0
+        if bend < 0.0:  # A(-b, phi) = A(b, phi + pi) Rz(-pi); the next plane absorbs Rz(-pi)
+            bend, plane = -bend, plane + math.pi
+            carry = -math.pi
+        out.append(PccConfig(bend, math.remainder(plane, 2.0 * math.pi), c.length))
+    return out
+
+
+def continue_limb(
+    canonical: Sequence[PccConfig], previous: Sequence[PccConfig], max_turn: float
+) -> list[PccConfig]:
+    """``canonical`` (every bend >= 0) written continuously from ``previous``: per segment the plane turns
+    by at most ``max_turn`` (rad) from the previous plane, towards the target plane or towards it minus pi
+    with the bend's sign flipped, whichever is nearer; the bend is the bend vector projected onto that
+    plane (signed). A flipped segment turns its end frame by pi, which the next plane takes up
+    (:func:`canonical_limb` in reverse).
+
+    A bend vector passing near zero has an undefined direction; in (bend, plane) its plane could jump by
+    pi from one tick to the next, and on a chain the plane is a twist of the whole segment (and of the
+    segments after it) about its base axis. Turning planes at a bounded rate and letting bends change
+    sign instead keeps a command continuous."""
+    carry = 0.0
+    out = []
+    for c, prev in zip(canonical, previous, strict=True):
+        ux, uy = bend_vector(PccConfig(c.bend, c.plane + carry, c.length))
+        target = math.atan2(uy, ux) if (ux or uy) else prev.plane
+        turn = math.remainder(target - prev.plane, 2.0 * math.pi)
+        if abs(turn) > 0.5 * math.pi:  # nearer with the bend's sign flipped
+            turn = math.remainder(turn - math.pi, 2.0 * math.pi)
+        plane = prev.plane + max(-max_turn, min(max_turn, turn))
+        bend = ux * math.cos(plane) + uy * math.sin(plane)
+        out.append(PccConfig(bend=bend, plane=plane, length=c.length))
+        carry = math.pi if bend < 0.0 else 0.0
+    return out

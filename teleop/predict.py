@@ -1,0 +1,125 @@
+"""The master's prediction of the soft slave: the Newton–Euler model of every limb, driven by the command.
+
+The slave's limbs are compliant chains whose joint springs pull towards the commanded PCC shape
+(:meth:`sim.world.Robot.set_pcc` with ``mode="target"``) while gravity, buoyancy and drag bend them
+away from it. The same physics in the Newton–Euler strain model (:mod:`sim.models.newton_euler`, seed
+000) is ``M q'' = Q(q, q') + tau - K q - D q'`` with the commanded strains ``q*`` as the springs' rest
+point, i.e. ``tau = K q*``: the model sags under its net weight in the medium exactly as the slave does,
+with its own discretization (lumped nodes instead of rigid slices) and its own drag law. Each limb's
+model is stepped in the master's loop with the current command; its shape is read as one PCC arc per
+segment through the model's segment ends (:func:`urdf_gen.pcc_fit.pcc_from_points`, the same fit the
+slave applies to its chain), so the master shows, and the operator's IK solves for, the sagging arm.
+
+Cost: one compiled model step is ~25 us a limb at 10 pieces a segment. The haptic limb is stepped every
+tick; the other limbs every ``stride`` ticks with a step of ``stride * dt`` (the integrator is
+implicit in the stiff terms), one of them per tick, so a tick pays for at most two limb steps. A limb
+whose command has not changed and whose model has come to rest (every strain rate below
+``rest_rate``) is not stepped until its command changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sim.models.integrators import step as model_step
+from sim.models.joint_targets import state_from_pcc
+from sim.models.newton_euler import LimbModel, medium_named
+from urdf_gen.pcc import PccConfig
+from urdf_gen.pcc_fit import pcc_from_points
+from urdf_gen.specs import RobotSpec
+from urdf_gen.types import FloatArray, Transform
+
+QUASI_STATIC_DAMPING = 1.0  # -, critical damping of the first mode: the model relaxes to its static sag
+SETTLED_RATE = 0.05  # 1/s or 1/(m s): the model is close enough to rest to compare with the slave
+REST_RATE = 1e-4  # 1/s (strain rate) or 1/(m s) (curvature rate): below it a limb's model is at rest
+
+
+class SagPredictor:
+    """Newton–Euler models of a robot's limbs in a medium, stepped towards their commands.
+
+    Args:
+        spec: the robot. T_world_base: limb -> world pose of its base ``(4, 4)`` (gravity direction).
+        medium: world medium name (``"air"``, ``"water"``, ``"seawater"``).
+        gravity: world gravity ``(3,)`` (m/s^2).
+        every_tick: the limb stepped every tick (the haptic one); the others every ``stride`` ticks.
+        stride: ticks between two steps of the other limbs.
+        damping_ratio: the models' material damping ratio. The default (1, critical) makes the
+            prediction quasi-static: it relaxes to the static sag of the command in ~1 / omega_1 without
+            swinging. The operator's IK solves through it every tick; a model that swings like the
+            real limb (0.1) fed its oscillation back into the command and the loop went unstable.
+    """
+
+    def __init__(
+        self,
+        spec: RobotSpec,
+        T_world_base: dict[str, Transform],
+        medium: str,
+        gravity: Sequence[float],
+        *,
+        every_tick: str,
+        stride: int = 4,
+        damping_ratio: float = QUASI_STATIC_DAMPING,
+    ) -> None:
+        self.names = [limb.name for limb in spec.limbs]
+        self.models: dict[str, LimbModel] = {}
+        self.q: dict[str, FloatArray] = {}
+        self.qd: dict[str, FloatArray] = {}
+        med = medium_named(medium)
+        for limb in spec.limbs:
+            g_base = T_world_base[limb.name][:3, :3].T @ np.asarray(gravity, dtype=float)
+            m = LimbModel(
+                limb, limb.segments[0].sections, gravity=g_base, medium=med, damping_ratio=damping_ratio
+            )
+            self.models[limb.name] = m
+            self.q[limb.name] = m.rest_state()
+            self.qd[limb.name] = np.zeros(m.dof)
+        self.every_tick = every_tick
+        self.stride = max(1, int(stride))
+        others = [n for n in self.names if n != every_tick]
+        # the other limbs take turns: limb i on ticks with k % stride == i % stride
+        self._slot = {n: i % self.stride for i, n in enumerate(others)}
+        self._command: dict[str, tuple[PccConfig, ...]] = {}
+        self._tau: dict[str, FloatArray] = {}
+        self._rest: set[str] = set()
+        self.steps = 0
+
+    def shape(self, name: str) -> list[PccConfig]:
+        """The model's present shape of limb ``name``: one fitted arc per segment."""
+        m = self.models[name]
+        return pcc_from_points(m.segment_tip_positions(self.q[name]))
+
+    def settled(self, name: str) -> bool:
+        """Whether limb ``name``'s model has (nearly) come to rest: every strain rate below
+        :data:`SETTLED_RATE`."""
+        return float(np.abs(self.qd[name]).max()) < SETTLED_RATE
+
+    def tip(self, name: str) -> FloatArray:
+        """The model's tip position ``(3,)`` (m) in the limb base frame."""
+        return self.models[name].tip_position(self.q[name])
+
+    def due(self, name: str, k: int) -> bool:
+        """Whether limb ``name`` is stepped on tick ``k``."""
+        return name == self.every_tick or k % self.stride == self._slot[name]
+
+    def update(self, name: str, command: Sequence[PccConfig], k: int, dt: float) -> list[PccConfig] | None:
+        """Step limb ``name`` towards ``command`` if tick ``k`` is its turn; returns its new shape, or
+        ``None`` when it was not stepped (not its turn, or at rest with an unchanged command)."""
+        if not self.due(name, k):
+            return None
+        cmd = tuple(command)
+        if cmd != self._command.get(name):
+            self._command[name] = cmd
+            m = self.models[name]
+            self._tau[name] = m.K * state_from_pcc(m, cmd)
+            self._rest.discard(name)
+        elif name in self._rest:
+            return None
+        h = dt if name == self.every_tick else dt * self.stride
+        q, qd = model_step(self.models[name], self.q[name], self.qd[name], h, self._tau[name])
+        self.q[name], self.qd[name] = q, qd
+        self.steps += 1
+        if float(np.abs(qd).max()) < REST_RATE:
+            self._rest.add(name)
+        return self.shape(name)
