@@ -207,7 +207,9 @@ class HapticRenderer:
         self.thermal = 0.0  # governor's running mean square of |F| (N^2)
         self.ticks = 0
         self.faults_latched = 0
-        self.last_force = np.zeros(3)  # kept by reset(): the output slides from there
+        self._alpha = 1.0 - math.exp(-2.0 * math.pi * p.velocity_cutoff * p.dt)  # rate filter gain
+        self._last = (0.0, 0.0, 0.0)  # kept by reset(): the output slides from there
+        self.last_force = np.zeros(3)
         self.reset()
 
     def reset(self) -> None:
@@ -219,8 +221,8 @@ class HapticRenderer:
         self.device_fault = False
         self.missed = 0.0
         self.enabled_time = 0.0
-        self._d_prev: np.ndarray | None = None
-        self._v = np.zeros(3)
+        self._d_prev: tuple[float, float, float] | None = None
+        self._v = (0.0, 0.0, 0.0)
 
     @property
     def rms(self) -> float:
@@ -234,15 +236,25 @@ class HapticRenderer:
 
     def coupling(self, penetration: np.ndarray) -> np.ndarray:
         """Unilateral spring-damper force ``(3,)`` (N) for penetration ``(3,)`` (m); updates the filter."""
-        p = self.params
-        d = np.asarray(penetration, dtype=float)
+        x, y, z = np.asarray(penetration, dtype=float).reshape(3).tolist()
+        return np.array(self._couple(x, y, z))
+
+    def _couple(self, x: float, y: float, z: float) -> tuple[float, float, float]:
+        p, v = self.params, self._v
         if self._d_prev is not None:
-            alpha = 1.0 - math.exp(-2.0 * math.pi * p.velocity_cutoff * p.dt)
-            self._v += alpha * ((d - self._d_prev) / p.dt - self._v)
-        self._d_prev = d
-        f = p.stiffness * d + p.damping * self._v
-        if not d.any() or float(f @ d) < 0.0:
-            return np.zeros(3)
+            px, py, pz = self._d_prev
+            a, inv = self._alpha, 1.0 / p.dt
+            v = (
+                v[0] + a * ((x - px) * inv - v[0]),
+                v[1] + a * ((y - py) * inv - v[1]),
+                v[2] + a * ((z - pz) * inv - v[2]),
+            )
+            self._v = v
+        self._d_prev = (x, y, z)
+        k, c = p.stiffness, p.damping
+        f = (k * x + c * v[0], k * y + c * v[1], k * z + c * v[2])
+        if (x == 0.0 and y == 0.0 and z == 0.0) or f[0] * x + f[1] * y + f[2] * z < 0.0:
+            return (0.0, 0.0, 0.0)
         return f
 
     def _allowed(self, headroom: float) -> float:
@@ -279,8 +291,9 @@ class HapticRenderer:
         """Output 0 N now (a fault): restart the ramp and the coupling's memory."""
         self.enabled_time = 0.0
         self._d_prev = None
-        self._v = np.zeros(3)
+        self._v = (0.0, 0.0, 0.0)
         self._record(0.0)
+        self._last = (0.0, 0.0, 0.0)
         self.last_force = np.zeros(3)
         return self.last_force
 
@@ -312,51 +325,52 @@ class HapticRenderer:
         if self.missed >= p.max_missed and self.fault is None:
             self.fault = f"missed deadlines (leaky count {self.missed:g} >= {p.max_missed:g})"
             self.faults_latched += 1
-        d = np.asarray(penetration, dtype=float).reshape(3)
-        if self.fault is None:
-            big = float(np.max(np.abs(d)))  # NaN if any is NaN
-            if not (big <= p.max_penetration and float(d @ d) <= p.max_penetration**2):  # NaN fails too
-                self.fault = (
-                    f"penetration {_shown(d.tolist())} m is not finite or longer than {p.max_penetration:g} m"
-                )
-                self.faults_latched += 1
+        x, y, z = np.asarray(penetration, dtype=float).reshape(3).tolist()
+        if self.fault is None and not x * x + y * y + z * z <= p.max_penetration**2:  # NaN fails too
+            self.fault = (
+                f"penetration {_shown([x, y, z])} m is not finite or longer than {p.max_penetration:g} m"
+            )
+            self.faults_latched += 1
         self.device_fault = not device_ok
         if self.fault is not None or self.device_fault:
             return self._zero()
-        f = self.coupling(d)
-        mag = math.sqrt(float(f @ f))
-        if mag > p.peak_force:  # 1. peak clamp
-            f = f * (p.peak_force / mag)
-            mag = p.peak_force
+        fx, fy, fz = self._couple(x, y, z)
+        mag = math.sqrt(fx * fx + fy * fy + fz * fz)
+        scale = 1.0
+        if mag > p.peak_force:  # 3. peak clamp
+            scale = p.peak_force / mag
         self.enabled_time += p.dt
-        if p.ramp_time > 0 and self.enabled_time < p.ramp_time:  # 2. ramp, after the clamp
-            gain = self.enabled_time / p.ramp_time
-            f = f * gain
-            mag *= gain
-        fs2 = p.sustained_force**2  # 3. thermal governor (soft)
+        if p.ramp_time > 0 and self.enabled_time < p.ramp_time:  # 4. ramp, after the clamp
+            scale *= self.enabled_time / p.ramp_time
+        fs2 = p.sustained_force**2  # 5. thermal governor (soft)
         share = min(1.0, max(0.0, (fs2 - self.thermal) / (0.75 * fs2)))
         soft = p.sustained_force + (p.peak_force - p.sustained_force) * share
-        if mag > soft:
-            f = f * (soft / mag)
-        prev = self.last_force  # 4. step limit and hard RMS window
-        pm = math.sqrt(float(prev @ prev))
+        if mag * scale > soft:
+            scale = soft / mag
+        fx, fy, fz = fx * scale, fy * scale, fz * scale
+        qx, qy, qz = self._last  # 6-7. step limit and hard RMS window
+        pm = math.sqrt(qx * qx + qy * qy + qz * qz)
+        ux, uy, uz = fx - qx, fy - qy, fz - qz
+        sm = math.sqrt(ux * ux + uy * uy + uz * uz)
+        if sm > p.max_step:
+            r = p.max_step / sm
+            fx, fy, fz = qx + ux * r, qy + uy * r, qz + uz * r
+        om = math.sqrt(fx * fx + fy * fy + fz * fz)
         headroom = self._budget - (self._excess_sum - self._excess[self._i])
-        step = f - prev
-        sm = math.sqrt(float(step @ step))
-        out = prev + step * (p.max_step / sm) if sm > p.max_step else f
-        om = math.sqrt(float(out @ out))
-        hi = om
         if om > pm - p.max_step and self._spent(om) > headroom:
             hi = max(self._allowed(headroom), pm - p.max_step, 0.0)
-        if om > hi:
-            if pm >= hi:  # shrink radially: a step of pm - hi <= max_step
-                out = prev * (hi / pm) if pm > 0.0 else np.zeros(3)
-            else:  # where the segment prev -> out crosses |F| = hi
-                u = out - prev
-                a, b, c = float(u @ u), 2.0 * float(prev @ u), pm * pm - hi * hi
-                k = (-b + math.sqrt(max(0.0, b * b - 4.0 * a * c))) / (2.0 * a)
-                out = prev + u * min(1.0, max(0.0, k))
-            om = math.sqrt(float(out @ out))
+            if om > hi and pm >= hi:  # shrink radially: a step of pm - hi <= max_step
+                r = hi / pm if pm > 0.0 else 0.0
+                fx, fy, fz = qx * r, qy * r, qz * r
+            elif om > hi:  # where the segment prev -> out crosses |F| = hi
+                ux, uy, uz = fx - qx, fy - qy, fz - qz
+                a = ux * ux + uy * uy + uz * uz
+                b = 2.0 * (qx * ux + qy * uy + qz * uz)
+                c = pm * pm - hi * hi
+                k = min(1.0, max(0.0, (-b + math.sqrt(max(0.0, b * b - 4.0 * a * c))) / (2.0 * a)))
+                fx, fy, fz = qx + ux * k, qy + uy * k, qz + uz * k
+            om = math.sqrt(fx * fx + fy * fy + fz * fz)
         self._record(om * om)
-        self.last_force = out
-        return out
+        self._last = (fx, fy, fz)
+        self.last_force = np.array(self._last)
+        return self.last_force
