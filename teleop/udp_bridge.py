@@ -41,7 +41,8 @@ The receiver binds 127.0.0.1 by default and never blocks. Each :meth:`UdpBridge.
 ``max_packets`` datagrams and stops after ``max_drain_time`` seconds; only the newest valid pose is kept
 (button edges of every accepted pose are). It drops - and counts in :attr:`UdpBridge.dropped` - packets
 of the wrong size, magic, version or type, with a bad tag, NaN/inf values, positions outside
-``workspace`` (m from the device origin), non-unit quaternions, another session (``session``), a
+``workspace`` (m from the device origin), non-unit quaternions, another session or another sender than
+the session's (``session``), a
 sequence number outside the window (``seq``) or a bad time stamp (``time``).
 
 Stream states (:meth:`UdpBridge.read`): before the first pose the samples carry no position and
@@ -196,15 +197,18 @@ def load_key_file(path: str | os.PathLike[str]) -> bytes:
     allowed = f"allowed: a regular file of {MIN_KEY_BYTES} to {MAX_KEY_BYTES} bytes"
     try:
         mode = p.stat().st_mode
-        if not stat.S_ISREG(mode):
-            raise ConfigurationError(f"UDP key file {_shown(p)} is not a regular file; {allowed}")
-        with p.open("rb") as fh:
-            data = fh.read(MAX_KEY_BYTES + 1)
+        regular = stat.S_ISREG(mode)
+        data = b""
+        if regular:
+            with p.open("rb") as fh:
+                data = fh.read(MAX_KEY_BYTES + 1)
     except FileNotFoundError:
         raise ConfigurationError(f"UDP key file {_shown(p)} does not exist; {allowed}") from None
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = getattr(exc, "strerror", None) or str(exc)
         raise ConfigurationError(f"UDP key file {_shown(p)} cannot be read ({reason}); {allowed}") from None
+    if not regular:
+        raise ConfigurationError(f"UDP key file {_shown(p)} is not a regular file; {allowed}")
     if len(data) > MAX_KEY_BYTES:
         raise ConfigurationError(f"UDP key file {_shown(p)} holds more than {MAX_KEY_BYTES} bytes; {allowed}")
     key = data.strip()
@@ -392,11 +396,12 @@ class UdpBridge:
                     self._hello(seq, t, values[0], addr, now)
                     continue
                 reason = self._check_pose(kind, seq, t, session, values, now)
+                if reason == "ok" and addr != self._peer:
+                    reason = "session"  # the session's id, but not from its device's address
             if reason != "ok":
                 self.dropped[reason] += 1
                 continue
             self._seq = seq
-            self._peer = addr
             self._offset = min(self._offset, now - t)
             self._last_valid = self._since = now
             self._position = (values[0], values[1], values[2])
@@ -489,6 +494,8 @@ class UdpBridgeClient:
         resync_after: float = 0.25,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if not 0.0 < resync_after <= 60.0:
+            raise ConfigurationError(f"resync_after = {resync_after!r} s is invalid; allowed: 0 < s <= 60")
         self.server = server
         self.key = key
         self.resync_after = resync_after

@@ -123,6 +123,11 @@ def test_bad_packets_are_dropped_counted_and_do_not_move_the_arm() -> None:
         _settle(bridge, r0 + n + 2)
         assert bridge.accepted == 1 and bridge.dropped["seq"] == 2
         assert len(good) == POSE_SIZE == 102
+        other = UdpBridgeClient(bridge.address, key=KEY, clock=clock)  # the session's id, another sender
+        other.send_raw(encode_pose(2, clock.t, [0.2, 0.0, 0.5], key=KEY, session=sid))
+        _settle(bridge, r0 + n + 3)
+        other.close()
+        assert bridge.accepted == 1 and bridge.dropped["session"] == 2
     finally:
         client.close()
         bridge.close()
@@ -288,6 +293,7 @@ def test_key_files(tmp_path) -> None:
         good / "below": r"UDP key file '.*below' cannot be read \(Not a directory\)",
         "/dev/zero": r"UDP key file '/dev/zero' is not a regular file",
         tmp_path / ("x" * 200): r"UDP key file '.{60,}\.\.\.",
+        "bad\0path": r"UDP key file 'bad\\x00path' cannot be read \(embedded null byte\)",
     }
     for path, match in cases.items():
         with pytest.raises(ConfigurationError, match=match) as err:
