@@ -59,17 +59,32 @@ import logging
 import math
 import os
 import socket
-import stat
 import struct
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
 
 from teleop.devices.base import DeviceError, DeviceSample
+from teleop.udp_keys import KEY_ENV, MIN_KEY_BYTES, default_key_file, load_key_file, resolve_key
 from urdf_gen.errors import ConfigurationError
+
+__all__ = [
+    "KEY_ENV",
+    "UdpBridge",
+    "UdpBridgeClient",
+    "decode",
+    "default_key_file",
+    "encode_force",
+    "encode_hello",
+    "encode_pose",
+    "encode_welcome",
+    "load_key_file",
+    "open_bridge",
+    "resolve_key",
+    "session_id",
+]
 
 MAGIC = b"PCCT"
 VERSION = 2
@@ -91,9 +106,6 @@ FORCE_SIZE = SIZES[TYPE_FORCE]  # 66 bytes
 _LENGTHS = frozenset(SIZES.values())
 SEQ_WINDOW = 1024  # largest accepted forward jump of the sequence number
 BUTTON_ACTIONS = ("next_limb", "next_segment", "follow")
-KEY_ENV = "PCCBULLET_UDP_KEY_FILE"
-MIN_KEY_BYTES = 16
-MAX_KEY_BYTES = 4096
 
 log = logging.getLogger(__name__)
 
@@ -179,71 +191,6 @@ def decode(data: bytes, key: bytes | None = None) -> tuple[str, tuple]:
 def _in_window(seq: int, last: int) -> bool:
     """``True`` when ``seq`` is 1..SEQ_WINDOW ahead of ``last`` (mod 2^32)."""
     return 0 < (seq - last) % (1 << 32) <= SEQ_WINDOW
-
-
-def _shown(path: object) -> str:
-    text = repr(str(path))
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def load_key_file(path: str | os.PathLike[str]) -> bytes:
-    """The HMAC key in a file: its bytes with surrounding whitespace stripped, 16 to 4096 of them.
-
-    Make one with ``python -c "import secrets; print(secrets.token_hex(32))" > FILE`` (readable by you
-    only). Raises :class:`~urdf_gen.errors.ConfigurationError` (one line) when the file is missing, not
-    a regular file, unreadable, empty, shorter than 16 or longer than 4096 bytes.
-    """
-    p = Path(path)
-    allowed = f"allowed: a regular file of {MIN_KEY_BYTES} to {MAX_KEY_BYTES} bytes"
-    try:
-        mode = p.stat().st_mode
-        regular = stat.S_ISREG(mode)
-        data = b""
-        if regular:
-            with p.open("rb") as fh:
-                data = fh.read(MAX_KEY_BYTES + 1)
-    except FileNotFoundError:
-        raise ConfigurationError(f"UDP key file {_shown(p)} does not exist; {allowed}") from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise ConfigurationError(f"UDP key file {_shown(p)} cannot be read ({reason}); {allowed}") from None
-    if not regular:
-        raise ConfigurationError(f"UDP key file {_shown(p)} is not a regular file; {allowed}")
-    if len(data) > MAX_KEY_BYTES:
-        raise ConfigurationError(f"UDP key file {_shown(p)} holds more than {MAX_KEY_BYTES} bytes; {allowed}")
-    key = data.strip()
-    if not key:
-        raise ConfigurationError(f"UDP key file {_shown(p)} is empty; {allowed}")
-    if len(key) < MIN_KEY_BYTES:
-        raise ConfigurationError(f"UDP key file {_shown(p)} holds {len(key)} bytes, too short; {allowed}")
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        log.warning("UDP key file %s is readable by other users (chmod 600 it)", p)
-    return key
-
-
-def default_key_file(env: Mapping[str, str] | None = None) -> Path:
-    """Where the demo looks for the UDP key: ``$PCCBULLET_UDP_KEY_FILE``, else
-    ``$XDG_CONFIG_HOME/pccbullet/udp.key``, else ``~/.config/pccbullet/udp.key`` (``env``: injectable)."""
-    env = os.environ if env is None else env
-    if env.get(KEY_ENV):
-        return Path(env[KEY_ENV])
-    config = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
-    return Path(config) / "pccbullet" / "udp.key"
-
-
-def resolve_key(
-    key_file: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
-) -> tuple[bytes | None, Path | None]:
-    """The key and its file: ``key_file`` when given, else the file ``$PCCBULLET_UDP_KEY_FILE`` names
-    (it must exist then), else the default file when it exists, else ``(None, None)`` (no HMAC).
-    A bad file raises :class:`~urdf_gen.errors.ConfigurationError`."""
-    env = os.environ if env is None else env
-    if key_file is not None:
-        return load_key_file(key_file), Path(key_file)
-    path = default_key_file(env)
-    if env.get(KEY_ENV) or path.exists():
-        return load_key_file(path), path
-    return None, None
 
 
 def open_bridge(
