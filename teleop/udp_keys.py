@@ -24,8 +24,9 @@ log = logging.getLogger(__name__)
 
 
 def _shown(path: object) -> str:
+    """The path quoted, capped at 80 characters; a long one keeps its end (the file's name)."""
     text = repr(str(path))
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= 80 else "'..." + text[-76:]
 
 
 def load_key_file(path: str | os.PathLike[str]) -> bytes:
