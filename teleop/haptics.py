@@ -270,8 +270,13 @@ class HapticRenderer:
         def left(k: int) -> float:  # the sum at m = F_b + k s
             return fb * s * k * (k + 1) + s * s * k * (k + 1) * (2 * k + 1) / 6.0
 
-        while fb + (n + 1) * s <= p.peak_force + s and left(n + 1) <= h:
-            n += 1
+        top = max(0, math.floor((p.peak_force + s - fb) / s))  # beyond it the peak clamp binds anyway
+        while n < top:  # bisection: the largest k <= top with left(k) <= h (left increases with k)
+            mid = (n + top + 1) // 2
+            if left(mid) <= h:
+                n = mid
+            else:
+                top = mid - 1
         a = n + 1.0
         bq = -s * n * (n + 1)
         c = s * s * n * (n + 1) * (2 * n + 1) / 6.0 - a * b2 - h

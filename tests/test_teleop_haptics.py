@@ -16,11 +16,11 @@ DEEP = np.array([0.0, 0.0, 0.02])  # 20 mm penetration: 8 N raw at 400 N/m
 WINDOW = 1000  # ticks in the 1 s RMS window
 
 
-def _window_rms(forces: np.ndarray) -> np.ndarray:
-    """RMS of |F| over every run of WINDOW consecutive ticks (zero-padded before the first)."""
-    sq = np.concatenate([np.zeros(WINDOW), np.linalg.norm(forces, axis=1) ** 2])
+def _window_rms(forces: np.ndarray, window: int = WINDOW) -> np.ndarray:
+    """RMS of |F| over every run of ``window`` consecutive ticks (zero-padded before the first)."""
+    sq = np.concatenate([np.zeros(window), np.linalg.norm(forces, axis=1) ** 2])
     c = np.concatenate([[0.0], np.cumsum(sq)])
-    return np.sqrt(np.maximum(c[WINDOW:] - c[:-WINDOW], 0.0) / WINDOW)
+    return np.sqrt(np.maximum(c[window:] - c[:-window], 0.0) / window)
 
 
 def _steps(forces: np.ndarray) -> np.ndarray:
@@ -190,12 +190,25 @@ def test_device_error_gives_zero_while_it_lasts_and_clears_with_the_ramp() -> No
 
 
 def test_fuzz_every_force_finite_and_bounded() -> None:
-    """Seeded, bounded: 24 runs x 2500 ticks of random penetrations (with NaN, inf, 1e308, huge and
-    negative values), random missed deadlines, device errors and resets."""
+    """Seeded, bounded: 40 runs x 2500 ticks of random penetrations (with NaN, inf, 1e308, huge and
+    negative values), random missed deadlines, device errors and resets; every other run with random
+    limits (peak, continuous and sustained force, step, RMS window, thermal time constant)."""
     rng = np.random.default_rng(16)
     specials = np.array([math.nan, math.inf, -math.inf, 1e308, -1e308, 1e6, 0.9])
-    for run in range(24):
+    for run in range(40):
         p = HapticParams(ramp_time=float(rng.choice([0.0, 0.05, 0.5])))
+        if run % 2:  # other limits too: every bound must hold for any valid setting
+            peak = float(rng.uniform(1.0, 5.0))
+            fc = float(rng.uniform(0.2, 1.0)) * peak
+            p = HapticParams(
+                peak_force=peak,
+                continuous_force=fc,
+                sustained_force=float(rng.uniform(0.3, 1.0)) * fc,
+                max_step=float(rng.uniform(0.005, 0.5)),
+                rms_window=float(rng.choice([0.2, 0.5, 1.0])),
+                thermal_tau=float(rng.uniform(0.05, 2.0)),
+                ramp_time=float(rng.choice([0.0, 0.05, 0.5])),
+            )
         r = HapticRenderer(p)
         n = 2500
         depth = rng.choice([0.0, 0.002, 0.01, 0.05], size=(n // 50, 3)).repeat(50, axis=0)
@@ -216,7 +229,7 @@ def test_fuzz_every_force_finite_and_bounded() -> None:
         steps = _steps(out)
         assert steps[~cut].max() <= p.max_step + 1e-12, run
         assert not out[cut].any(), run
-        assert _window_rms(out).max() <= p.continuous_force + 1e-9, run
+        assert _window_rms(out, round(p.rms_window / p.dt)).max() <= p.continuous_force + 1e-9, run
         assert math.isfinite(r.thermal) and math.isfinite(r.rms), run
 
 
