@@ -483,3 +483,46 @@ def test_demo_takes_the_udp_key_file_from_the_command_line(tmp_path, monkeypatch
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["udp"]["accepted"] > 20 and counts["keyed"] > 20
     assert counts["keyless"] == 0 and summary["udp"]["dropped"]["auth"] > 5  # its HELLOs fail the tag
+
+
+@pytest.mark.parametrize("key", [KEY, None], ids=["hmac", "no key"])
+def test_fuzz_mutated_packets_never_crash_nor_lock_out_the_stream(key: bytes | None) -> None:
+    """Seeded, bounded: 1500 mutated copies of valid packets (bit flips, truncation, random bytes)
+    between the device's poses; with a key none is accepted, and without one the stream keeps flowing."""
+    rng = np.random.default_rng(15)
+    bridge, client, clock = _pair(key, max_drain_time=0.5)
+    attacker = UdpBridgeClient(bridge.address, key=None, clock=clock)
+    try:
+        sid = client.session
+        for k in range(30):
+            good = [
+                encode_pose(k + 1, clock.t, rng.uniform(-0.3, 0.3, 3).tolist(), key=key, session=sid),
+                encode_force(k + 1, clock.t, [0.1, 0.2, 0.3], key=key, session=sid),
+            ]
+            for _ in range(50):
+                data = bytearray(good[int(rng.integers(2))])
+                kind = rng.integers(3)
+                if kind == 0:
+                    for _ in range(int(rng.integers(1, 4))):
+                        data[int(rng.integers(len(data)))] ^= 1 << int(rng.integers(8))
+                elif kind == 1:
+                    data = data[: int(rng.integers(len(data)))]
+                else:
+                    data = bytearray(
+                        rng.integers(0, 256, int(rng.integers(0, 120))).astype(np.uint8).tobytes()
+                    )
+                attacker.send_raw(bytes(data))
+            start = bridge.received
+            accepted = bridge.accepted
+            clock.t += 1e-3
+            client.send_pose((0.1, 0.0, 0.2))
+            _settle(bridge, start + 51)
+            assert bridge.accepted >= accepted + (1 if key else 0)
+        if key is not None:
+            assert bridge.accepted == 30  # only the device's own poses
+        assert _stream(bridge, client, clock, 20) == 20  # never locked out
+        assert bridge.read(clock.t).position == pytest.approx((0.1, 0.0, 0.2))
+    finally:
+        attacker.close()
+        client.close()
+        bridge.close()
