@@ -196,9 +196,8 @@ class HapticRenderer:
         self.params = p = params or HapticParams()
         self._n = int(round(p.rms_window / p.dt))  # ticks per RMS window
         self._base2 = (p.continuous_force / 2.0) ** 2  # F_b^2: always-available level (N^2)
-        self._budget = (
-            (p.continuous_force**2 - self._base2) * self._n * (1.0 - 1e-9)
-        )  # excess budget (N^2 ticks)
+        # the window's budget of excess above F_b (N^2 ticks), a hair under the limit for rounding
+        self._budget = (p.continuous_force**2 - self._base2) * self._n * (1.0 - 1e-9)
         self._excess = [0.0] * self._n  # max(0, |F|^2 - F_b^2) of the last n ticks
         self._square = [0.0] * self._n  # |F|^2 of the last n ticks
         self._excess_sum = 0.0
