@@ -97,6 +97,13 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--udp-port", type=int, default=0, help="port of the UDP bridge (--device udp; 0: any free)"
     )
+    d.add_argument(
+        "--udp-key-file",
+        type=Path,
+        default=None,
+        help="HMAC key file of the UDP bridge (default: $PCCBULLET_UDP_KEY_FILE, else "
+        "~/.config/pccbullet/udp.key when it exists, else no HMAC)",
+    )
     return p
 
 
@@ -172,6 +179,10 @@ def _urdf(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     from teleop.demo import run_demo
+    from teleop.udp_bridge import load_key_file
+
+    if args.udp_key_file is not None:  # a bad key file fails before the worlds are built
+        load_key_file(args.udp_key_file)
 
     summary = run_demo(
         out_dir=args.out,
@@ -179,6 +190,7 @@ def _demo(args: argparse.Namespace) -> int:
         duration=args.duration,
         device=args.device,
         udp_port=args.udp_port,
+        udp_key_file=args.udp_key_file,
     )
     print(json.dumps(summary, indent=2))
     return 0

@@ -115,6 +115,7 @@ def run_demo(
     duration: float = DEFAULT_DURATION_S,
     device: str = "auto",
     udp_port: int = 0,
+    udp_key_file: Path | None = None,
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -124,6 +125,8 @@ def run_demo(
             Any device other than ``"scripted"`` runs the loop in real time; headless runs with a
             human device still write the GIF, plots and summary.
         udp_port: the UDP bridge's port on 127.0.0.1 (``device="udp"``); 0 for any free one (logged).
+        udp_key_file: the bridge's HMAC key file; ``None``: the default one if it exists
+            (:func:`teleop.udp_bridge.resolve_key`), else no HMAC (logged).
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -142,8 +145,10 @@ def run_demo(
         robot = session.robot
         limbs = [limb.name for limb in robot.spec.limbs]
         if gui:
-            return _run_gui(session, out_dir, duration, n_sub, device, udp_port)
-        operator = scripted_operator() if device == "scripted" else _open(device, limbs, udp_port)
+            return _run_gui(session, out_dir, duration, n_sub, device, udp_port, udp_key_file)
+        operator = (
+            scripted_operator() if device == "scripted" else _open(device, limbs, udp_port, udp_key_file)
+        )
         out_dir.mkdir(parents=True, exist_ok=True)
         slave = session.slave
         poses: list[tuple[float, ScenePose, ScenePose]] = []
@@ -240,20 +245,25 @@ def _status_printer(session: MmtSession):  # type: ignore[no-untyped-def]
     return show
 
 
-def _open(device: str, limbs: list[str], udp_port: int) -> InputDevice:
+def _open(device: str, limbs: list[str], udp_port: int, udp_key_file: Path | None = None) -> InputDevice:
     """A named device for the demo (keyboard devices get the limb selection keys)."""
     if device == "terminal":
         return open_device(device, limbs=limbs)
     if device != "udp":
         return open_device(device)
-    bridge = open_device(device, port=udp_port)
-    host, port = bridge.address  # type: ignore[attr-defined]
-    logging.getLogger(__name__).warning("UDP bridge listening on %s:%d", host, port)
-    return bridge
+    from teleop.udp_bridge import open_bridge
+
+    return open_bridge(udp_port, udp_key_file)
 
 
 def _run_gui(
-    session: MmtSession, out_dir: Path, duration: float, n_sub: int, device_name: str, udp_port: int
+    session: MmtSession,
+    out_dir: Path,
+    duration: float,
+    n_sub: int,
+    device_name: str,
+    udp_port: int,
+    udp_key_file: Path | None = None,
 ) -> dict[str, object]:
     from sim.viewer import ViewerProcess, ViewerShape
     from teleop.devices.keyboard import HELP_LINES, KeyboardDevice
@@ -269,7 +279,7 @@ def _run_gui(
     if device_name == "scripted":
         device = scripted_operator()
     elif device_name != "keyboard":
-        device = _open(device_name, limbs, udp_port)
+        device = _open(device_name, limbs, udp_port, udp_key_file)
     viewer = ViewerProcess(robot, gui=True, shapes=shapes, help_lines=tuple(HELP_LINES))
     if not viewer.wait_ready(VIEWER_START_S):  # the operator sees the scene before the loop starts
         logging.getLogger(__name__).warning(

@@ -230,9 +230,7 @@ class Slave:
         self._rock_sum = np.zeros(3)
         self._rock_n = 0
         self._alpha = 1.0 - math.exp(-2.0 * math.pi * SENSOR_CUTOFF_HZ * self.world.dt)
-        self._ends = {
-            n: [naming.segment_end_link(n, s) for s in range(1, k + 1)] for n, k in self.shape
-        }
+        self._ends = {n: [naming.segment_end_link(n, s) for s in range(1, k + 1)] for n, k in self.shape}
 
     @property
     def time(self) -> float:
@@ -587,9 +585,11 @@ class MmtSession:
             self.slave.receive(p)
         self.slave.tick(dt)
         if self._k % max(1, round(1.0 / (cfg.state_rate * dt))) == 0:
-            for packet in self.slave.state_packets(self._k + 1, t) if self.slave_kind == "process" else [
-                self.slave.state_packet(self._k + 1, t)
-            ]:
+            for packet in (
+                self.slave.state_packets(self._k + 1, t)
+                if self.slave_kind == "process"
+                else [self.slave.state_packet(self._k + 1, t)]
+            ):
                 self.up.send(t, packet)
         for _, p in self.up.deliver(t):
             self._on_state(p, t)

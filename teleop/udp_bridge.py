@@ -1,55 +1,134 @@
 """UDP bridge: an external device process streams its pose in and receives the force out.
 
-Wire format (little endian, fixed size, version 1)::
+Wire format (little endian, fixed size, version 2)::
 
-    header  = magic b"PCCT" | version u8 | type u8 | seq u32 | t f64           (18 bytes)
-    POSE    = header | position 3 f64 (m) | quaternion x y z w 4 f64 | buttons u32 | tag 16 B  (94 B)
-    FORCE   = header | force 3 f64 (N)                                          | tag 16 B  (58 B)
+    header  = magic b"PCCT" | version u8 | type u8 | seq u32 | t f64 | session u64      (26 bytes)
+    HELLO   = header | client nonce 16 B                                       | tag 16 B  (58 B)
+    WELCOME = header | client nonce 16 B | bridge nonce 16 B                   | tag 16 B  (74 B)
+    POSE    = header | position 3 f64 (m) | quaternion x y z w 4 f64 | buttons u32 | tag 16 B  (102 B)
+    FORCE   = header | force 3 f64 (N)                                         | tag 16 B  (66 B)
 
 ``tag`` is HMAC-SHA256 (truncated to 16 bytes) over everything before it when a shared key is set, and
 16 zero bytes otherwise. Buttons: bit 0 = next limb, bit 1 = next segment, bit 2 = light follows camera.
+``t`` is the sender's monotonic clock (s).
 
-The receiver binds 127.0.0.1 by default, never blocks, drains at most ``max_packets`` datagrams per
-:meth:`UdpBridge.poll` and drops - and counts in :attr:`UdpBridge.dropped` - packets of the wrong size,
-magic, version or type, with a bad tag, NaN/inf values, positions outside ``workspace`` (m from the
-device origin), non-unit quaternions, or an old sequence number. A stream with no valid packet for
-``timeout`` seconds is stale: samples then carry no position and ``ok = False``, so the arm holds still
-and the haptic renderer zeroes the force.
+**Session handshake.** The device process (:class:`UdpBridgeClient`) sends HELLO with a fresh random
+nonce; the bridge answers WELCOME with its own fresh nonce and the session id, the first 8 bytes of
+SHA-256 over both nonces. Every POSE and FORCE carries the session id (inside the HMAC), and the sequence
+numbers restart at 1 in each session. Packets captured in an earlier session, or by an earlier bridge
+process, carry another session id and are dropped (``session``). The bridge takes a HELLO from the peer of
+the current session at any time, and from another address once the current stream is stale: a device
+process that restarts re-syncs within ``timeout``. The client starts a new handshake by itself when no
+FORCE came back for ``resync_after`` (a restarted bridge, a lost WELCOME): the bridge sends a FORCE per
+tick while poses flow.
+
+**Sequence window.** A POSE is accepted when ``0 < (seq - last) mod 2^32 <= SEQ_WINDOW`` (1024): one
+packet with a huge or bit-flipped seq is dropped (``seq``) instead of locking the stream out, and the
+counter may wrap around.
+
+**Time.** The bridge keeps the smallest ``now - t`` seen in the session (clock offset plus the smallest
+latency); a POSE whose ``now - t`` exceeds it by more than ``max_age`` (late: queued during a stall or
+delayed in the network), or falls short of it by more than ``max_age`` (from the future), is dropped
+(``time``) and never moves the arm.
+
+**Authentication.** Without a key anything that can reach the port can move the arm and read the forces.
+With one (``key`` bytes, from :func:`load_key_file`) the bridge drops every packet with a bad tag
+(``auth``); the demo loads the key from ``--udp-key-file``, the file named by ``$PCCBULLET_UDP_KEY_FILE``
+or ``$XDG_CONFIG_HOME/pccbullet/udp.key`` (``~/.config/pccbullet/udp.key``), in that order
+(:func:`resolve_key`), so HMAC is on by default as soon as that file exists.
+
+The receiver binds 127.0.0.1 by default and never blocks. Each :meth:`UdpBridge.poll` reads at most
+``max_packets`` datagrams and stops after ``max_drain_time`` seconds; only the newest valid pose is kept
+(button edges of every accepted pose are). It drops - and counts in :attr:`UdpBridge.dropped` - packets
+of the wrong size, magic, version or type, with a bad tag, NaN/inf values, positions outside
+``workspace`` (m from the device origin), non-unit quaternions, another session or another sender than
+the session's (``session``), a
+sequence number outside the window (``seq``) or a bad time stamp (``time``).
+
+Stream states (:meth:`UdpBridge.read`): before the first pose the samples carry no position and
+``ok = True`` (the arm holds, no fault); while poses flow, the newest position; a stream with no valid
+pose for ``timeout`` s after it flowed is stale: no position and ``ok = False`` (the haptic renderer
+sends 0 N) until poses flow again (the renderer then ramps the force back in).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import math
+import os
 import socket
 import struct
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from teleop.devices.base import DeviceSample
+from teleop.devices.base import DeviceError, DeviceSample
+from teleop.udp_keys import KEY_ENV, MIN_KEY_BYTES, default_key_file, load_key_file, resolve_key
 from urdf_gen.errors import ConfigurationError
 
+__all__ = [
+    "KEY_ENV",
+    "UdpBridge",
+    "UdpBridgeClient",
+    "decode",
+    "default_key_file",
+    "encode_force",
+    "encode_hello",
+    "encode_pose",
+    "encode_welcome",
+    "load_key_file",
+    "open_bridge",
+    "resolve_key",
+    "session_id",
+]
+
 MAGIC = b"PCCT"
-VERSION = 1
+VERSION = 2
 TYPE_POSE = 1
 TYPE_FORCE = 2
+TYPE_HELLO = 3
+TYPE_WELCOME = 4
 TAG_SIZE = 16
-HEADER = struct.Struct("<4sBBId")
+NONCE_SIZE = 16
+HEADER = struct.Struct("<4sBBIdQ")
 POSE_BODY = struct.Struct("<7dI")
 FORCE_BODY = struct.Struct("<3d")
-POSE_SIZE = HEADER.size + POSE_BODY.size + TAG_SIZE  # 94 bytes
-FORCE_SIZE = HEADER.size + FORCE_BODY.size + TAG_SIZE  # 58 bytes
+HELLO_BODY = struct.Struct("<16s")
+WELCOME_BODY = struct.Struct("<16s16s")
+BODIES = {TYPE_POSE: POSE_BODY, TYPE_FORCE: FORCE_BODY, TYPE_HELLO: HELLO_BODY, TYPE_WELCOME: WELCOME_BODY}
+SIZES = {kind: HEADER.size + body.size + TAG_SIZE for kind, body in BODIES.items()}
+POSE_SIZE = SIZES[TYPE_POSE]  # 102 bytes
+FORCE_SIZE = SIZES[TYPE_FORCE]  # 66 bytes
+_LENGTHS = frozenset(SIZES.values())
+SEQ_WINDOW = 1024  # largest accepted forward jump of the sequence number
 BUTTON_ACTIONS = ("next_limb", "next_segment", "follow")
+
+log = logging.getLogger(__name__)
 
 
 def _tag(key: bytes | None, data: bytes) -> bytes:
     if key is None:
         return bytes(TAG_SIZE)
-    return hmac.new(key, data, hashlib.sha256).digest()[:TAG_SIZE]
+    return hmac.digest(key, data, "sha256")[:TAG_SIZE]
+
+
+def session_id(client_nonce: bytes, bridge_nonce: bytes) -> int:
+    """The session id (u64, never 0) of a handshake's two nonces."""
+    sid = int.from_bytes(
+        hashlib.sha256(b"pccbullet-udp" + client_nonce + bridge_nonce).digest()[:8], "little"
+    )
+    return sid or 1
+
+
+def _packet(
+    kind: int, seq: int, t: float, session: int, values: Sequence[object], key: bytes | None
+) -> bytes:
+    body = HEADER.pack(MAGIC, VERSION, kind, seq & 0xFFFFFFFF, t, session) + BODIES[kind].pack(*values)
+    return body + _tag(key, body)
 
 
 def encode_pose(
@@ -59,40 +138,80 @@ def encode_pose(
     quaternion: Sequence[float] = (0.0, 0.0, 0.0, 1.0),
     buttons: int = 0,
     key: bytes | None = None,
+    *,
+    session: int = 0,
 ) -> bytes:
-    """A POSE datagram (94 bytes): position ``(3,)`` (m), quaternion ``(4,)`` x y z w."""
-    body = HEADER.pack(MAGIC, VERSION, TYPE_POSE, seq, t) + POSE_BODY.pack(*position, *quaternion, buttons)
-    return body + _tag(key, body)
+    """A POSE datagram (102 bytes): position ``(3,)`` (m), quaternion ``(4,)`` x y z w."""
+    return _packet(TYPE_POSE, seq, t, session, (*position, *quaternion, buttons), key)
 
 
-def encode_force(seq: int, t: float, force: Sequence[float], key: bytes | None = None) -> bytes:
-    """A FORCE datagram (58 bytes): force ``(3,)`` (N, device frame)."""
-    body = HEADER.pack(MAGIC, VERSION, TYPE_FORCE, seq, t) + FORCE_BODY.pack(*force)
-    return body + _tag(key, body)
+def encode_force(
+    seq: int, t: float, force: Sequence[float], key: bytes | None = None, *, session: int = 0
+) -> bytes:
+    """A FORCE datagram (66 bytes): force ``(3,)`` (N, device frame)."""
+    return _packet(TYPE_FORCE, seq, t, session, tuple(force), key)
+
+
+def encode_hello(t: float, nonce: bytes, key: bytes | None = None) -> bytes:
+    """A HELLO datagram (58 bytes): the client's fresh ``nonce`` (16 bytes)."""
+    return _packet(TYPE_HELLO, 0, t, 0, (nonce,), key)
+
+
+def encode_welcome(
+    t: float, session: int, client_nonce: bytes, bridge_nonce: bytes, key: bytes | None = None
+) -> bytes:
+    """A WELCOME datagram (74 bytes): the answer to a HELLO."""
+    return _packet(TYPE_WELCOME, 0, t, session, (client_nonce, bridge_nonce), key)
 
 
 def decode(data: bytes, key: bytes | None = None) -> tuple[str, tuple]:
-    """Check a datagram; returns ``("ok", (type, seq, t, values))`` or ``(reason, ())`` for a drop.
+    """Check a datagram; returns ``("ok", (type, seq, t, session, values))`` or ``(reason, ())``.
 
     Reasons: ``size``, ``magic``, ``version``, ``type``, ``auth``, ``nan``.
     """
-    if len(data) not in (POSE_SIZE, FORCE_SIZE):
+    if len(data) not in _LENGTHS:
         return "size", ()
-    magic, version, kind, seq, t = HEADER.unpack_from(data)
+    magic, version, kind, seq, t, session = HEADER.unpack_from(data)
     if magic != MAGIC:
         return "magic", ()
     if version != VERSION:
         return "version", ()
-    expected = {TYPE_POSE: POSE_SIZE, TYPE_FORCE: FORCE_SIZE}.get(kind)
-    if expected != len(data):
+    if kind not in SIZES:
+        return "type", ()
+    if SIZES[kind] != len(data):
         return "type", ()
     if key is not None and not hmac.compare_digest(_tag(key, data[:-TAG_SIZE]), data[-TAG_SIZE:]):
         return "auth", ()
-    body = POSE_BODY if kind == TYPE_POSE else FORCE_BODY
-    values = body.unpack_from(data, HEADER.size)
-    if not all(math.isfinite(v) for v in (t, *values)):
+    values = BODIES[kind].unpack_from(data, HEADER.size)
+    if not math.isfinite(t) or (kind in (TYPE_POSE, TYPE_FORCE) and not all(map(math.isfinite, values))):
         return "nan", ()
-    return "ok", (kind, seq, t, values)
+    return "ok", (kind, seq, t, session, values)
+
+
+def _in_window(seq: int, last: int) -> bool:
+    """``True`` when ``seq`` is 1..SEQ_WINDOW ahead of ``last`` (mod 2^32)."""
+    return 0 < (seq - last) % (1 << 32) <= SEQ_WINDOW
+
+
+def open_bridge(
+    port: int = 0, key_file: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> UdpBridge:
+    """The demo's bridge on 127.0.0.1:``port`` with the key of :func:`resolve_key` (HMAC on when a key
+    file exists); logs the address and whether HMAC is on."""
+    key, path = resolve_key(key_file, env)
+    bridge = UdpBridge(port=port, key=key)
+    host, bound = bridge.address
+    if key is None:
+        log.warning(
+            "UDP bridge listening on %s:%d WITHOUT HMAC (any local process can move the arm); put a key "
+            "into %s or pass --udp-key-file",
+            host,
+            bound,
+            default_key_file(env),
+        )
+    else:
+        log.warning("UDP bridge listening on %s:%d, HMAC key from %s", host, bound, path)
+    return bridge
 
 
 class UdpBridge:
@@ -101,10 +220,12 @@ class UdpBridge:
     Args:
         host: address to bind; keep 127.0.0.1 unless the device process runs elsewhere.
         port: UDP port, 0 for any free one (see :attr:`address`).
-        key: shared HMAC key, or ``None`` for no authentication.
-        timeout: a stream older than this is stale (s).
+        key: shared HMAC key (at least 16 bytes), or ``None`` for no authentication.
+        timeout: a stream with no valid pose for this long is stale (s).
+        max_age: largest accepted lateness of a pose (s), see the module docstring.
         workspace: largest accepted |position| (m).
-        max_packets: datagrams drained per poll (bounds the time spent per tick).
+        max_packets: datagrams read per poll at most.
+        max_drain_time: time spent reading per poll at most (s); at least one datagram is read.
         clock: monotonic clock in seconds (injectable for tests).
     """
 
@@ -115,38 +236,98 @@ class UdpBridge:
         *,
         key: bytes | None = None,
         timeout: float = 0.1,
+        max_age: float = 0.1,
         workspace: float = 1.0,
         max_packets: int = 64,
+        max_drain_time: float = 2e-4,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if timeout <= 0 or workspace <= 0 or max_packets < 1:
+        if not (
+            0 < timeout <= 60 and 0 < max_age <= 60 and 0 < workspace <= 100 and 0 < max_drain_time <= 1
+        ) or not (isinstance(max_packets, int) and 1 <= max_packets <= 100_000):
             raise ConfigurationError(
-                f"timeout = {timeout!r}, workspace = {workspace!r}, max_packets = {max_packets!r} are "
-                "invalid; allowed: timeout > 0 s, workspace > 0 m, max_packets >= 1"
+                f"timeout = {timeout!r}, max_age = {max_age!r}, workspace = {workspace!r}, max_packets = "
+                f"{max_packets!r}, max_drain_time = {max_drain_time!r} are invalid; allowed: 0 < timeout <= "
+                "60 s, 0 < max_age <= 60 s, 0 < workspace <= 100 m, 1 <= max_packets <= 100000, "
+                "0 < max_drain_time <= 1 s"
             )
+        if key is not None and len(key) < MIN_KEY_BYTES:
+            raise ConfigurationError(
+                f"key of {len(key)} bytes is too short; allowed: >= {MIN_KEY_BYTES} bytes"
+            )
+        if not 0 <= port <= 65535:
+            raise ConfigurationError(f"UDP port = {port!r} is invalid; allowed: 0..65535")
         self.key = key
         self.timeout = timeout
+        self.max_age = max_age
         self.workspace = workspace
         self.max_packets = max_packets
+        self.max_drain_time = max_drain_time
         self.clock = clock
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.setblocking(False)
-        self._sock.bind((host, port))
+        try:
+            self._sock.bind((host, port))
+        except OSError as exc:
+            self._sock.close()
+            raise ConfigurationError(
+                f"cannot bind the UDP bridge to {host}:{port} ({exc.strerror}); allowed: a free port"
+            ) from None
         self.address: tuple[str, int] = self._sock.getsockname()
         self.dropped: Counter[str] = Counter()
-        self.accepted = 0
+        self.accepted = 0  # valid poses
+        self.received = 0  # datagrams read
+        self.handshakes = 0
+        self.polls_cut = 0  # polls that stopped on max_packets or max_drain_time with data left
+        self._session: int | None = None
+        self._nonces = (b"", b"")  # (client, bridge) of the current session
         self._peer: tuple[str, int] | None = None
-        self._seq = -1
+        self._seq = 0
+        self._offset = math.inf  # smallest now - t of the session (s)
+        self._since = 0.0  # bridge time of the session's start or last valid pose
         self._last_valid: float | None = None
         self._position: tuple[float, float, float] | None = None
         self._buttons = 0
         self._pressed: list[str] = []
         self._force_seq = 0
 
+    def _hello(self, seq: int, t: float, nonce: bytes, addr: tuple[str, int], now: float) -> None:
+        if self._session is not None and addr == self._peer and nonce == self._nonces[0]:
+            self._welcome(addr)  # a retransmitted HELLO: the WELCOME was lost
+            return
+        if self._session is not None and addr != self._peer and now - self._since <= self.timeout:
+            self.dropped["busy"] += 1  # another device while this one streams
+            return
+        bridge_nonce = os.urandom(NONCE_SIZE)
+        self._session = session_id(nonce, bridge_nonce)
+        self._nonces = (nonce, bridge_nonce)
+        self._peer = addr
+        self._seq = 0
+        self._offset = now - t
+        self._since = now
+        self._buttons = 0
+        self._force_seq = 0
+        self.handshakes += 1
+        self._welcome(addr)
+
+    def _welcome(self, addr: tuple[str, int]) -> None:
+        if self._session is None:
+            return
+        packet = encode_welcome(self.clock(), self._session, *self._nonces, key=self.key)
+        try:
+            self._sock.sendto(packet, addr)
+        except OSError:
+            self.dropped["send"] += 1
+
     def poll(self) -> int:
-        """Drain up to ``max_packets`` datagrams; returns the number accepted."""
+        """Read up to ``max_packets`` datagrams for at most ``max_drain_time``; returns the poses accepted."""
         n = 0
-        for _ in range(self.max_packets):
+        start = time.perf_counter()
+        now = self.clock()
+        for i in range(self.max_packets):
+            if i and time.perf_counter() - start > self.max_drain_time:
+                self.polls_cut += 1
+                break
             try:
                 data, addr = self._sock.recvfrom(2048)
             except (BlockingIOError, InterruptedError):
@@ -154,50 +335,83 @@ class UdpBridge:
             except OSError:
                 self.dropped["socket"] += 1
                 break
+            self.received += 1
             reason, fields = decode(data, self.key)
-            if reason == "ok" and fields[0] != TYPE_POSE:
-                reason = "type"
             if reason == "ok":
-                _, seq, _, values = fields
-                pos, quat = np.asarray(values[:3]), np.asarray(values[3:7])
-                if np.linalg.norm(pos) > self.workspace or abs(np.linalg.norm(quat) - 1.0) > 1e-2:
-                    reason = "range"
-                elif seq <= self._seq:
-                    reason = "replay"
+                kind, seq, t, session, values = fields
+                if kind == TYPE_HELLO:
+                    self._hello(seq, t, values[0], addr, now)
+                    continue
+                reason = self._check_pose(kind, seq, t, session, values, now)
+                if reason == "ok" and addr != self._peer:
+                    reason = "session"  # the session's id, but not from its device's address
             if reason != "ok":
                 self.dropped[reason] += 1
                 continue
             self._seq = seq
-            self._peer = addr
-            self._last_valid = self.clock()
-            self._position = (float(pos[0]), float(pos[1]), float(pos[2]))
-            buttons = int(values[7])
+            self._offset = min(self._offset, now - t)
+            self._last_valid = self._since = now
+            self._position = (values[0], values[1], values[2])
+            buttons = values[7]
             rising = buttons & ~self._buttons
-            self._pressed += [a for i, a in enumerate(BUTTON_ACTIONS) if rising >> i & 1]
+            if rising:
+                self._pressed += [a for j, a in enumerate(BUTTON_ACTIONS) if rising >> j & 1]
             self._buttons = buttons
             self.accepted += 1
             n += 1
+        else:
+            self.polls_cut += 1
         return n
+
+    def _check_pose(self, kind: int, seq: int, t: float, session: int, values: tuple, now: float) -> str:
+        if kind != TYPE_POSE:
+            return "type"
+        if session != self._session:
+            return "session"
+        if not _in_window(seq, self._seq):
+            return "seq"
+        lag = now - t
+        if lag - self._offset > self.max_age or lag < self._offset - self.max_age:
+            return "time"
+        x, y, z, qx, qy, qz, qw = values[:7]
+        if (
+            x * x + y * y + z * z > self.workspace**2
+            or abs(qx * qx + qy * qy + qz * qz + qw * qw - 1.0) > 2e-2
+        ):
+            return "range"
+        return "ok"
+
+    @property
+    def waiting(self) -> bool:
+        """``True`` before the first valid pose."""
+        return self._last_valid is None
 
     @property
     def stale(self) -> bool:
-        """``True`` before the first valid packet and when the last one is older than ``timeout``."""
-        return self._last_valid is None or self.clock() - self._last_valid > self.timeout
+        """``True`` when poses flowed and the last one is older than ``timeout``."""
+        return self._last_valid is not None and self.clock() - self._last_valid > self.timeout
 
     def read(self, t: float) -> DeviceSample:
-        """Poll, then the latest valid pose; no position and ``ok = False`` while stale."""
+        """Poll, then the newest valid pose (see the module docstring for the stream states)."""
         self.poll()
         pressed, self._pressed = tuple(self._pressed), []
+        if self._last_valid is None:
+            return DeviceSample(t=t)
         if self.stale:
             return DeviceSample(t=t, ok=False)
         return DeviceSample(t=t, pressed=pressed, position=self._position)
 
     def send_force(self, force: np.ndarray) -> None:
-        """Send a FORCE datagram to the last valid sender (nothing before the first one)."""
-        if self._peer is None:
+        """Send a FORCE datagram to the session's device while its poses flow (nothing otherwise: a
+        device that hears nothing starts a new handshake)."""
+        if self._session is None or self._peer is None or self._last_valid is None or self.stale:
             return
         self._force_seq += 1
-        packet = encode_force(self._force_seq, self.clock(), [float(v) for v in force], self.key)
+        values = [float(v) for v in force]
+        if len(values) != 3 or not all(map(math.isfinite, values)):
+            self.dropped["send"] += 1
+            return
+        packet = encode_force(self._force_seq, self.clock(), values, self.key, session=self._session)
         try:
             self._sock.sendto(packet, self._peer)
         except OSError:
@@ -209,38 +423,116 @@ class UdpBridge:
 
 
 class UdpBridgeClient:
-    """The device-process side: send poses, receive forces (non-blocking)."""
+    """The device-process side: handshake, send poses, receive forces (non-blocking after
+    :meth:`connect`).
 
-    def __init__(self, server: tuple[str, int], *, key: bytes | None = None) -> None:
+    Args:
+        server: the bridge's ``(host, port)``.
+        key: the shared HMAC key, or ``None``.
+        resync_after: start a new handshake when no FORCE came for this long while sending poses (s).
+        clock: monotonic clock in seconds, also the ``t`` of the packets.
+    """
+
+    def __init__(
+        self,
+        server: tuple[str, int],
+        *,
+        key: bytes | None = None,
+        resync_after: float = 0.25,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not 0.0 < resync_after <= 60.0:
+            raise ConfigurationError(f"resync_after = {resync_after!r} s is invalid; allowed: 0 < s <= 60")
         self.server = server
         self.key = key
+        self.resync_after = resync_after
+        self.clock = clock
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.setblocking(False)
         self._sock.bind(("127.0.0.1", 0))
+        self.session: int | None = None
+        self.handshakes = 0
+        self._nonce = b""
+        self._hello_at = -math.inf
+        self._heard = 0.0  # clock of the WELCOME or the last FORCE
         self._seq = 0
+        self._force_seq = 0
+        self._force: np.ndarray | None = None
 
-    def send_pose(
-        self, position: Sequence[float], quaternion: Sequence[float] = (0, 0, 0, 1), buttons: int = 0
-    ) -> None:
-        """Send the handle pose: position ``(3,)`` (m), quaternion ``(4,)`` x y z w."""
-        self._seq += 1
-        self.send_raw(encode_pose(self._seq, time.monotonic(), position, quaternion, buttons, self.key))
+    def connect(self, timeout: float = 2.0) -> None:
+        """Handshake (blocking, HELLO repeated every 50 ms); raises
+        :class:`~teleop.devices.base.DeviceError` without a WELCOME within ``timeout`` s."""
+        self.session = None
+        end = time.monotonic() + timeout
+        while self.session is None:
+            if time.monotonic() > end:
+                raise DeviceError(
+                    f"no answer from the UDP bridge at {self.server[0]}:{self.server[1]} within "
+                    f"{timeout:g} s (is it running, with the same key?)"
+                )
+            self._maybe_hello()
+            time.sleep(0.002)
+            self._poll()
 
-    def send_raw(self, data: bytes) -> None:
-        """Send any bytes (tests use it for malformed packets)."""
-        self._sock.sendto(data, self.server)
+    def _maybe_hello(self) -> None:
+        now = self.clock()
+        if now - self._hello_at < 0.05:
+            return
+        if not self._nonce or now - self._hello_at > 1.0:
+            self._nonce = os.urandom(NONCE_SIZE)
+        self._hello_at = now
+        self.send_raw(encode_hello(now, self._nonce, self.key))
 
-    def recv_force(self) -> np.ndarray | None:
-        """The newest force ``(3,)`` (N) waiting in the socket, or ``None``."""
-        force = None
-        for _ in range(64):
+    def _poll(self) -> None:
+        for _ in range(256):
             try:
                 data = self._sock.recv(2048)
             except (BlockingIOError, InterruptedError):
-                break
+                return
+            except OSError:
+                return
             reason, fields = decode(data, self.key)
-            if reason == "ok" and fields[0] == TYPE_FORCE:
-                force = np.asarray(fields[3])
+            if reason != "ok":
+                continue
+            kind, seq, _, session, values = fields
+            if kind == TYPE_WELCOME and self.session is None and values[0] == self._nonce:
+                if session == session_id(values[0], values[1]):
+                    self.session, self._seq, self._force_seq = session, 0, 0
+                    self._heard = self.clock()
+                    self.handshakes += 1
+            elif kind == TYPE_FORCE and session == self.session and _in_window(seq, self._force_seq):
+                self._force_seq = seq
+                self._force = np.asarray(values)
+                self._heard = self.clock()
+
+    def send_pose(
+        self, position: Sequence[float], quaternion: Sequence[float] = (0, 0, 0, 1), buttons: int = 0
+    ) -> bool:
+        """Send the handle pose: position ``(3,)`` (m), quaternion ``(4,)`` x y z w. Returns ``False``
+        (and sends a HELLO instead) while no session is up."""
+        self._poll()
+        if self.session is not None and self.clock() - self._heard > self.resync_after:
+            self.session = None  # the bridge went quiet: restarted, or our session was replaced
+            self._nonce = b""
+        if self.session is None:
+            self._maybe_hello()
+            return False
+        self._seq = (self._seq + 1) & 0xFFFFFFFF
+        self.send_raw(
+            encode_pose(
+                self._seq, self.clock(), position, quaternion, buttons, self.key, session=self.session
+            )
+        )
+        return True
+
+    def send_raw(self, data: bytes) -> None:
+        """Send any bytes (tests use it for malformed and replayed packets)."""
+        self._sock.sendto(data, self.server)
+
+    def recv_force(self) -> np.ndarray | None:
+        """The newest force ``(3,)`` (N) of this session that arrived since the last call, or ``None``."""
+        self._poll()
+        force, self._force = self._force, None
         return force
 
     def close(self) -> None:

@@ -197,22 +197,23 @@ def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> N
     import time
 
     from teleop.demo import run_demo
-    from teleop.udp_bridge import encode_pose
+    from teleop.udp_bridge import UdpBridgeClient
 
     monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no default UDP key file: no HMAC
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("PCCBULLET_UDP_KEY_FILE", raising=False)
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()
     stop = threading.Event()
 
-    def sender() -> None:
-        out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        seq = 0
+    def sender() -> None:  # the device process: handshake, then poses (and garbage)
+        out = UdpBridgeClient(("127.0.0.1", port))
         while not stop.is_set():
-            out.sendto(encode_pose(seq, time.monotonic(), (0.05, 0.0, 0.0)), ("127.0.0.1", port))
-            out.sendto(b"garbage", ("127.0.0.1", port))
-            seq += 1
+            out.send_pose((0.05, 0.0, 0.0))
+            out.send_raw(b"garbage")
             time.sleep(0.005)
         out.close()
 

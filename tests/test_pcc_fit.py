@@ -84,9 +84,7 @@ def test_canonical_limb_keeps_every_segment_end_and_has_no_negative_bend() -> No
 
     rng = np.random.default_rng(5)
     for _ in range(300):
-        configs = [
-            PccConfig(rng.uniform(-3, 3), rng.uniform(-7, 7), rng.uniform(0.1, 0.3)) for _ in range(3)
-        ]
+        configs = [PccConfig(rng.uniform(-3, 3), rng.uniform(-7, 7), rng.uniform(0.1, 0.3)) for _ in range(3)]
         canon = canonical_limb(configs)
         assert all(c.bend >= 0 and -math.pi <= c.plane <= math.pi for c in canon)
         for k in range(1, 4):  # every segment end in place with its tangent (frames may differ by a
