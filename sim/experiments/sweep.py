@@ -42,7 +42,7 @@ from tqdm import tqdm
 
 from sim.experiments.runner import run_experiment
 from sim.experiments.spec import experiment_from_table
-from urdf_gen.errors import ConfigurationError, PccBulletError, SpecError
+from urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
 from urdf_gen.toml_fields import Fields, read_toml
 
 DONE = "DONE"
@@ -50,7 +50,7 @@ ENGINES = ("pool", "serial", "ray")
 RAY_HINT = (
     "--engine ray needs Ray, an optional extra: pip install 'pccbullet[ray]' (or pip install 'ray>=2.9')"
 )
-_INDEX = re.compile(r"^([^\[\]]+)((?:\[[0-9]+\])*)$")
+_INDEX = re.compile(r"^([^\[\]]+)((?:\[[0-9]{1,18}\])*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,15 +90,17 @@ def set_dotted(table: dict[str, Any], path: str, value: Any) -> None:
     for part in parts:
         m = _INDEX.match(part)
         if m is None:
-            raise ConfigurationError(f"path {path!r} is invalid; allowed: dotted keys with optional [i]")
+            raise ConfigurationError(f"path {cap(path)} is invalid; allowed: dotted keys with optional [i]")
         keys.append(m.group(1))
-        keys += [int(i) for i in re.findall(r"\[([0-9]+)\]", m.group(2))]
+        keys += [int(i) for i in re.findall(r"\[([0-9]{1,18})\]", m.group(2))]
     for key in keys[:-1]:
         try:
             node = node[key]
         except (KeyError, IndexError, TypeError) as exc:
             raise ConfigurationError(f"path {path!r}: {key!r} does not exist in the experiment") from exc
     last = keys[-1]
+    if not isinstance(node, dict | list):  # e.g. "name.x": name holds a string
+        raise ConfigurationError(f"path {cap(path)}: {keys[-2]!r} holds a {type(node).__name__}, not a table")
     if isinstance(node, list) and not (isinstance(last, int) and last < len(node)):
         raise ConfigurationError(f"path {path!r}: index {last!r} is out of range")
     if isinstance(node, dict) and not isinstance(last, str):
