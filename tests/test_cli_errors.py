@@ -149,3 +149,19 @@ def test_os_error_during_a_command_is_one_line(capsys, monkeypatch, tmp_path: Pa
         ["urdf", "ursula", "--out", str(tmp_path)],
         f"No space left on device '{tmp_path / 'head.urdf'}'",
     )
+
+
+def test_export_of_a_run_with_broken_metadata(capsys, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.npz").write_bytes(b"not an npz")
+    (run / "metadata.json").write_text("{")
+    _fails(
+        capsys,
+        ["export", str(run), "--out", str(tmp_path / "o")],
+        "metadata.json is not a run's metadata file",
+    )
+    (run / "metadata.json").write_text('{"robot_path": "ursula", "limbs": ["camera"]}')
+    _fails(
+        capsys, ["export", str(run), "--out", str(tmp_path / "o")], "run.npz is not a readable run archive"
+    )

@@ -57,9 +57,12 @@ def run_frames(run_dir: str | Path, *, every: int = 1, ring: int = 32) -> Frames
     run_dir = Path(run_dir)
     if every < 1:
         raise ConfigurationError(f"every = {every} is invalid; allowed: an integer >= 1")
-    meta: dict[str, Any] = json.loads((run_dir / "metadata.json").read_text())
+    meta = read_run_metadata(run_dir)
     spec = load_robot(meta["robot_path"], sections=meta.get("sections"))
-    data = np.load(run_dir / "run.npz")
+    try:
+        data = np.load(run_dir / "run.npz")
+    except (OSError, ValueError) as exc:  # truncated or not an NPZ file
+        raise ConfigurationError(f"{run_dir / 'run.npz'} is not a readable run archive ({exc})") from exc
     idx = range(0, len(data["time_s"]), every)
     skins, rigids = [], []
     for i in idx:
@@ -76,6 +79,23 @@ def run_frames(run_dir: str | Path, *, every: int = 1, ring: int = 32) -> Frames
         rigids.append(trimesh.util.concatenate(rg))
     times = tuple(float(data["time_s"][i]) for i in idx)
     return Frames(times, tuple(skins), tuple(rigids))
+
+
+def read_run_metadata(run_dir: Path) -> dict[str, Any]:
+    """``metadata.json`` of a run folder; a missing, malformed or incomplete file raises
+    :class:`ConfigurationError` naming it."""
+    path = run_dir / "metadata.json"
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or not isinstance(meta.get("robot_path"), str):
+            raise ValueError("no robot_path")
+        if not isinstance(meta.get("limbs", []), list):
+            raise ValueError("limbs is not a list")
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(
+            f"{path} is not a run's metadata file ({exc.__class__.__name__}: {exc})"
+        ) from exc
+    return meta
 
 
 def register_export(subparsers: Any) -> argparse.ArgumentParser:
@@ -135,11 +155,7 @@ def _workspace(src: Path, args: argparse.Namespace, out: Path, is_run: bool) -> 
     from sim.export.formats import write_mesh
     from sim.export.workspace import point_cloud, workspace_hull, workspace_points
 
-    spec = (
-        load_robot(json.loads((src / "metadata.json").read_text())["robot_path"])
-        if is_run
-        else load_robot(args.source)
-    )
+    spec = load_robot(read_run_metadata(src)["robot_path"]) if is_run else load_robot(args.source)
     paths = []
     for limb in spec.limbs:
         pts = workspace_points(limb, args.workspace, seed=0, T_world_base=limb_base_pose(spec, limb.name))
