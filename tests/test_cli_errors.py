@@ -165,3 +165,12 @@ def test_export_of_a_run_with_broken_metadata(capsys, tmp_path: Path) -> None:
     _fails(
         capsys, ["export", str(run), "--out", str(tmp_path / "o")], "run.npz is not a readable run archive"
     )
+
+
+def test_a_huge_limb_name_is_echoed_capped(capsys) -> None:
+    line = _fails(
+        capsys,
+        ["pose", "ursula", "--limb", "c" * 100_000, "--bend", "0", "--plane", "0"],
+        "robot 'ursula' has no limb 'cccc",
+    )
+    assert "... (100000 characters); limbs: grasper, palpation, camera, light" in line and len(line) < 200
