@@ -7,6 +7,7 @@ value (capped at ~80 characters) and what is allowed.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -335,3 +336,21 @@ def test_cap_bounds_every_echo() -> None:
     assert cap(list(range(10**5))) == "<list of 100000 items>"
     assert cap(10**400) == "<int of 1329 bits>"
     assert cap(1.5) == "1.5"
+
+
+@pytest.mark.parametrize(
+    ("name", "key"), [("pneunet_2", "chamber_length_mm"), ("seed004_spatial", "initial_length_mm")]
+)
+def test_huge_int_in_other_robot_kinds(tmp_path: Path, name: str, key: str) -> None:
+    from urdf_gen.pneunet import load_pneunet
+    from urdf_gen.spec_loader import robots_dir
+    from urdf_gen.three_actuator import load_three_actuator
+
+    text = (robots_dir() / f"{name}.toml").read_text()
+    path = tmp_path / f"{name}.toml"
+    path.write_text(re.sub(rf"(?m)^{key} = [0-9.]+", f"{key} = 1" + "0" * 400, text, count=1))
+    loader = load_pneunet if name.startswith("pneunet") else load_three_actuator
+    with pytest.raises(
+        SpecError, match=rf"field '{key}' = <int of 1329 bits> is invalid; allowed: a number in"
+    ):
+        loader(path)
