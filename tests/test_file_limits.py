@@ -354,3 +354,36 @@ def test_huge_int_in_other_robot_kinds(tmp_path: Path, name: str, key: str) -> N
         SpecError, match=rf"field '{key}' = <int of 1329 bits> is invalid; allowed: a number in"
     ):
         loader(path)
+
+
+def _sweep(tmp_path: Path, body: str) -> Path:
+    exp = Path(__file__).resolve().parent.parent / "assets" / "experiments" / "camera_sweep.toml"
+    path = tmp_path / "sweep.toml"
+    path.write_text(f'experiment = "{exp}"\n' + body)
+    return path
+
+
+def test_sweep_grid_over_the_run_cap(tmp_path: Path) -> None:
+    from sim.experiments.sweep import plan_sweep
+
+    values = ", ".join(["1"] * 2000)
+    body = "".join(
+        f'[[parameters]]\npath = "{p}"\nvalues = [{values}]\n' for p in ("seed", "duration_s", "x")
+    )
+    with pytest.raises(
+        SpecError,
+        match=r"sweep\.toml: field 'parameters' = '8000000000 runs' is invalid; allowed: a sweep of at most 100000",
+    ):
+        plan_sweep(_sweep(tmp_path, body), tmp_path / "out")
+
+
+def test_sweep_file_with_a_path_into_a_string(tmp_path: Path) -> None:
+    from sim.experiments.sweep import plan_sweep
+
+    body = '[[parameters]]\npath = "name.x"\nvalues = [1]\n'
+    with pytest.raises(
+        SpecError,
+        match=r"field 'parameters\.path' = 'name\.x' is invalid; allowed: a path in camera_sweep\.toml \(path "
+        r"'name\.x': 'name' holds a str, not a table\)",
+    ):
+        plan_sweep(_sweep(tmp_path, body), tmp_path / "out")

@@ -27,6 +27,7 @@ import copy
 import csv
 import itertools
 import json
+import math
 import multiprocessing
 import re
 import shutil
@@ -46,6 +47,7 @@ from urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
 from urdf_gen.toml_fields import Fields, read_toml
 
 DONE = "DONE"
+MAX_RUNS = 100_000  # runs of one sweep (a grid's product of value counts, or a random design's samples)
 ENGINES = ("pool", "serial", "ray")
 RAY_HINT = (
     "--engine ray needs Ray, an optional extra: pip install 'pccbullet[ray]' (or pip install 'ray>=2.9')"
@@ -132,6 +134,9 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
             raise p.error("values", None, "a list of values (grid design)")
         p.finish()
     f.finish()
+    runs = math.prod(len(q[1]) for q in params) if design == "grid" else samples
+    if runs > MAX_RUNS:
+        raise f.error("parameters", f"{runs} runs", f"a sweep of at most {MAX_RUNS} runs (fewer values)")
     if design == "grid":
         combos = [
             dict(zip([q[0] for q in params], c, strict=True))
