@@ -95,10 +95,19 @@ def _typo(key: bytes, rng: random.Random) -> bytes:
 def mutate(text: bytes, rng: random.Random, values: list[bytes]) -> bytes:
     """Apply 1-3 random mutations to a TOML file's bytes."""
     lines = text.split(b"\n")
-    for _ in range(rng.choice((1, 1, 2, 3))):
+    for _ in range(rng.choice((1, 1, 1, 2, 3))):
         keyed = [i for i, ln in enumerate(lines) if _KEY_LINE.match(ln)]
-        op = rng.randrange(12)
-        if op <= 3 and keyed:  # replace a value (most frequent)
+        op = rng.randrange(16)
+        if op >= 12:  # a plausible number: the old one scaled by a random factor, often accepted
+            nums = [i for i in keyed if re.match(rb"^-?[0-9.]+$", _KEY_LINE.match(lines[i]).group(4))]  # type: ignore[union-attr]
+            if nums:
+                i = rng.choice(nums)
+                m = _KEY_LINE.match(lines[i])
+                assert m is not None
+                x = float(m.group(4)) * rng.uniform(0.5, 1.5)
+                new = str(round(x)) if rng.random() < 0.5 else repr(x)
+                lines[i] = m.group(1) + m.group(2) + m.group(3) + new.encode()
+        elif op <= 3 and keyed:  # replace a value (most frequent)
             i = rng.choice(keyed)
             m = _KEY_LINE.match(lines[i])
             assert m is not None
@@ -183,9 +192,11 @@ class Report:
         return sum(self.counts.values())
 
 
-def robot_invariants(spec: Any) -> None:
-    """An accepted robot: distinct limb names and a finite rest pose of every limb tip in the head frame."""
+def robot_invariants(spec: Any, *, urdf: bool = False) -> None:
+    """An accepted robot: distinct limb names, a finite rest pose of every limb tip in the head frame and a
+    finite mass; with ``urdf``, its URDF trees build (or refuse with a :class:`PccBulletError`)."""
     from urdf_gen.pcc import limb_transform, rest_configs
+    from urdf_gen.urdf_writer import build_head_urdf, build_limb_urdf
 
     names = [limb.name for limb in spec.limbs]
     if len(set(names)) != len(names):
@@ -194,6 +205,10 @@ def robot_invariants(spec: Any) -> None:
         T = limb.T_head_base() @ limb_transform(rest_configs(limb.segments))
         if not np.all(np.isfinite(T)) or not 0.0 < limb.mass < math.inf:
             raise AssertionError(f"limb {limb.name}: non-finite tip pose or mass")
+    if urdf:
+        build_head_urdf(spec)
+        for limb in spec.limbs:
+            build_limb_urdf(spec, limb)
 
 
 def experiment_invariants(spec: Any) -> None:
@@ -214,6 +229,11 @@ def experiment_invariants(spec: Any) -> None:
         if not np.all(np.isfinite(prof.value(t))):
             raise AssertionError(f"non-finite profile {prof.kind}")
     robot_invariants(spec.robot)
+    from sim.experiments.runner import command_schedule
+
+    for cmd in command_schedule(spec, t, spec.seed).values():  # range-checked commands (SpecError if out)
+        if not np.all(np.isfinite(cmd)):
+            raise AssertionError("non-finite commanded PCC")
 
 
 def run_fuzz(
@@ -236,16 +256,27 @@ def run_fuzz(
     sources = [ROBOT_FILE] if kind == "robot" else EXPERIMENT_FILES
     texts = [p.read_bytes() for p in sources]
     report = Report()
+    robot_text = ROBOT_FILE.read_bytes()
     for case in range(n):
         i = rng.randrange(len(texts))
-        data = mutate(texts[i], rng, values)
+        text = texts[i]
+        if kind == "experiment" and rng.random() < 0.2:  # a mutated robot next to the experiment
+            (work / "robot_m.toml").write_bytes(mutate(robot_text, rng, values))
+            text = text.replace(b'robot = "ursula"', b'robot = "robot_m.toml"')
+        if kind == "experiment" and rng.random() < 0.2:  # a recorded input from one of the CSV files
+            csv = rng.choice(["good", "good", "latin1", "nul", "nan", "huge_field", "one_row"])
+            limb = re.search(rb'target = "([a-z]+)\.', text)
+            target = (limb.group(1) if limb else b"camera") + b".s1.bend_deg"
+            text += b'\n[inputs.recorded_m]\ntarget = "' + target + b'"\nkind = "recorded"\nfile = "'
+            text += f"{csv_dir}/{csv}.csv".encode() + b'"\n'
+        data = mutate(text, rng, values)
         path = work / f"{kind}_{case % 10}.toml"
         path.write_bytes(data)
         t0 = time.perf_counter()
         try:
             with budget(case_budget):
                 if kind == "robot":
-                    robot_invariants(load_robot(path))
+                    robot_invariants(load_robot(path), urdf=True)
                 else:
                     experiment_invariants(load_experiment(path))
             outcome = "accepted"
