@@ -100,20 +100,20 @@ def test_udp_port_in_use(capsys, tmp_path: Path) -> None:
         (["pose", "ursula", "--limb", "camera", "--bend", "0", "--plane", "0", "--length", "nan"], "--length: 'nan'"),
         (["bench", "--seconds", "nan"], "argument --seconds: 'nan' is out of range; allowed: a finite number in (0, 3600]"),
         (["bench", "--sections", "0"], "argument --sections: '0' is invalid; allowed: an integer in [1, 200]"),
-        (["urdf", "ursula", "--out", "/tmp/x", "--sections", "201"], "--sections: '201' is invalid; allowed: an integer in [1, 200]"),
-        (["urdf", "ursula", "--out", "/tmp/x", "--sections", "100"], "needs 603 links; PyBullet handles at most"),
-        (["export", "ursula", "--out", "/tmp/x", "--ring", "2"], "argument --ring: '2' is invalid; allowed: an integer in [3, 1024]"),
-        (["sweep", SWEEP, "--out", "/tmp/x", "--workers", "0"], "argument --workers: '0' is invalid; allowed: an integer in [1, 256]"),
-        (["run", EXP, "--out", "/tmp/x", "--seed", "-1"], "argument --seed: '-1' is invalid"),
-        (["run", "/dev/zero", "--out", "/tmp/x"], "/dev/zero: field '<file>' = '/dev/zero' is invalid; allowed: a regular TOML file"),
+        (["urdf", "ursula", "--out", "OUT", "--sections", "201"], "--sections: '201' is invalid; allowed: an integer in [1, 200]"),
+        (["urdf", "ursula", "--out", "OUT", "--sections", "100"], "needs 603 links; PyBullet handles at most"),
+        (["export", "ursula", "--out", "OUT", "--ring", "2"], "argument --ring: '2' is invalid; allowed: an integer in [3, 1024]"),
+        (["sweep", SWEEP, "--out", "OUT", "--workers", "0"], "argument --workers: '0' is invalid; allowed: an integer in [1, 256]"),
+        (["run", EXP, "--out", "OUT", "--seed", "-1"], "argument --seed: '-1' is invalid"),
+        (["run", "/dev/zero", "--out", "OUT"], "/dev/zero: field '<file>' = '/dev/zero' is invalid; allowed: a regular TOML file"),
         (["nosuch"], "argument command: invalid choice: 'nosuch'"),
         (["urdf", "ursula"], "the following arguments are required: --out"),
     ],
     ids=["bend-nan", "plane-inf", "length-nan", "seconds-nan", "bench-sections", "sections-201", "sections-100",
          "ring", "workers", "seed", "dev-zero", "command", "missing-out"],
 )  # fmt: skip
-def test_bad_arguments(capsys, argv: list[str], message: str) -> None:
-    _fails(capsys, argv, message)
+def test_bad_arguments(capsys, tmp_path: Path, argv: list[str], message: str) -> None:
+    _fails(capsys, [str(tmp_path / "out") if a == "OUT" else a for a in argv], message)
 
 
 def test_not_utf8_experiment_file(capsys, tmp_path: Path) -> None:
@@ -126,14 +126,14 @@ def test_not_utf8_experiment_file(capsys, tmp_path: Path) -> None:
     )
 
 
-def test_keyboard_interrupt_exits_130(capsys, monkeypatch) -> None:
+def test_keyboard_interrupt_exits_130(capsys, monkeypatch, tmp_path: Path) -> None:
     import teleop.cli as cli
 
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "_urdf", interrupted)
-    assert main(["urdf", "ursula", "--out", "/tmp/x"]) == 130
+    assert main(["urdf", "ursula", "--out", str(tmp_path)]) == 130
     assert capsys.readouterr().err.strip() == "pccbullet: interrupted"
 
 
@@ -174,3 +174,11 @@ def test_a_huge_limb_name_is_echoed_capped(capsys) -> None:
         "robot 'ursula' has no limb 'cccc",
     )
     assert "... (100000 characters); limbs: grasper, palpation, camera, light" in line and len(line) < 200
+
+
+def test_too_many_sections_writes_nothing(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "u"
+    _fails(
+        capsys, ["urdf", "ursula", "--out", str(out), "--sections", "100"], "limb 'grasper' needs 603 links"
+    )
+    assert not out.exists()
