@@ -2,8 +2,8 @@
 
 600 mutated ``ursula.toml`` files and 600 mutated bundled experiments per run, each loaded in this process
 under a 5 s wall-clock budget: every case is accepted (and then meets the invariants) or refused with a
-:class:`~urdf_gen.errors.PccBulletError`; no other exception, no case over budget. Loaders only: about
-3 s per 600 cases here.
+:class:`~urdf_gen.errors.PccBulletError`; no other exception, no case over budget. Loaders only (no
+simulation): measured 6.8 s (robots, URDF trees built) and 3.3 s (experiments) on the 2-core VM.
 """
 
 from __future__ import annotations
