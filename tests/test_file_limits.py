@@ -387,3 +387,14 @@ def test_sweep_file_with_a_path_into_a_string(tmp_path: Path) -> None:
         r"'name\.x': 'name' holds a str, not a table\)",
     ):
         plan_sweep(_sweep(tmp_path, body), tmp_path / "out")
+
+
+def test_sweep_experiment_path_with_a_nul(tmp_path: Path) -> None:
+    from sim.experiments.sweep import plan_sweep
+
+    path = tmp_path / "sweep.toml"
+    path.write_text('experiment = "a\\u0000b.toml"\n[[parameters]]\npath = "x"\nvalues = [1]\n')
+    with pytest.raises(
+        SpecError, match=r"field 'experiment' = 'a\\x00b\.toml' is invalid; allowed: an experiment"
+    ):
+        plan_sweep(path, tmp_path / "out")

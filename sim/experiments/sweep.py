@@ -114,7 +114,11 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
     """Read a sweep file and list its runs (the experiment with each run's overrides applied)."""
     sweep_path = Path(sweep_path)
     f = Fields(read_toml(sweep_path), sweep_path)
-    exp_path = (sweep_path.parent / f.string("experiment")).resolve()
+    exp_name = f.string("experiment")
+    try:
+        exp_path = (sweep_path.parent / exp_name).resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # an embedded NUL, a symlink loop
+        raise f.error("experiment", exp_name, "an experiment TOML path") from exc
     base_table = read_toml(exp_path)
     design = f.string("design", choices=("grid", "random"), default="grid")
     seed = f.integer("seed", 0, 2**31 - 1, default=0)
