@@ -25,16 +25,19 @@ from sim.experiments.cli import register_run, register_sweep
 from sim.export.cli import register_export
 from teleop.devices import DEMO_DEVICES
 from urdf_gen import __version__, naming
-from urdf_gen.errors import PccBulletError
+from urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
+from urdf_gen.errors import PccBulletError, clip
 from urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
 from urdf_gen.spec_loader import bundled_robots, load_robot
 from urdf_gen.urdf_writer import write_urdf
 
 log = logging.getLogger("pccbullet")
+SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
+MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="pccbullet",
         description="Soft robot arms in PyBullet: PCC segments as chains of rigid RRP sections.",
         epilog="Units: angles in degrees (--bend, --plane), lengths in metres (--length). "
@@ -51,43 +54,65 @@ def _parser() -> argparse.ArgumentParser:
 
     u = sub.add_parser("urdf", help="write URDFs (head + one per limb) and meshes")
     u.add_argument("robot", help="bundled robot name (e.g. ursula) or path to a robot TOML")
-    u.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
-    u.add_argument("--sections", type=int, default=None, help="sections per segment N (default: the file's)")
+    u.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
+    u.add_argument(
+        "--sections", type=SECTIONS, default=None, help="sections per segment N (default: the file's)"
+    )
 
     q = sub.add_parser("pose", help="section joints and tip pose of a limb for a PCC configuration")
     q.add_argument("robot", help="bundled robot name or path to a robot TOML")
     q.add_argument("--limb", required=True, help="limb name, e.g. camera")
-    q.add_argument("--bend", required=True, type=float, help="total arc angle of the segment (deg)")
+    q.add_argument("--bend", required=True, type=real(), help="total arc angle of the segment (deg)")
     q.add_argument(
-        "--plane", required=True, type=float, help="bending-plane angle about the segment base z (deg)"
+        "--plane", required=True, type=real(), help="bending-plane angle about the segment base z (deg)"
     )
     q.add_argument(
-        "--length", type=float, default=None, help="arc length (m); default: the segment's rest length"
+        "--length",
+        type=real(0.0, 1e3, lo_open=True),
+        default=None,
+        help="arc length (m); default: the segment's rest length",
     )
     q.add_argument(
-        "--segment", type=int, default=1, help="segment to pose, 1-based; others stay straight (default 1)"
+        "--segment",
+        type=integer(1, 1000),
+        default=1,
+        help="segment to pose, 1-based; others stay straight (default 1)",
     )
-    q.add_argument("--sections", type=int, default=None, help="sections per segment N (default: the file's)")
+    q.add_argument(
+        "--sections", type=SECTIONS, default=None, help="sections per segment N (default: the file's)"
+    )
     q.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     b = sub.add_parser("bench", help="physics steps/s, real-time factor, p99 step time; model step costs")
     b.add_argument("--robot", nargs="+", default=["ursula"], help="robots to bench (default: ursula)")
     b.add_argument(
-        "--sections", nargs="+", type=int, default=[5, 10, 20], help="N per segment (default 5 10 20)"
+        "--sections", nargs="+", type=SECTIONS, default=[5, 10, 20], help="N per segment (default 5 10 20)"
     )
     b.add_argument("--mode", nargs="+", default=["kinematic", "dynamic"], choices=["kinematic", "dynamic"])
     b.add_argument(
         "--medium", default="water", choices=["air", "water", "seawater"], help="dynamic-mode medium"
     )
-    b.add_argument("--seconds", type=float, default=1.0, help="simulated seconds per run (default 1)")
+    b.add_argument(
+        "--seconds",
+        type=real(0.0, 3600.0, lo_open=True),
+        default=1.0,
+        help="simulated seconds per run (default 1)",
+    )
     b.add_argument("--peer", choices=["mujoco"], default=None, help="also step the same URDFs in MuJoCo")
     b.add_argument("--no-models", action="store_true", help="skip the model step-cost benchmarks")
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     d = sub.add_parser("demo", help="the URSULA squid demo")
-    d.add_argument("--out", type=Path, default=Path("pccbullet_demo"), help="folder for the headless outputs")
+    d.add_argument(
+        "--out", type=out_dir, default=Path("pccbullet_demo"), help="folder for the headless outputs"
+    )
     d.add_argument("--headless", action="store_true", help="no GUI even if a display is available")
-    d.add_argument("--duration", type=float, default=12.0, help="simulated seconds (default 12)")
+    d.add_argument(
+        "--duration",
+        type=real(0.0, MAX_DEMO_S, lo_open=True),
+        default=12.0,
+        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default 12)",
+    )
     d.add_argument(
         "--device",
         default="auto",
@@ -95,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         help="operator input (default auto: the GUI keyboard with a display, the scripted operator without)",
     )
     d.add_argument(
-        "--udp-port", type=int, default=0, help="port of the UDP bridge (--device udp; 0: any free)"
+        "--udp-port", type=port, default=0, help="port of the UDP bridge (--device udp; 0: any free)"
     )
     d.add_argument(
         "--udp-key-file",
@@ -184,6 +209,9 @@ def _demo(args: argparse.Namespace) -> int:
     if args.udp_key_file is not None:  # a bad key file fails before the worlds are built
         load_key_file(args.udp_key_file)
 
+    if args.device == "udp":
+        udp_port_free(args.udp_port)
+
     summary = run_demo(
         out_dir=args.out,
         headless=args.headless,
@@ -213,8 +241,16 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``pccbullet``; returns the exit status (2 for bad input)."""
-    args = _parser().parse_args(argv)
+    """Entry point of ``pccbullet``; returns the exit status (2 for bad input, 130 on Ctrl-C).
+
+    Bad arguments, bad files and failing file-system writes print one line ``pccbullet: error: ...`` on
+    stderr (the traceback only at ``-vv``), never a traceback alone.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except PccBulletError as exc:
+        print(f"pccbullet: error: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)])
     try:
         if args.command == "robots":
@@ -228,6 +264,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PccBulletError as exc:
         print(f"pccbullet: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a folder or file that could not be written or read, a port taken meanwhile
+        log.debug("OSError", exc_info=True)
+        where = f" {clip(str(exc.filename), 200)!r}" if exc.filename else ""
+        print(f"pccbullet: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pccbullet: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ def test_pose_second_segment_and_length(capsys) -> None:
             "--segment 2 is invalid for limb 'camera'; allowed: 1..1",
         ),
         (["pose", "octopus", "--limb", "camera", "--bend", "10", "--plane", "0"], "unknown robot 'octopus'"),
-        (["urdf", "ursula", "--out", "/tmp/x", "--sections", "0"], "field 'sections' = 0 is invalid"),
+        (["urdf", "ursula", "--out", "/tmp/x", "--sections", "0"], "argument --sections: '0' is invalid"),
     ],
     ids=["unknown-limb", "bend-over-limit", "segment-out-of-range", "unknown-robot", "zero-sections"],
 )

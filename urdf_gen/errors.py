@@ -9,6 +9,34 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+MAX_ECHO = 80  # characters of a bad value echoed in a message
+
+
+def clip(text: str, limit: int = MAX_ECHO) -> str:
+    """``text`` cut to at most ``limit`` characters, ending in ``...`` and the full length when cut."""
+    if len(text) <= limit:
+        return text
+    tail = f"... ({len(text)} characters)"
+    return text[: max(limit - len(tail), 8)] + tail
+
+
+def cap(value: Any, limit: int = MAX_ECHO) -> str:
+    """``repr(value)`` cut to at most ``limit`` characters (see :func:`clip`).
+
+    Messages echo the offending value; a 10 MB string in a file must not become a 10 MB message, and a
+    huge list or a deeply nested table is summarized instead of formatted whole.
+    """
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[: max(limit - 32, 8)]) + f"... ({len(value)} characters)"
+    if isinstance(value, int) and value.bit_length() > 200:
+        return f"<int of {value.bit_length()} bits>"
+    if isinstance(value, list | tuple | dict | set) and len(value) > limit:
+        return f"<{type(value).__name__} of {len(value)} items>"
+    try:
+        return clip(repr(value), limit)
+    except (RecursionError, ValueError):  # deeply nested values, ints with more than 4300 digits
+        return f"<{type(value).__name__}>"
+
 
 class PccBulletError(Exception):
     """Root of every error pccbullet raises on purpose."""
@@ -22,14 +50,21 @@ class SpecError(PccBulletError, ValueError):
         field: dotted path of the offending field, e.g. ``limbs.camera.segments[0].length_mm``.
         value: the offending value (``None`` for a missing field).
         allowed: what would have been accepted, in words, e.g. ``"a number in [290, 300]"``.
+        hint: optional extra sentence, e.g. a typo suggestion ``"did you mean 'length_mm'?"``.
+
+    The value is echoed capped at :data:`MAX_ECHO` characters (see :func:`cap`).
     """
 
-    def __init__(self, source: str | Path, field: str, value: Any, allowed: str) -> None:
-        self.source = str(source)
-        self.field = field
+    def __init__(self, source: str | Path, field: str, value: Any, allowed: str, *, hint: str = "") -> None:
+        self.source = clip(str(source), 200)
+        self.field = clip(field)
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{self.source}: field '{field}' = {value!r} is invalid; allowed: {allowed}")
+        self.hint = hint
+        extra = f"; {hint}" if hint else ""
+        super().__init__(
+            f"{self.source}: field '{self.field}' = {cap(value)} is invalid; allowed: {allowed}{extra}"
+        )
 
 
 class ConfigurationError(PccBulletError, ValueError):
@@ -38,3 +73,7 @@ class ConfigurationError(PccBulletError, ValueError):
 
 class RobotNotFoundError(PccBulletError, LookupError):
     """A robot name is neither a bundled robot nor an existing TOML file."""
+
+
+class UsageError(PccBulletError, ValueError):
+    """A command-line argument is invalid (the CLI prints it as one line and exits with status 2)."""

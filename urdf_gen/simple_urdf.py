@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from urdf_gen.errors import ConfigurationError, SpecError
+from urdf_gen.toml_fields import as_finite
 
 __all__ = [
     "Box",
@@ -270,7 +271,7 @@ def get_number(
     left = "(" if low_open or low is None else "["
     right = "]" if high is not None else ")"
     allowed = f"a number in {left}{lo_text}, {hi_text}{right}"
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if as_finite(value) is None:  # not a number, NaN/inf, or an int too large for a float
         raise SpecError(source, prefix + key, value, allowed)
     if low is not None and (value < low or (low_open and value == low)):
         raise SpecError(source, prefix + key, value, allowed)

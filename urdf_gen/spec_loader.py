@@ -5,6 +5,10 @@ Units at this edge: lengths in millimetres (``*_mm``), angles in degrees (``*_de
 
 The file format is documented by example in ``assets/robots/ursula.toml``. Bundled robots are found by
 name (``load_robot("ursula")``); anything else is read as a path.
+
+Limits (besides each field's range): a file of at most 1 MB (:mod:`urdf_gen.toml_fields`), names of at most
+64 characters, at most :data:`MAX_LIMBS` limbs of at most :data:`MAX_SEGMENTS` segments, limb names used
+once, mount positions and payload offsets within +-:data:`MAX_MOUNT_MM` mm, mount angles within +-360 deg.
 """
 
 from __future__ import annotations
@@ -12,13 +16,17 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from urdf_gen.errors import RobotNotFoundError, SpecError
+from urdf_gen.errors import RobotNotFoundError, SpecError, cap
 from urdf_gen.specs import ActuatorSpec, HeadSpec, LimbSpec, Material, Payload, RobotSpec, SegmentSpec
 from urdf_gen.toml_fields import Fields, read_toml
 
 MM = 1e-3  # m per mm
 DEG = math.pi / 180.0  # rad per degree
 MAX_SECTIONS = 200
+MAX_LIMBS = 32  # limbs per robot
+MAX_SEGMENTS = 32  # segments per limb
+MAX_MOUNT_MM = 1e4  # mm, largest |coordinate| of a limb mount or payload offset (10 m)
+MAX_ANGLE_DEG = 360.0  # deg, largest |angle| of a mount orientation
 
 PAYLOAD_KINDS = ("camera", "light", "force_sensor")
 ACTUATOR_KINDS = ("tendon", "chamber")
@@ -46,16 +54,22 @@ def bundled_robots() -> list[str]:
 
 def resolve_robot_path(robot: str | Path) -> Path:
     """A bundled robot name or a TOML path -> an existing file path."""
-    candidate = Path(robot)
-    if candidate.suffix == ".toml" or candidate.exists():
-        if not candidate.is_file():
-            raise RobotNotFoundError(f"robot file {str(candidate)!r} does not exist")
-        return candidate
-    bundled = robots_dir() / f"{robot}.toml"
-    if bundled.is_file():
-        return bundled
+    shown = cap(str(robot))
+    try:
+        candidate = Path(robot)
+        if candidate.suffix == ".toml" or candidate.exists():
+            if not candidate.is_file():
+                raise RobotNotFoundError(f"robot file {shown} does not exist")
+            return candidate
+        bundled = robots_dir() / f"{robot}.toml"
+        if bundled.is_file():
+            return bundled
+    except (OSError, ValueError) as exc:  # a name too long for the file system, an embedded NUL
+        raise RobotNotFoundError(
+            f"robot {shown} is not a usable file name ({exc.__class__.__name__})"
+        ) from exc
     names = ", ".join(bundled_robots())
-    raise RobotNotFoundError(f"unknown robot {str(robot)!r}: not a TOML file and not bundled ({names})")
+    raise RobotNotFoundError(f"unknown robot {shown}: not a TOML file and not bundled ({names})")
 
 
 def load_robot(robot: str | Path, *, sections: int | None = None) -> RobotSpec:
@@ -73,9 +87,13 @@ def load_robot(robot: str | Path, *, sections: int | None = None) -> RobotSpec:
     top = Fields(read_toml(path), path)
     top.string("kind", choices=("pcc",), default="pcc")
     name = top.identifier("name")
-    description = str(top.raw("description", ""))
+    description = top.raw("description", "")
+    if not isinstance(description, str):
+        raise top.error("description", description, "a string")
     n_default = top.integer("sections_per_segment", 1, MAX_SECTIONS, default=10)
-    if sections is not None and not (isinstance(sections, int) and 1 <= sections <= MAX_SECTIONS):
+    if sections is not None and not (
+        isinstance(sections, int) and not isinstance(sections, bool) and 1 <= sections <= MAX_SECTIONS
+    ):
         raise SpecError("<argument>", "sections", sections, f"an integer in [1, {MAX_SECTIONS}]")
 
     materials = {}
@@ -85,7 +103,10 @@ def load_robot(robot: str | Path, *, sections: int | None = None) -> RobotSpec:
     mat_table.finish()
 
     head = _head(top.sub("head"))
-    limbs = tuple(_limb(f, materials, n_default, sections) for f in top.table_list("limbs"))
+    limb_fields = top.table_list("limbs")
+    if len(limb_fields) > MAX_LIMBS:
+        raise top.error("limbs", top.table["limbs"], f"at most {MAX_LIMBS} limbs")
+    limbs = tuple(_limb(f, materials, n_default, sections) for f in limb_fields)
     extra = {key: top.raw(key) for key in MODEL_TABLES if top.has(key)}
     top.finish()
     seen: set[str] = set()
@@ -127,6 +148,8 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
     d_base = f.number("base_diameter_mm", 0.0, 1e4, lo_open=True)
     d_tip = f.number("tip_diameter_mm", 0.0, 1e4, lo_open=True)
     seg_fields = f.table_list("segments")
+    if len(seg_fields) > MAX_SEGMENTS:
+        raise f.error("segments", f.table["segments"], f"at most {MAX_SEGMENTS} segments")
     rest = [s.number("length_mm", 0.0, 1e5, lo_open=True) for s in seg_fields]
     total = sum(rest)
 
@@ -182,7 +205,10 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
             kind=pf.string("kind", choices=PAYLOAD_KINDS),
             frame=pf.identifier("frame"),
             mass=pf.number("mass_g", 0.0, 1e6) * 1e-3,
-            offset=tuple(v * MM for v in pf.vector("offset_mm", 3, default=[0.0, 0.0, 0.0])),  # type: ignore[arg-type]
+            offset=tuple(
+                v * MM
+                for v in pf.vector("offset_mm", 3, -MAX_MOUNT_MM, MAX_MOUNT_MM, default=[0.0, 0.0, 0.0])
+            ),  # type: ignore[arg-type]
         )
         pf.finish()
     limb = LimbSpec(
@@ -190,8 +216,8 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
         material=materials[mat_name],
         segments=tuple(segments),
         actuators=actuators,
-        mount_xyz=tuple(v * MM for v in f.vector("mount_xyz_mm", 3)),  # type: ignore[arg-type]
-        mount_rpy=tuple(v * DEG for v in f.vector("mount_rpy_deg", 3)),  # type: ignore[arg-type]
+        mount_xyz=tuple(v * MM for v in f.vector("mount_xyz_mm", 3, -MAX_MOUNT_MM, MAX_MOUNT_MM)),  # type: ignore[arg-type]
+        mount_rpy=tuple(v * DEG for v in f.vector("mount_rpy_deg", 3, -MAX_ANGLE_DEG, MAX_ANGLE_DEG)),  # type: ignore[arg-type]
         payload=payload,
     )
     f.finish()

@@ -201,7 +201,7 @@ class RobotSpec:
         for limb in self.limbs:
             if limb.name == name:
                 return limb
-        from urdf_gen.errors import ConfigurationError
+        from urdf_gen.errors import ConfigurationError, cap
 
         names = ", ".join(limb.name for limb in self.limbs)
-        raise ConfigurationError(f"robot '{self.name}' has no limb {name!r}; limbs: {names}")
+        raise ConfigurationError(f"robot '{self.name}' has no limb {cap(name)}; limbs: {names}")

@@ -297,11 +297,11 @@ def write_urdf(spec: RobotSpec, out_dir: str | Path, *, mesh_sections: int = 32)
         The absolute paths written.
     """
     out = Path(out_dir).expanduser().resolve()
+    trees = [build_limb_urdf(spec, limb) for limb in spec.limbs]  # refuse (too many links) before writing
     (out / MESH_DIR).mkdir(parents=True, exist_ok=True)
     meshes: dict[str, tuple[float, float, float]] = {}
     limbs: dict[str, Path] = {}
-    for limb in spec.limbs:
-        tree, limb_meshes = build_limb_urdf(spec, limb)
+    for limb, (tree, limb_meshes) in zip(spec.limbs, trees, strict=True):
         meshes.update(limb_meshes)
         limbs[limb.name] = out / f"{spec.name}_{limb.name}.urdf"
         tree.write(limbs[limb.name], encoding="utf-8", xml_declaration=True)

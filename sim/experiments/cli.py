@@ -12,13 +12,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from urdf_gen.cli_args import integer, out_dir
+
 
 def register_run(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``run EXP.toml --out DIR [--seed S] [--quiet]``."""
     p = subparsers.add_parser("run", help="run a virtual experiment (TOML) and record CSV/NPZ/metadata")
     p.add_argument("experiment", type=Path, help="experiment TOML file (see assets/experiments)")
-    p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the input noise (default: the file's)")
+    p.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
+    p.add_argument(
+        "--seed",
+        type=integer(0, 2**32 - 1),
+        default=None,
+        help="seed of the input noise (default: the file's)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_command)
     return p
@@ -28,9 +35,9 @@ def register_sweep(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``sweep SWEEP.toml --out DIR [--engine pool|serial|ray] [--workers N]``."""
     p = subparsers.add_parser("sweep", help="run a parameter sweep (resumable; finished runs are skipped)")
     p.add_argument("sweep", type=Path, help="sweep TOML file")
-    p.add_argument("--out", required=True, type=Path, help="output folder, one run_NNNN folder per run")
+    p.add_argument("--out", required=True, type=out_dir, help="output folder, one run_NNNN folder per run")
     p.add_argument("--engine", choices=("pool", "serial", "ray"), default="pool", help="default: pool")
-    p.add_argument("--workers", type=int, default=2, help="parallel workers (default 2)")
+    p.add_argument("--workers", type=integer(1, 256), default=2, help="parallel workers (default 2)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=sweep_command)
     return p

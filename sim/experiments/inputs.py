@@ -14,11 +14,17 @@ TOML fields per ``kind`` (times in seconds, values in the target's units, e.g. d
     recorded   file (CSV of time + values, relative to the experiment file), column (default: 2nd)
 
 Any profile may add ``noise`` (standard deviation, target units): seeded Gaussian noise per physics step.
+
+Ranges, so that every sampled value stays finite: values, amplitudes, offsets and noise within
++-:data:`MAX_VALUE` (target units, before the unit scale), times in [0, :data:`MAX_TIME_S`] s, frequencies
+in [0, 500] Hz (the Nyquist rate of the 1 kHz physics). A recorded-input CSV is a regular UTF-8 file of at
+most :data:`MAX_CSV_BYTES` (64 MB) and :data:`MAX_CSV_ROWS` rows.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +32,16 @@ from pathlib import Path
 import numpy as np
 
 from urdf_gen.errors import SpecError
-from urdf_gen.toml_fields import Fields
+from urdf_gen.toml_fields import Fields, as_finite, read_limited
 from urdf_gen.types import FloatArray
 
 PROFILE_KINDS = ("constant", "step", "ramp", "sine", "waypoints", "recorded")
+MAX_VALUE = 1e9  # largest |value| of a profile, in the target's units
+MAX_TIME_S = 1e6  # s, latest time of a profile breakpoint
+MAX_FREQUENCY_HZ = 500.0  # Hz, Nyquist rate of the 1 kHz physics
+MAX_CSV_BYTES = 64_000_000  # bytes, largest recorded-input CSV
+MAX_CSV_ROWS = 4_000_000  # data rows of a recorded-input CSV (an hour at 1 kHz fits)
+MAX_WAYPOINTS = 100_000  # breakpoints of a waypoints profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +91,24 @@ class Profile:
 
 
 def read_recorded(path: Path, column: str | None, source: Path, field: str) -> tuple[FloatArray, FloatArray]:
-    """Read a recorded operator input: CSV with a header, time (s) first -> ``(m,)`` times and values."""
+    """Read a recorded operator input: CSV with a header, time (s) first -> ``(m,)`` times and values.
+
+    The file must be a regular UTF-8 file of at most :data:`MAX_CSV_BYTES` and :data:`MAX_CSV_ROWS` rows
+    with finite values within +-:data:`MAX_VALUE` and strictly increasing times in [0, :data:`MAX_TIME_S`].
+    """
+    raw = read_limited(path, MAX_CSV_BYTES, "CSV file", source=source, field=field)
     try:
-        with path.open(newline="") as fh:
-            rows = list(csv.reader(fh))
-    except OSError as exc:
-        raise SpecError(source, field, str(path), "a readable CSV file (time_s, values...)") from exc
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            source, field, str(path), f"a UTF-8 CSV file (bad byte at offset {exc.start})"
+        ) from exc
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:  # NUL bytes, a field over the csv module's size limit
+        raise SpecError(source, field, str(path), f"a plain CSV file ({exc})") from exc
+    if len(rows) > MAX_CSV_ROWS + 1:
+        raise SpecError(source, field, str(path), f"a CSV of at most {MAX_CSV_ROWS} rows ({len(rows) - 1})")
     if len(rows) < 3 or len(rows[0]) < 2:
         raise SpecError(source, field, str(path), "a CSV with a header and at least 2 rows of time + value")
     header = [h.strip() for h in rows[0]]
@@ -95,8 +119,17 @@ def read_recorded(path: Path, column: str | None, source: Path, field: str) -> t
         data = np.array([[float(r[0]), float(r[col])] for r in rows[1:] if r], dtype=float)
     except (ValueError, IndexError) as exc:
         raise SpecError(source, field, str(path), "numeric CSV rows") from exc
-    if np.any(np.diff(data[:, 0]) <= 0.0) or not np.all(np.isfinite(data)):
-        raise SpecError(source, field, str(path), "finite values with strictly increasing times")
+    if len(data) < 2:
+        raise SpecError(source, field, str(path), "a CSV with a header and at least 2 rows of time + value")
+    finite = np.all(np.isfinite(data)) and np.all(np.abs(data[:, 1]) <= MAX_VALUE)
+    in_time = np.all((data[:, 0] >= 0.0) & (data[:, 0] <= MAX_TIME_S))
+    if not (finite and in_time) or np.any(np.diff(data[:, 0]) <= 0.0):
+        raise SpecError(
+            source,
+            field,
+            str(path),
+            f"values within +-{MAX_VALUE:g} and strictly increasing times in [0, {MAX_TIME_S:g}] s",
+        )
     return data[:, 0], data[:, 1]
 
 
@@ -106,31 +139,37 @@ def parse_profile(f: Fields, base_dir: Path, scale: float = 1.0) -> Profile:
     Does not call :meth:`Fields.finish`; the caller reads its own keys (``target``) and finishes.
     """
     kind = f.string("kind", choices=PROFILE_KINDS)
-    noise = f.number("noise", 0.0, default=0.0) * scale
-    num = f.number
+    noise = f.number("noise", 0.0, MAX_VALUE, default=0.0) * scale
+
+    def num(key: str, lo: float = -MAX_VALUE, hi: float = MAX_VALUE, **kw: float) -> float:
+        return f.number(key, lo, hi, **kw)
+
+    def time(key: str, lo: float = 0.0, **kw: float) -> float:
+        return f.number(key, lo, MAX_TIME_S, **kw)
+
     if kind == "constant":
         params = {"value": num("value") * scale}
     elif kind == "step":
         params = {
-            "t0": num("t0_s", 0.0, default=0.0),
+            "t0": time("t0_s", default=0.0),
             "before": num("before", default=0.0) * scale,
             "after": num("after") * scale,
         }
     elif kind == "ramp":
-        t0 = num("t0_s", 0.0, default=0.0)
-        t1 = num("t1_s", t0)
+        t0 = time("t0_s", default=0.0)
+        t1 = time("t1_s", t0)
         params = {"t0": t0, "t1": t1, "start": num("start") * scale, "end": num("end") * scale}
     elif kind == "sine":
         params = {
             "amplitude": num("amplitude") * scale,
-            "frequency": num("frequency_hz", 0.0),
-            "phase": math.radians(num("phase_deg", default=0.0)),
+            "frequency": num("frequency_hz", 0.0, MAX_FREQUENCY_HZ),
+            "phase": math.radians(num("phase_deg", -360.0, 360.0, default=0.0)),
             "offset": num("offset", default=0.0) * scale,
         }
     else:
         if kind == "waypoints":
-            times = _numbers(f, "times_s")
-            values = _numbers(f, "values")
+            times = _numbers(f, "times_s", 0.0, MAX_TIME_S)
+            values = _numbers(f, "values", -MAX_VALUE, MAX_VALUE)
             if len(times) != len(values) or len(times) < 1:
                 raise f.error("values", f.table["values"], f"a list of {len(times)} numbers (one per time)")
             if np.any(np.diff(times) <= 0.0):
@@ -138,16 +177,22 @@ def parse_profile(f: Fields, base_dir: Path, scale: float = 1.0) -> Profile:
         else:
             name = f.string("file")
             column = f.string("column", default=None) if f.has("column") else None
-            times, values = read_recorded((base_dir / name).resolve(), column, f.source, f.path("file"))
+            try:
+                path = (base_dir / name).resolve()
+            except (OSError, ValueError, RuntimeError) as exc:  # NUL byte, symlink loop
+                raise f.error("file", name, "a CSV file path") from exc
+            times, values = read_recorded(path, column, f.source, f.path("file"))
         return Profile(kind, (), tuple(map(float, times)), tuple(float(v) * scale for v in values), noise)
     return Profile(kind, tuple(params.items()), noise=noise)
 
 
-def _numbers(f: Fields, key: str) -> FloatArray:
+def _numbers(f: Fields, key: str, lo: float, hi: float) -> FloatArray:
+    """A non-empty list of at most :data:`MAX_WAYPOINTS` finite numbers in ``[lo, hi]``."""
     value = f.raw(key)
-    ok = isinstance(value, list) and all(
-        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value
-    )
-    if not ok:
-        raise f.error(key, value, "a list of finite numbers")
-    return np.asarray(value, dtype=float)
+    allowed = f"a list of 1 to {MAX_WAYPOINTS} numbers in [{lo:g}, {hi:g}]"
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_WAYPOINTS:
+        raise f.error(key, value, allowed)
+    out = [as_finite(v) for v in value]
+    if any(x is None or not lo <= x <= hi for x in out):
+        raise f.error(key, value, allowed)
+    return np.asarray(out, dtype=float)

@@ -29,6 +29,11 @@ Format (see ``assets/experiments/*.toml``)::
 
 Segments without an input stay straight at their rest length; parameters without one keep
 bend = 0, plane = 0, length = rest length.
+
+Refused: a duration shorter than one recording period; a limb listed twice in ``limbs`` (or an output
+twice in ``outputs``); an input aimed at a limb that ``limbs`` does not record; a run whose recorded
+samples (tips, segment tips, PCC and the 4x4 pose of every section, float64) would exceed
+:data:`MAX_RECORD_BYTES` (1 GiB; the runner holds them in memory): the message gives the estimate.
 """
 
 from __future__ import annotations
@@ -53,7 +58,8 @@ MEDIA = ("air", "water")
 OUTPUTS = ("csv", "npz", "plots")
 PARAMETERS = {"bend": 1.0, "plane": 1.0, "length": 1.0, "bend_deg": math.pi / 180.0}
 PARAMETERS |= {"plane_deg": math.pi / 180.0, "length_mm": 1e-3}
-_TARGET = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\.s([0-9]+)\.([a-z_]+)$")
+_TARGET = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\.s([0-9]{1,6})\.([a-z_]+)$")
+MAX_RECORD_BYTES = 2**30  # bytes, largest estimated size of the recorded samples of one run (float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +150,7 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
     except PccBulletError as exc:
         raise f.error("robot", robot_name, f"a bundled robot name or a robot TOML path ({exc})") from exc
     mode = f.string("mode", choices=MODES, default="kinematic")
-    model = f.string("model", default="") if f.has("model") else ""
+    model = f.identifier("model") if f.has("model") else ""
     if mode == "model" and not model:
         raise f.error("model", None, "a model name (required when mode = 'model')")
     medium = f.string("medium", choices=MEDIA, default="air")
@@ -152,13 +158,17 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
     record_hz = f.integer("record_hz", 1, PHYSICS_HZ, default=100)
     if PHYSICS_HZ % record_hz:
         raise f.error("record_hz", record_hz, f"a divisor of the {PHYSICS_HZ} Hz physics rate")
-    if abs(duration * record_hz - round(duration * record_hz)) > 1e-9:
-        raise f.error("duration_s", duration, f"a whole number of recording periods (1/{record_hz} s)")
+    periods = duration * record_hz
+    if abs(periods - round(periods)) > 1e-9 or round(periods) < 1:
+        raise f.error(
+            "duration_s", duration, f"a whole number >= 1 of recording periods (1/{record_hz} s at record_hz)"
+        )
     seed = f.integer("seed", 0, 2**32 - 1, default=0)
     outputs = _strings(f, "outputs", OUTPUTS, ("csv", "npz"))
     limb_names = tuple(limb.name for limb in robot.limbs)
     limbs = _strings(f, "limbs", limb_names, limb_names)
     f.string("description", default="-")
+    _check_record_size(f, robot, limbs, round(periods) + 1)
 
     inputs = []
     table_in = f.sub("inputs", default=None)
@@ -169,6 +179,14 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
         table_in.finish()
     seen: dict[tuple[str, int, str], str] = {}
     for inp in inputs:
+        if inp.limb not in limbs:
+            raise SpecError(
+                source,
+                f"inputs.{inp.name}.target",
+                f"{inp.limb}.s{inp.segment + 1}",
+                "a limb recorded by the experiment (limbs = [" + ", ".join(map(repr, limbs)) + "]); "
+                f"add {inp.limb!r} to limbs",
+            )
         k = (inp.limb, inp.segment, inp.parameter)
         if k in seen:
             raise SpecError(
@@ -206,10 +224,41 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
 
 
 def _strings(f: Fields, key: str, choices: tuple[str, ...], default: tuple[str, ...]) -> tuple[str, ...]:
+    """A non-empty list of distinct strings out of ``choices``."""
     value = f.raw(key, list(default))
-    if not isinstance(value, list) or any(v not in choices for v in value):
-        raise f.error(key, value, "a list of " + ", ".join(repr(c) for c in choices))
+    allowed = "a non-empty list of distinct names out of " + ", ".join(repr(c) for c in choices)
+    if (
+        not isinstance(value, list)
+        or not value
+        or any(not isinstance(v, str) or v not in choices for v in value)
+    ):
+        raise f.error(key, value, allowed)
+    if len(set(value)) != len(value):
+        dup = next(v for i, v in enumerate(value) if v in value[:i])
+        raise f.error(key, value, allowed, f"{dup!r} is listed more than once")
     return tuple(value)
+
+
+def record_bytes(robot: RobotSpec, limbs: tuple[str, ...], samples: int) -> int:
+    """Estimated size (bytes, float64) of ``samples`` recorded rows of ``limbs``: per limb its tip xyz, per
+    segment the segment-tip xyz and the PCC (bend, plane, length), per section a 4x4 pose; plus time."""
+    floats = 1
+    for name in limbs:
+        segments = robot.limb(name).segments
+        floats += 3 + 6 * len(segments) + 16 * sum(s.sections for s in segments)
+    return 8 * floats * samples
+
+
+def _check_record_size(f: Fields, robot: RobotSpec, limbs: tuple[str, ...], samples: int) -> None:
+    size = record_bytes(robot, limbs, samples)
+    if size > MAX_RECORD_BYTES:
+        raise f.error(
+            "record_hz",
+            f.table.get("record_hz", 100),
+            f"at most {MAX_RECORD_BYTES / 1e9:.2f} GB of recorded samples; this run would record {samples} "
+            f"samples of {len(limbs)} limbs = {size / 1e9:.3g} GB (lower record_hz, duration_s, sections or "
+            "the recorded limbs)",
+        )
 
 
 def _input(key: str, f: Fields, robot: RobotSpec, base_dir: Path) -> InputSpec:

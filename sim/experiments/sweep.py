@@ -27,6 +27,7 @@ import copy
 import csv
 import itertools
 import json
+import math
 import multiprocessing
 import re
 import shutil
@@ -42,15 +43,16 @@ from tqdm import tqdm
 
 from sim.experiments.runner import run_experiment
 from sim.experiments.spec import experiment_from_table
-from urdf_gen.errors import ConfigurationError, PccBulletError, SpecError
+from urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
 from urdf_gen.toml_fields import Fields, read_toml
 
 DONE = "DONE"
+MAX_RUNS = 100_000  # runs of one sweep (a grid's product of value counts, or a random design's samples)
 ENGINES = ("pool", "serial", "ray")
 RAY_HINT = (
     "--engine ray needs Ray, an optional extra: pip install 'pccbullet[ray]' (or pip install 'ray>=2.9')"
 )
-_INDEX = re.compile(r"^([^\[\]]+)((?:\[[0-9]+\])*)$")
+_INDEX = re.compile(r"^([^\[\]]+)((?:\[[0-9]{1,18}\])*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,15 +92,17 @@ def set_dotted(table: dict[str, Any], path: str, value: Any) -> None:
     for part in parts:
         m = _INDEX.match(part)
         if m is None:
-            raise ConfigurationError(f"path {path!r} is invalid; allowed: dotted keys with optional [i]")
+            raise ConfigurationError(f"path {cap(path)} is invalid; allowed: dotted keys with optional [i]")
         keys.append(m.group(1))
-        keys += [int(i) for i in re.findall(r"\[([0-9]+)\]", m.group(2))]
+        keys += [int(i) for i in re.findall(r"\[([0-9]{1,18})\]", m.group(2))]
     for key in keys[:-1]:
         try:
             node = node[key]
         except (KeyError, IndexError, TypeError) as exc:
             raise ConfigurationError(f"path {path!r}: {key!r} does not exist in the experiment") from exc
     last = keys[-1]
+    if not isinstance(node, dict | list):  # e.g. "name.x": name holds a string
+        raise ConfigurationError(f"path {cap(path)}: {keys[-2]!r} holds a {type(node).__name__}, not a table")
     if isinstance(node, list) and not (isinstance(last, int) and last < len(node)):
         raise ConfigurationError(f"path {path!r}: index {last!r} is out of range")
     if isinstance(node, dict) and not isinstance(last, str):
@@ -110,7 +114,11 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
     """Read a sweep file and list its runs (the experiment with each run's overrides applied)."""
     sweep_path = Path(sweep_path)
     f = Fields(read_toml(sweep_path), sweep_path)
-    exp_path = (sweep_path.parent / f.string("experiment")).resolve()
+    exp_name = f.string("experiment")
+    try:
+        exp_path = (sweep_path.parent / exp_name).resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # an embedded NUL, a symlink loop
+        raise f.error("experiment", exp_name, "an experiment TOML path") from exc
     base_table = read_toml(exp_path)
     design = f.string("design", choices=("grid", "random"), default="grid")
     seed = f.integer("seed", 0, 2**31 - 1, default=0)
@@ -130,6 +138,9 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
             raise p.error("values", None, "a list of values (grid design)")
         p.finish()
     f.finish()
+    runs = math.prod(len(q[1]) for q in params) if design == "grid" else samples
+    if runs > MAX_RUNS:
+        raise f.error("parameters", f"{runs} runs", f"a sweep of at most {MAX_RUNS} runs (fewer values)")
     if design == "grid":
         combos = [
             dict(zip([q[0] for q in params], c, strict=True))

@@ -22,6 +22,7 @@ import trimesh
 from sim.export.formats import FORMATS, write_series
 from sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
 from sim.export.skin import skin_mesh
+from urdf_gen.cli_args import integer, out_dir
 from urdf_gen.errors import ConfigurationError, PccBulletError
 from urdf_gen.pcc import PccConfig, rest_configs
 from urdf_gen.spec_loader import load_robot
@@ -56,9 +57,12 @@ def run_frames(run_dir: str | Path, *, every: int = 1, ring: int = 32) -> Frames
     run_dir = Path(run_dir)
     if every < 1:
         raise ConfigurationError(f"every = {every} is invalid; allowed: an integer >= 1")
-    meta: dict[str, Any] = json.loads((run_dir / "metadata.json").read_text())
+    meta = read_run_metadata(run_dir)
     spec = load_robot(meta["robot_path"], sections=meta.get("sections"))
-    data = np.load(run_dir / "run.npz")
+    try:
+        data = np.load(run_dir / "run.npz")
+    except (OSError, ValueError) as exc:  # truncated or not an NPZ file
+        raise ConfigurationError(f"{run_dir / 'run.npz'} is not a readable run archive ({exc})") from exc
     idx = range(0, len(data["time_s"]), every)
     skins, rigids = [], []
     for i in idx:
@@ -77,18 +81,41 @@ def run_frames(run_dir: str | Path, *, every: int = 1, ring: int = 32) -> Frames
     return Frames(times, tuple(skins), tuple(rigids))
 
 
+def read_run_metadata(run_dir: Path) -> dict[str, Any]:
+    """``metadata.json`` of a run folder; a missing, malformed or incomplete file raises
+    :class:`ConfigurationError` naming it."""
+    path = run_dir / "metadata.json"
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or not isinstance(meta.get("robot_path"), str):
+            raise ValueError("no robot_path")
+        if not isinstance(meta.get("limbs", []), list):
+            raise ValueError("limbs is not a list")
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(
+            f"{path} is not a run's metadata file ({exc.__class__.__name__}: {exc})"
+        ) from exc
+    return meta
+
+
 def register_export(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``export ROBOT_OR_RUN --out DIR --format stl|obj|ply|glb|vtk [--render] [--gif] [--mp4]``."""
     p = subparsers.add_parser("export", help="meshes (skin + rigid sections) of a robot or a recorded run")
     p.add_argument("source", help="bundled robot name, robot TOML, or a run folder from 'pccbullet run'")
-    p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
+    p.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
     p.add_argument("--format", choices=FORMATS, default="stl", help="mesh format (vtk: .vtp + .pvd)")
-    p.add_argument("--every", type=int, default=1, help="export every k-th recorded frame (runs only)")
-    p.add_argument("--ring", type=int, default=32, help="polygon sides of skin and slices (default 32)")
+    p.add_argument(
+        "--every", type=integer(1, 10**9), default=1, help="export every k-th recorded frame (runs only)"
+    )
+    p.add_argument(
+        "--ring", type=integer(3, 1024), default=32, help="polygon sides of skin and slices (default 32)"
+    )
     p.add_argument("--render", action="store_true", help="offscreen PNG of the first and last frame")
     p.add_argument("--gif", action="store_true", help="animated GIF of the skin")
     p.add_argument("--mp4", action="store_true", help="MP4 of the skin (needs imageio-ffmpeg)")
-    p.add_argument("--workspace", type=int, default=0, help="N random tip samples per limb: cloud + hull")
+    p.add_argument(
+        "--workspace", type=integer(0, 10**6), default=0, help="N random tip samples per limb: cloud + hull"
+    )
     p.set_defaults(handler=export_command)
     return p
 
@@ -128,11 +155,7 @@ def _workspace(src: Path, args: argparse.Namespace, out: Path, is_run: bool) -> 
     from sim.export.formats import write_mesh
     from sim.export.workspace import point_cloud, workspace_hull, workspace_points
 
-    spec = (
-        load_robot(json.loads((src / "metadata.json").read_text())["robot_path"])
-        if is_run
-        else load_robot(args.source)
-    )
+    spec = load_robot(read_run_metadata(src)["robot_path"]) if is_run else load_robot(args.source)
     paths = []
     for limb in spec.limbs:
         pts = workspace_points(limb, args.workspace, seed=0, T_world_base=limb_base_pose(spec, limb.name))
