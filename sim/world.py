@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 import time
@@ -40,6 +41,8 @@ STANDARD_GRAVITY = 9.80665  # m/s^2
 SOLVER_ITERATIONS = 20
 CONTACT_BREAKING_THRESHOLD = 0.005  # m
 BROADPHASE_MARGIN = 0.005  # m, Bullet's AABB-tree margin (PyBullet sets 0; see sim.bullet)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -368,6 +371,14 @@ class World:
                 limb.name: CompliantLimb(handle, limb.name, self.medium) for limb in spec.limbs
             }
         self.robots.append(handle)
+        log.info(
+            "loaded robot %s: limbs %s, %d joints, %s mode%s",
+            spec.name,
+            ", ".join(limb.name for limb in spec.limbs),
+            sum(len(handle.joint_indices(limb.name)) for limb in spec.limbs),
+            self.mode,
+            ", compliant" if compliant else "",
+        )
         return handle
 
     def scratch_dir(self) -> Path:
