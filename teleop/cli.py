@@ -225,28 +225,40 @@ def _verbosity(level: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _compile_notice() -> Iterator[None]:
-    """Print :data:`COMPILE_NOTICE` to stderr once, when numba starts compiling a kernel that was not in
-    its disk cache (numba's ``"numba:compile"`` event fires on cache misses only)."""
+def _compile_notice(gap: float = 2.0) -> Iterator[None]:
+    """Print :data:`COMPILE_NOTICE` to stderr when numba starts compiling a kernel that was not in its
+    disk cache (numba's ``"numba:compile"`` event fires on cache misses only): at the first compile, and
+    again at a compile that starts more than ``gap`` seconds (s) after the last one ended. Written with
+    ``tqdm.write`` so that a progress bar on stderr stays intact."""
     from numba.core import event
+    from tqdm import tqdm
 
     class Notice(event.Listener):
-        shown = False
+        def __init__(self) -> None:
+            self.depth = 0
+            self.shown = 0
+            self.last_end = -math.inf
+            self.total = 0.0
 
         def on_start(self, ev: event.Event) -> None:
-            if not self.shown:
-                self.shown = True
+            if self.depth == 0:  # nested compiles (callees) belong to their caller's
                 self.t0 = time.perf_counter()
-                print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+                if self.t0 - self.last_end > gap:
+                    self.shown += 1
+                    tqdm.write(COMPILE_NOTICE, file=sys.stderr)
+            self.depth += 1
 
         def on_end(self, ev: event.Event) -> None:
-            pass
+            self.depth -= 1
+            if self.depth == 0:
+                self.last_end = time.perf_counter()
+                self.total += self.last_end - self.t0
 
     notice = Notice()
     with event.install_listener("numba:compile", notice):
         yield
     if notice.shown:
-        log.info("kernels compiled and cached in %.1f s", time.perf_counter() - notice.t0)
+        log.info("compiled and cached numba kernels in %.1f s", notice.total)
 
 
 def _demo(args: argparse.Namespace) -> int:

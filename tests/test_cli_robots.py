@@ -7,6 +7,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 
 import numba
 import numpy as np
@@ -128,3 +129,19 @@ def test_compile_notice_on_a_numba_compile_only(capsys) -> None:
     with _compile_notice():
         assert twice(5) == 10
     assert COMPILE_NOTICE not in capsys.readouterr().err
+
+
+def test_compile_notice_again_after_a_pause(capsys) -> None:
+    @numba.njit
+    def one(x):  # type: ignore[no-untyped-def]
+        return x + 1
+
+    @numba.njit
+    def two(x):  # type: ignore[no-untyped-def]
+        return x + 2
+
+    with _compile_notice(gap=0.05):
+        assert one(1) == 2
+        time.sleep(0.1)  # the bench's model kernels compile after its progress bar ends
+        assert two(1) == 3
+    assert capsys.readouterr().err.count(COMPILE_NOTICE) == 2
