@@ -4,7 +4,8 @@
 ``gymnasium.make("sim.rl:pccbullet/UrsulaReach-v0")`` (Gymnasium imports this module, which registers
 the id), or ``import sim.rl`` once and then ``gymnasium.make("pccbullet/UrsulaReach-v0")``. The package
 also declares the id under Gymnasium's ``gymnasium.envs`` entry-point group (:func:`register_envs`),
-which Gymnasium 0.26-0.29 load by themselves; Gymnasium 1.x no longer reads plugin entry points.
+which Gymnasium 0.26-0.29 load on import (a bare ``gymnasium.make("pccbullet/UrsulaReach-v0")`` then
+works); Gymnasium 1.x no longer reads plugin entry points.
 """
 
 from __future__ import annotations
@@ -258,8 +259,11 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
 def register_envs() -> None:
     """Register ``pccbullet/UrsulaReach-v0`` with Gymnasium (idempotent). This is the package's
     ``gymnasium.envs`` entry point."""
-    if ENV_ID not in gym.envs.registry:
-        gym.register(id=ENV_ID, entry_point="sim.rl:UrsulaReachEnv", max_episode_steps=MAX_EPISODE_STEPS)
+    # from the submodule: Gymnasium 0.29 calls this while ``gymnasium.envs`` is still being imported
+    from gymnasium.envs.registration import register, registry
+
+    if ENV_ID not in registry:
+        register(id=ENV_ID, entry_point="sim.rl:UrsulaReachEnv", max_episode_steps=MAX_EPISODE_STEPS)
 
 
 register_envs()  # for gymnasium.make("sim.rl:pccbullet/UrsulaReach-v0")
