@@ -160,7 +160,7 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
     def _tip(self) -> FloatArray:
         """Tip position in the head frame (m), ``(3,)``."""
         T = np.linalg.solve(self.robot.T_world_head, self.robot.tip_pose(self.limb))
-        return T[:3, 3]
+        return np.asarray(T[:3, 3], dtype=float)
 
     def _obs(self) -> np.ndarray:
         tip = self._tip()

@@ -17,7 +17,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import trimesh
@@ -34,6 +34,10 @@ from urdf_gen.specs import RobotSpec
 log = logging.getLogger(__name__)
 
 GIF_FRAMES = 24  # frames of a robot's bend-sweep GIF
+
+
+def _concat(meshes: list[trimesh.Trimesh]) -> trimesh.Trimesh:
+    return cast(trimesh.Trimesh, trimesh.util.concatenate(meshes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +58,7 @@ def robot_frames(robot: str | Path | RobotSpec, *, ring: int = 32) -> Frames:
         T = limb_base_pose(spec, limb.name)
         skins.append(skin_mesh(limb, configs, T, ring=ring))
         rigids.append(rigid_mesh(limb, section_poses(limb, configs, T), ring=ring))
-    return Frames((0.0,), (trimesh.util.concatenate(skins),), (trimesh.util.concatenate(rigids),))
+    return Frames((0.0,), (_concat(skins),), (_concat(rigids),))
 
 
 def sweep_frames(
@@ -72,7 +76,7 @@ def sweep_frames(
             first = limb.segments[0]
             configs[0] = PccConfig(float(amount * first.bend_max), 0.0, first.length)
             sk.append(skin_mesh(limb, configs, limb_base_pose(spec, limb.name), ring=ring))
-        skins.append(trimesh.util.concatenate(sk))
+        skins.append(_concat(sk))
     return Frames(tuple(0.1 * i for i in range(frames)), tuple(skins), ())
 
 
@@ -96,8 +100,8 @@ def run_frames(run_dir: str | Path, *, every: int = 1, ring: int = 32) -> Frames
             ]
             sk.append(skin_mesh(limb, configs, limb_base_pose(spec, name), ring=ring))
             rg.append(rigid_mesh(limb, data[f"{name}_sections"][i], ring=ring))
-        skins.append(trimesh.util.concatenate(sk))
-        rigids.append(trimesh.util.concatenate(rg))
+        skins.append(_concat(sk))
+        rigids.append(_concat(rg))
     times = tuple(float(data["time_s"][i]) for i in idx)
     return Frames(times, tuple(skins), tuple(rigids))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import trimesh
@@ -65,7 +66,7 @@ def urdf_rest_mesh(urdf: str | Path, *, sections: int = 32) -> trimesh.Trimesh:
         pb.disconnect(cid)
     if not meshes:
         raise ConfigurationError(f"URDF {str(urdf)!r} has no visual shapes; allowed: a robot with visuals")
-    return trimesh.util.concatenate(meshes)
+    return cast(trimesh.Trimesh, trimesh.util.concatenate(meshes))
 
 
 def robot_rest_mesh(robot: str | Path, *, sections: int = 32) -> trimesh.Trimesh:
