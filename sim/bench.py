@@ -9,6 +9,7 @@ PyBullet's chains do not self-collide) for a ratio.
 
 from __future__ import annotations
 
+import logging
 import math
 import tempfile
 import time
@@ -23,6 +24,8 @@ from sim.world import StepTiming, World
 from urdf_gen.pcc import PccConfig
 from urdf_gen.spec_loader import load_robot
 from urdf_gen.urdf_writer import write_urdf
+
+log = logging.getLogger(__name__)
 
 WARMUP_STEPS = 50
 
@@ -160,9 +163,17 @@ def run_bench(
 ) -> dict[str, Any]:
     """The whole benchmark as a dict: ``rows`` (PyBullet), ``peer`` rows, ``models`` (model step costs)."""
     jobs = [(r, m, n) for r in robots for m in modes for n in sections]
-    rows = [
-        bench_world(r, m, n, medium, seconds) for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False)
-    ]
+    rows = []
+    for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False):
+        rows.append(bench_world(r, m, n, medium, seconds))
+        log.info(
+            "bench %s %s N=%d: %.0f steps/s, %.2fx real time",
+            r,
+            m,
+            n,
+            rows[-1]["physics_rate_hz"],
+            rows[-1]["real_time_factor"],
+        )
     result: dict[str, Any] = {"rows": rows, "peer": [], "models": {}, "machine": machine_jitter()}
     if peer == "mujoco":
         result["peer"] = [bench_mujoco(r, n, seconds) for r in robots for n in sections]

@@ -109,15 +109,15 @@ def _c_call(result: str, params: str):  # type: ignore[no-untyped-def]
             return typer(address, (a,))
     elif n == 2:
 
-        def call(typingctx, address, a, b):  # type: ignore[no-untyped-def]
+        def call(typingctx, address, a, b):  # type: ignore[no-untyped-def, misc]
             return typer(address, (a, b))
     elif n == 3:
 
-        def call(typingctx, address, a, b, c):  # type: ignore[no-untyped-def]
+        def call(typingctx, address, a, b, c):  # type: ignore[no-untyped-def, misc]
             return typer(address, (a, b, c))
     elif n == 8:
 
-        def call(typingctx, address, a, b, c, d, e, f, g, h):  # type: ignore[no-untyped-def]
+        def call(typingctx, address, a, b, c, d, e, f, g, h):  # type: ignore[no-untyped-def, misc]
             return typer(address, (a, b, c, d, e, f, g, h))
     else:
         raise ValueError(f"{n} parameters: no intrinsic of that arity")

@@ -234,7 +234,7 @@ class CompliantLimb:
         direct = self._direct
         if direct is not None:
             *head, q, qd, tau = direct
-            code = capi.limb_step(
+            code = capi.limb_step(  # type: ignore[call-arg]  # numba's Dispatcher stub takes no args
                 *head, self.gravity_base, self.target, self.offset, self.K, self.C, self.dt, q, qd, tau
             )
             if code != capi.OK:

@@ -13,12 +13,13 @@ Example::
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,8 @@ STANDARD_GRAVITY = 9.80665  # m/s^2
 SOLVER_ITERATIONS = 20
 CONTACT_BREAKING_THRESHOLD = 0.005  # m
 BROADPHASE_MARGIN = 0.005  # m, Bullet's AABB-tree margin (PyBullet sets 0; see sim.bullet)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -240,10 +243,17 @@ class Robot:
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'reset', 'position', 'target'")
 
     def joints(self, limb: str) -> FloatArray:
-        """Current joint vector of ``limb``."""
+        """Current joint vector of ``limb`` (rad for revolute, m for chord joints), joint-vector order."""
         idx = self.joint_indices(limb).tolist()
         states = pb.getJointStates(self.bodies[limb], idx, physicsClientId=self.world.client)
         return np.array([s[0] for s in states])
+
+    def joint_velocities(self, limb: str) -> FloatArray:
+        """Current joint velocities of ``limb`` (rad/s, chord joints m/s), joint-vector order,
+        ``(3 N_total + segments,) float``. PyBullet's: a kinematic reset sets them to 0."""
+        idx = self.joint_indices(limb).tolist()
+        states = pb.getJointStates(self.bodies[limb], idx, physicsClientId=self.world.client)
+        return np.array([s[1] for s in states])
 
     def link_pose(self, link: str) -> Transform:
         """World pose of a URDF link frame (not its centre of mass), ``(4, 4) float``."""
@@ -348,6 +358,7 @@ class World:
         sections: int | None = None,
         position: Sequence[float] = (0.0, 0.0, 0.0),
         compliant: bool | None = None,
+        limbs: Sequence[str] | None = None,
     ) -> Robot:
         """Generate the robot's URDF and load it with a fixed head.
 
@@ -357,8 +368,21 @@ class World:
             sections: override N (only when ``robot`` is a name or path).
             position: world position of the head (m).
             compliant: material spring-damper joints (default: in dynamic mode).
+            limbs: load only these limbs (names, in this order); ``None`` loads all. The returned
+                robot's ``spec`` then holds these limbs only.
+
+        Raises:
+            ConfigurationError: ``limbs`` is empty, repeats a name or names a limb the robot lacks.
         """
         spec = robot if isinstance(robot, RobotSpec) else load_robot(robot, sections=sections)
+        if limbs is not None:
+            names = list(limbs)
+            if not names or len(set(names)) != len(names):
+                raise ConfigurationError(
+                    f"limbs = {names!r} is invalid; allowed: distinct names out of "
+                    + ", ".join(limb.name for limb in spec.limbs)
+                )
+            spec = replace(spec, limbs=tuple(spec.limb(name) for name in names))
         if urdf_dir is None:
             urdf_dir = self.scratch_dir()
         compliant = compliant if compliant is not None else self.mode == "dynamic"
@@ -368,6 +392,14 @@ class World:
                 limb.name: CompliantLimb(handle, limb.name, self.medium) for limb in spec.limbs
             }
         self.robots.append(handle)
+        log.info(
+            "loaded robot %s: limbs %s, %d joints, %s mode%s",
+            spec.name,
+            ", ".join(limb.name for limb in spec.limbs),
+            sum(len(handle.joint_indices(limb.name)) for limb in spec.limbs),
+            self.mode,
+            ", compliant" if compliant else "",
+        )
         return handle
 
     def scratch_dir(self) -> Path:

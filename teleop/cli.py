@@ -1,8 +1,8 @@
 """The ``pccbullet`` command. Units at this edge: degrees and metres (as each flag says); SI inside.
 
 Subcommands:
-    robots   list bundled robots
-    urdf     write URDFs and meshes of a robot to a folder
+    robots   list bundled robots and their kinds
+    urdf     write URDFs (and meshes) of a robot to a folder; --combined: the whole robot in one file
     pose     section joint values and tip pose of a limb for a PCC configuration
     demo     the squid demo (GUI with a display, headless animation + summary without)
     run      run an experiment file; sweep: a parameter sweep; export: meshes, renders
@@ -12,11 +12,13 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,15 +27,22 @@ from sim.experiments.cli import register_run, register_sweep
 from sim.export.cli import register_export
 from teleop.devices import DEMO_DEVICES
 from urdf_gen import __version__, naming
+from urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
 from urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
 from urdf_gen.errors import PccBulletError, clip
 from urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
-from urdf_gen.spec_loader import bundled_robots, load_robot
-from urdf_gen.urdf_writer import write_urdf
+from urdf_gen.spec_loader import load_robot
 
-log = logging.getLogger("pccbullet")
+log = logging.getLogger("pccbullet.cli")
 SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
+
+# Loggers of this project: -v sets them to INFO, -vv to DEBUG. Third-party loggers (matplotlib, trimesh,
+# numba, PIL, ...) are left alone, at the root's WARNING.
+OUR_LOGGERS = ("pccbullet", "urdf_gen", "sim", "teleop")
+# Commands that may compile numba kernels (cache=True: first run only).
+COMPILING_COMMANDS = ("pose", "bench", "demo", "run", "sweep")
+COMPILE_NOTICE = "pccbullet: compiling kernels, first run only (~30 s) ..."
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,13 +59,18 @@ def _parser() -> argparse.ArgumentParser:
     register_sweep(sub)
     register_export(sub)
 
-    sub.add_parser("robots", help="list bundled robots")
+    sub.add_parser("robots", help="list bundled robots and their kinds")
 
-    u = sub.add_parser("urdf", help="write URDFs (head + one per limb) and meshes")
+    u = sub.add_parser("urdf", help="write URDFs (PCC robots: head + one per limb, meshes) of a robot")
     u.add_argument("robot", help="bundled robot name (e.g. ursula) or path to a robot TOML")
     u.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
     u.add_argument(
         "--sections", type=SECTIONS, default=None, help="sections per segment N (default: the file's)"
+    )
+    u.add_argument(
+        "--combined",
+        action="store_true",
+        help="also write ROBOT.urdf, the whole robot in one file (for ROS, Pinocchio, MuJoCo)",
     )
 
     q = sub.add_parser("pose", help="section joints and tip pose of a limb for a PCC configuration")
@@ -132,7 +146,17 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _pcc_only(robot: str, command: str) -> None:
+    kind = robot_kind(robot)
+    if kind != "pcc":
+        raise PccBulletError(
+            f"'{command}' takes a PCC robot; {robot!r} is a {kind} robot "
+            "(PCC robots: " + ", ".join(b.name for b in bundled() if b.kind == "pcc") + ")"
+        )
+
+
 def _pose(args: argparse.Namespace) -> int:
+    _pcc_only(args.robot, "pose")
     spec = load_robot(args.robot, sections=args.sections)
     limb = spec.limb(args.limb)
     if not 1 <= args.segment <= len(limb.segments):
@@ -194,12 +218,79 @@ def _pose(args: argparse.Namespace) -> int:
 
 
 def _urdf(args: argparse.Namespace) -> int:
-    spec = load_robot(args.robot, sections=args.sections)
-    out = write_urdf(spec, args.out)
-    print(f"wrote {len(out.urdfs)} URDF files and {len(out.meshes)} meshes to {out.head.parent}")
-    for path in out.urdfs:
+    urdfs = write_robot_urdf(args.robot, args.out, sections=args.sections, combined=args.combined)
+    meshes = sorted((urdfs[0].parent / "meshes").glob("*.stl"))
+    print(f"wrote {len(urdfs)} URDF files and {len(meshes)} meshes to {urdfs[0].parent}")
+    for path in urdfs:
         print(f"  {path}")
     return 0
+
+
+def _robots(args: argparse.Namespace) -> int:
+    robots = bundled()
+    width = max(len(r.name) for r in robots)
+    for r in robots:
+        print(f"{r.name:<{width}}  {r.kind}")
+    return 0
+
+
+@contextlib.contextmanager
+def _verbosity(level: int) -> Iterator[None]:
+    """Log our own loggers at ``level`` to stderr for the duration; restore them afterwards."""
+    handler = logging.StreamHandler(sys.stderr)
+    fmt = "pccbullet: %(message)s" if level > logging.DEBUG else "pccbullet: %(name)s: %(message)s"
+    handler.setFormatter(logging.Formatter(fmt))
+    saved = []
+    for name in OUR_LOGGERS:
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.level, logger.propagate))
+        logger.setLevel(level)
+        logger.addHandler(handler)
+        logger.propagate = False  # no second copy through a root handler someone else installed
+    try:
+        yield
+    finally:
+        for logger, old_level, old_propagate in saved:
+            logger.removeHandler(handler)
+            logger.setLevel(old_level)
+            logger.propagate = old_propagate
+
+
+@contextlib.contextmanager
+def _compile_notice(gap: float = 2.0) -> Iterator[None]:
+    """Print :data:`COMPILE_NOTICE` to stderr when numba starts compiling a kernel that was not in its
+    disk cache (numba's ``"numba:compile"`` event fires on cache misses only): at the first compile, and
+    again at a compile that starts more than ``gap`` seconds (s) after the last one ended. Written with
+    ``tqdm.write`` so that a progress bar on stderr stays intact."""
+    from numba.core import event
+    from tqdm import tqdm
+
+    class Notice(event.Listener):
+        def __init__(self) -> None:
+            self.depth = 0
+            self.shown = 0
+            self.last_end = -math.inf
+            self.total = 0.0
+
+        def on_start(self, ev: event.Event) -> None:
+            if self.depth == 0:  # nested compiles (callees) belong to their caller's
+                self.t0 = time.perf_counter()
+                if self.t0 - self.last_end > gap:
+                    self.shown += 1
+                    tqdm.write(COMPILE_NOTICE, file=sys.stderr)
+            self.depth += 1
+
+        def on_end(self, ev: event.Event) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                self.last_end = time.perf_counter()
+                self.total += self.last_end - self.t0
+
+    notice = Notice()
+    with event.install_listener("numba:compile", notice):
+        yield
+    if notice.shown:
+        log.info("compiled and cached numba kernels in %.1f s", notice.total)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -251,16 +342,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PccBulletError as exc:
         print(f"pccbullet: error: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)])
+    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
     try:
-        if args.command == "robots":
-            for name in bundled_robots():
-                print(name)
-            return 0
-        handler = getattr(args, "handler", None)
-        if handler is not None:
-            return int(handler(args))
-        return {"pose": _pose, "urdf": _urdf, "demo": _demo, "bench": _bench}[args.command](args)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_verbosity(level))
+            if args.command in COMPILING_COMMANDS:
+                stack.enter_context(_compile_notice())
+            handler = getattr(args, "handler", None)
+            if handler is not None:
+                return int(handler(args))
+            commands = {"robots": _robots, "pose": _pose, "urdf": _urdf, "demo": _demo, "bench": _bench}
+            return commands[args.command](args)
     except PccBulletError as exc:
         print(f"pccbullet: error: {exc}", file=sys.stderr)
         return 2

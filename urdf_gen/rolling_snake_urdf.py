@@ -68,7 +68,7 @@ def _shape(
     elem = ET.SubElement(link, tag)
     _origin(elem, xyz)
     geom = ET.SubElement(elem, "geometry")
-    ET.SubElement(geom, geometry, **attrs)
+    ET.SubElement(geom, geometry, attrs)
     if material is not None:
         ET.SubElement(elem, "material", name=material)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -69,6 +69,10 @@ class SegmentSpec:
     radius_base: float
     radius_tip: float
 
+    @overload
+    def radius_at(self, fraction: float) -> float: ...
+    @overload
+    def radius_at(self, fraction: FloatArray) -> FloatArray: ...
     def radius_at(self, fraction: float | FloatArray) -> float | FloatArray:
         """Frustum radius (m) at ``fraction`` (0 = base, 1 = tip; scalar or array) of the rest length."""
         return self.radius_base + (self.radius_tip - self.radius_base) * fraction

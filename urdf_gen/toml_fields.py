@@ -18,7 +18,7 @@ import os
 import stat
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from urdf_gen.errors import SpecError
 
@@ -262,6 +262,10 @@ class Fields:
             raise self.error(key, value, "a non-empty array of tables ([[...]])")
         return [Fields(item, self.source, f"{self.path(key)}[{i}]") for i, item in enumerate(value)]
 
+    @overload
+    def sub(self, key: str) -> Fields: ...
+    @overload
+    def sub(self, key: str, *, default: Any) -> Fields | None: ...
     def sub(self, key: str, *, default: Any = _MISSING) -> Fields | None:
         """A sub-table wrapped as :class:`Fields`; ``None`` if absent and ``default`` is ``None``."""
         value = self.raw(key, default)

@@ -17,6 +17,12 @@ weigh ``MARKER_MASS``; payload links carry the payload mass.
 
 Meshes: one STL per distinct slice, in ``meshes/`` beside the URDF; a ``<mujoco>`` compiler hint tells
 MuJoCo's URDF importer where they are (PyBullet and yourdfpy ignore it).
+
+Combined file (``write_urdf(..., combined=True)``): ``{name}.urdf``, the whole robot in one tree for
+ROS (robot_state_publisher, RViz, MoveIt), Pinocchio and MuJoCo: the head link is the root and every
+limb hangs on a fixed ``{limb}_mount`` joint at its mount pose, with the same link and joint names as
+the per-limb files. Its MuJoCo hint also keeps fixed links as bodies (``fusestatic="false"``), so the
+tip, camera and sensor frames exist by name there too. PyBullet cannot read back its state (128 links).
 """
 
 from __future__ import annotations
@@ -49,16 +55,18 @@ HEAD_RGBA = "0.3 0.35 0.45 1"
 
 @dataclass(frozen=True, slots=True)
 class UrdfOutput:
-    """Files written by :func:`write_urdf` (absolute paths): head URDF, limb URDFs by name, meshes."""
+    """Files written by :func:`write_urdf` (absolute paths): head URDF, limb URDFs by name, meshes,
+    and the whole-robot URDF if one was asked for (else ``None``)."""
 
     head: Path
     limbs: dict[str, Path]
     meshes: tuple[Path, ...]
+    combined: Path | None = None
 
     @property
     def urdfs(self) -> list[Path]:
-        """All URDF files, head first."""
-        return [self.head, *self.limbs.values()]
+        """All URDF files, head first, the combined file (if any) last."""
+        return [self.head, *self.limbs.values(), *([self.combined] if self.combined else [])]
 
 
 def _fmt(values: object) -> str:
@@ -153,12 +161,14 @@ def section_limits(seg: SegmentSpec) -> dict[str, tuple[float, float]]:
 class _Builder:
     """Accumulates the URDF tree and the distinct slice meshes."""
 
-    def __init__(self, spec: RobotSpec, name: str) -> None:
+    def __init__(self, spec: RobotSpec, name: str, *, fusestatic: bool = True) -> None:
         self.spec = spec
         self.meshes: dict[str, tuple[float, float, float]] = {}
         self.robot = ET.Element("robot", name=name)
         hint = ET.SubElement(self.robot, "mujoco")
-        ET.SubElement(hint, "compiler", meshdir=MESH_DIR, strippath="true", discardvisual="true")
+        compiler = ET.SubElement(hint, "compiler", meshdir=MESH_DIR, strippath="true", discardvisual="true")
+        if not fusestatic:
+            compiler.set("fusestatic", "false")
 
     def head(self) -> None:
         h = self.spec.head
@@ -285,13 +295,39 @@ def build_limb_urdf(
     return _tree(b.robot), b.meshes
 
 
-def write_urdf(spec: RobotSpec, out_dir: str | Path, *, mesh_sections: int = 32) -> UrdfOutput:
+def build_combined_urdf(spec: RobotSpec) -> tuple[ET.ElementTree, dict[str, tuple[float, float, float]]]:
+    """The whole robot as one URDF tree and its meshes: file name -> (r0, r1, h) (m).
+
+    Root link ``head``; each limb's flange ``{limb}_base`` is attached by the fixed joint
+    ``{limb}_mount`` at :meth:`~urdf_gen.specs.LimbSpec.T_head_base`. Link and joint names are those of
+    the per-limb files. No link limit applies (this file is not for PyBullet).
+    """
+    b = _Builder(spec, spec.name, fusestatic=False)
+    b.head()
+    for limb in spec.limbs:
+        b.limb(limb)
+        _joint(
+            b.robot,
+            f"{limb.name}_mount",
+            "fixed",
+            naming.HEAD_LINK,
+            naming.base_link(limb.name),
+            xyz=limb.mount_xyz,
+            rpy=limb.mount_rpy,
+        )
+    return _tree(b.robot), b.meshes
+
+
+def write_urdf(
+    spec: RobotSpec, out_dir: str | Path, *, mesh_sections: int = 32, combined: bool = False
+) -> UrdfOutput:
     """Write ``{name}_head.urdf``, ``{name}_{limb}.urdf`` per limb and the meshes under ``meshes/``.
 
     Args:
         spec: the robot.
         out_dir: target folder, created if missing. Required: nothing is written to the cwd implicitly.
         mesh_sections: polygon sides of the slice meshes.
+        combined: also write ``{name}.urdf``, the whole robot in one file (:func:`build_combined_urdf`).
 
     Returns:
         The absolute paths written.
@@ -307,9 +343,13 @@ def write_urdf(spec: RobotSpec, out_dir: str | Path, *, mesh_sections: int = 32)
         tree.write(limbs[limb.name], encoding="utf-8", xml_declaration=True)
     head = out / f"{spec.name}_head.urdf"
     build_head_urdf(spec).write(head, encoding="utf-8", xml_declaration=True)
+    whole = None
+    if combined:
+        whole = out / f"{spec.name}.urdf"
+        build_combined_urdf(spec)[0].write(whole, encoding="utf-8", xml_declaration=True)
     written = []
     for name, (r0, r1, h) in meshes.items():
         path = out / MESH_DIR / name
         frustum_mesh(r0, r1, h, z0=-h, sections=mesh_sections).export(path)
         written.append(path)
-    return UrdfOutput(head=head, limbs=limbs, meshes=tuple(written))
+    return UrdfOutput(head=head, limbs=limbs, meshes=tuple(written), combined=whole)

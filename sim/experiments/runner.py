@@ -177,7 +177,7 @@ def run_experiment(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     dt = 1.0 / PHYSICS_HZ
-    t_steps = np.arange(spec.n_steps + 1) * dt
+    t_steps = np.arange(spec.n_steps + 1, dtype=float) * dt
     commands = command_schedule(spec, t_steps, seed)
     channels = _channel_schedule(spec, t_steps, seed)
     pcc_model = (model(spec) if model is not None else resolve_model(spec)) if spec.mode == "model" else None
@@ -186,7 +186,9 @@ def run_experiment(
     columns: dict[str, list[float]] = {"time_s": []}
     sections: dict[str, list[FloatArray]] = {name: [] for name in spec.limbs}
     # The medium goes to the world when it models media (buoyancy and drag), and always to the model.
-    medium = {"medium": spec.medium} if "medium" in inspect.signature(World).parameters else {}
+    medium: dict[str, Any] = (
+        {"medium": spec.medium} if "medium" in inspect.signature(World).parameters else {}
+    )
     with World(mode=world_mode, **medium) as world:
         robot = world.load_robot(spec.robot)
         current = {name: _configs(cmd[0]) for name, cmd in commands.items()}
@@ -234,8 +236,8 @@ def _apply(
     ch = {name: float(v[k]) for name, v in channels.items()}
     result = pcc_model(ModelInputs(k * dt, dt, spec.medium, cmd, ch))
     new = dict(cmd)
-    for name, configs in result.items():
-        new[name] = tuple(configs)
+    for name, model_configs in result.items():
+        new[name] = tuple(model_configs)
         robot.set_joints(name, robot.pcc_joints(name, new[name], check_limits=False), mode="reset")
     return new
 
@@ -300,7 +302,8 @@ def _write(
         files.append(path)
     if "npz" in spec.outputs:
         path = out / NPZ_NAME
-        np.savez_compressed(path, **cols, **{f"{k}_sections": v for k, v in secs.items()})
+        arrays: dict[str, Any] = {**cols, **{f"{k}_sections": v for k, v in secs.items()}}
+        np.savez_compressed(path, **arrays)
         files.append(path)
     meta = {
         "experiment": spec.name,

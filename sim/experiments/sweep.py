@@ -123,7 +123,7 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
     design = f.string("design", choices=("grid", "random"), default="grid")
     seed = f.integer("seed", 0, 2**31 - 1, default=0)
     samples = f.integer("samples", 1, 100_000, default=1) if design == "random" else 1
-    params = []
+    params: list[tuple[str, list[Any] | None, tuple[float, float] | None]] = []
     for p in f.table_list("parameters"):
         path = p.string("path")
         if p.has("values"):
@@ -144,7 +144,7 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
     if design == "grid":
         combos = [
             dict(zip([q[0] for q in params], c, strict=True))
-            for c in itertools.product(*[q[1] for q in params])
+            for c in itertools.product(*[q[1] or [] for q in params])  # grid: every q[1] is a list
         ]
     else:
         rng = np.random.default_rng(seed)
@@ -155,6 +155,7 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
                 if values is not None:
                     combo[path] = values[int(rng.integers(len(values)))]
                 else:
+                    assert bounds is not None  # a parameter has values or bounds
                     combo[path] = float(rng.uniform(*bounds))
             combos.append(combo)
     tasks = []

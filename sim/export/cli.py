@@ -3,7 +3,10 @@
 ``ROBOT_OR_RUN`` is a bundled robot name / robot TOML (one frame at rest) or a run folder written by
 ``pccbullet run`` (``run.npz`` + ``metadata.json``: one frame per recorded sample, ``--every`` to thin).
 Per frame it writes the smooth skin (``skin_NNNN``) and the rigid sections (``rigid_NNNN``; from the
-recorded section poses for runs, from the PCC chain for robots) in the chosen format.
+recorded section poses for runs, from the PCC chain for robots) in the chosen format. Robots of the
+other kinds (rolling snakes, PneuNets, the seed-004 arm) have no PCC skin: their URDF's visuals at rest
+are written as ``rigid_0000``. ``--gif`` of a PCC robot animates a bend sweep of every limb
+(:func:`sweep_frames`); other kinds refuse it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import trimesh
@@ -22,6 +25,7 @@ import trimesh
 from sim.export.formats import FORMATS, write_series
 from sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
 from sim.export.skin import skin_mesh
+from urdf_gen.catalog import robot_kind
 from urdf_gen.cli_args import integer, out_dir
 from urdf_gen.errors import ConfigurationError, PccBulletError
 from urdf_gen.pcc import PccConfig, rest_configs
@@ -29,6 +33,12 @@ from urdf_gen.spec_loader import load_robot
 from urdf_gen.specs import RobotSpec
 
 log = logging.getLogger(__name__)
+
+GIF_FRAMES = 24  # frames of a robot's bend-sweep GIF
+
+
+def _concat(meshes: list[trimesh.Trimesh]) -> trimesh.Trimesh:
+    return cast(trimesh.Trimesh, trimesh.util.concatenate(meshes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +59,26 @@ def robot_frames(robot: str | Path | RobotSpec, *, ring: int = 32) -> Frames:
         T = limb_base_pose(spec, limb.name)
         skins.append(skin_mesh(limb, configs, T, ring=ring))
         rigids.append(rigid_mesh(limb, section_poses(limb, configs, T), ring=ring))
-    return Frames((0.0,), (trimesh.util.concatenate(skins),), (trimesh.util.concatenate(rigids),))
+    return Frames((0.0,), (_concat(skins),), (_concat(rigids),))
+
+
+def sweep_frames(
+    robot: str | Path | RobotSpec, *, frames: int = GIF_FRAMES, fraction: float = 0.8, ring: int = 32
+) -> Frames:
+    """Skin frames of every limb's first segment bending from straight to ``fraction`` of its
+    ``bend_max`` and back (plane 0, rest lengths), ``frames`` frames at 0.1 s."""
+    spec = robot if isinstance(robot, RobotSpec) else load_robot(robot)
+    skins = []
+    for i in range(frames):
+        amount = fraction * np.sin(np.pi * i / (frames - 1))
+        sk = []
+        for limb in spec.limbs:
+            configs = rest_configs(limb.segments)
+            first = limb.segments[0]
+            configs[0] = PccConfig(float(amount * first.bend_max), 0.0, first.length)
+            sk.append(skin_mesh(limb, configs, limb_base_pose(spec, limb.name), ring=ring))
+        skins.append(_concat(sk))
+    return Frames(tuple(0.1 * i for i in range(frames)), tuple(skins), ())
 
 
 def run_frames(run_dir: str | Path, *, every: int = 1, ring: int = 32) -> Frames:
@@ -75,8 +104,8 @@ def run_frames(run_dir: str | Path, *, every: int = 1, ring: int = 32) -> Frames
             ]
             sk.append(skin_mesh(limb, configs, limb_base_pose(spec, name), ring=ring))
             rg.append(rigid_mesh(limb, data[f"{name}_sections"][i], ring=ring))
-        skins.append(trimesh.util.concatenate(sk))
-        rigids.append(trimesh.util.concatenate(rg))
+        skins.append(_concat(sk))
+        rigids.append(_concat(rg))
     times = tuple(float(data["time_s"][i]) for i in idx)
     return Frames(times, tuple(skins), tuple(rigids))
 
@@ -126,19 +155,24 @@ def export_command(args: argparse.Namespace) -> int:
 
     src = Path(args.source)
     is_run = src.is_dir() and (src / "run.npz").is_file()
+    kind = "pcc" if is_run else robot_kind(args.source)
+    out: Path = args.out
+    if kind != "pcc":
+        return _export_other(args, kind, out)
     frames = (
         run_frames(src, every=args.every, ring=args.ring)
         if is_run
         else robot_frames(args.source, ring=args.ring)
     )
-    out: Path = args.out
     written = write_series(frames.skin, out, "skin", args.format, frames.times)
     written += write_series(frames.rigid, out, "rigid", args.format, frames.times)
     if args.render:
         written.append(render.render_png(frames.skin[0], out / "skin_first.png"))
         written.append(render.render_png(frames.skin[-1], out / "skin_last.png"))
     if args.gif:
-        written.append(render.write_gif(frames.skin, out / "skin.gif"))
+        # one frame at rest would make a still GIF: a robot's GIF sweeps its limbs' bend instead
+        anim = frames if is_run else sweep_frames(args.source, ring=args.ring)
+        written.append(render.write_gif(anim.skin, out / "skin.gif"))
     if args.mp4:
         try:
             written.append(render.write_mp4(frames.skin, out / "skin.mp4"))
@@ -148,6 +182,28 @@ def export_command(args: argparse.Namespace) -> int:
         written += _workspace(src, args, out, is_run)
     for path in written:
         print(path)  # noqa: T201
+        log.info("wrote %s", path)
+    return 0
+
+
+def _export_other(args: argparse.Namespace, kind: str, out: Path) -> int:
+    """``export`` of a robot without PCC limbs: its URDF visuals at rest."""
+    from sim.export import render
+    from sim.export.urdf_meshes import robot_rest_mesh
+
+    for flag in ("gif", "mp4", "workspace"):
+        if getattr(args, flag):
+            raise ConfigurationError(
+                f"--{flag} is invalid for {args.source!r}, a {kind} robot; allowed: PCC robots "
+                "(rest meshes and --render work for every robot)"
+            )
+    mesh = robot_rest_mesh(args.source, sections=args.ring)
+    written = write_series([mesh], out, "rigid", args.format, (0.0,))
+    if args.render:
+        written.append(render.render_png(mesh, out / "rigid.png"))
+    for path in written:
+        print(path)  # noqa: T201
+        log.info("wrote %s", path)
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import trimesh
@@ -54,7 +55,7 @@ def load_mesh(path: str | Path) -> trimesh.Trimesh:
     loaded = trimesh.load(path, process=path.suffix.lower() == ".stl")
     if isinstance(loaded, trimesh.Scene):
         loaded = loaded.to_geometry()
-    return loaded
+    return cast(trimesh.Trimesh, loaded)
 
 
 def write_series(

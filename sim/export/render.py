@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import trimesh
 
 from sim.export.formats import to_polydata
 from urdf_gen.errors import ConfigurationError
-from urdf_gen.types import FloatArray
 
 MP4_HINT = "MP4 output needs imageio-ffmpeg: pip install imageio-ffmpeg (GIF works without it)"
 SKIN_COLOR = "#e8a87c"
@@ -24,7 +24,7 @@ def _plotter(window: tuple[int, int]):  # -> pyvista.Plotter
     import pyvista as pv
 
     pv.OFF_SCREEN = True
-    p = pv.Plotter(off_screen=True, window_size=list(window))
+    p: Any = pv.Plotter(off_screen=True, window_size=list(window))
     p.set_background("white")
     return p
 
@@ -59,7 +59,7 @@ def render_png(
 
 def render_frames(
     frames: Sequence[trimesh.Trimesh], *, window: tuple[int, int] = (480, 360)
-) -> list[FloatArray]:
+) -> list[np.ndarray]:
     """Images ``(H, W, 3) uint8`` of each frame, with one camera framing all frames."""
     if not frames:
         raise ConfigurationError("no frames to render; allowed: at least one mesh")
@@ -87,7 +87,8 @@ def write_gif(frames: Sequence[trimesh.Trimesh], path: str | Path, *, fps: float
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    imageio.mimsave(path, render_frames(frames), duration=1.0 / fps, loop=0)
+    images: list[Any] = list(render_frames(frames))
+    imageio.mimsave(path, images, duration=1.0 / fps, loop=0)
     return path
 
 
@@ -101,5 +102,6 @@ def write_mp4(frames: Sequence[trimesh.Trimesh], path: str | Path, *, fps: float
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    imageio.mimsave(path, render_frames(frames), fps=fps)
+    images: list[Any] = list(render_frames(frames))
+    imageio.mimsave(path, images, fps=fps)
     return path

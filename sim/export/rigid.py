@@ -10,7 +10,7 @@ Poses come either from PyBullet (:func:`robot_rigid_meshes`) or from the PCC geo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import trimesh
@@ -45,7 +45,7 @@ def section_poses(
             f"limb '{limb.name}' has {len(limb.segments)} segments; got {len(configs)} configs"
         )
     T = np.eye(4) if T_world_base is None else np.asarray(T_world_base, dtype=float)
-    out = []
+    out: list[Transform] = []
     for seg, c in zip(limb.segments, configs, strict=True):
         frames = chain_frames(segment_joints(c.bend, c.plane, c.length, seg.sections))
         out.extend(T @ frames[:-1])
@@ -63,7 +63,7 @@ def rigid_mesh(limb: LimbSpec, poses: FloatArray, *, ring: int = 32) -> trimesh.
         m = frustum_mesh(r0, r1, h, z0=-h, sections=ring)
         m.apply_transform(T)
         parts.append(m)
-    return trimesh.util.concatenate(parts)
+    return cast(trimesh.Trimesh, trimesh.util.concatenate(parts))
 
 
 def limb_base_pose(spec: RobotSpec, limb: str, T_world_head: Transform | None = None) -> Transform:

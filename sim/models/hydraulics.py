@@ -216,7 +216,7 @@ class HydraulicDrive:
         self.x = np.zeros(count)
         self.y = np.zeros((count, 3))
         self._h = math.nan
-        self._Minv = np.eye(3)
+        self._Minv: np.ndarray = np.eye(3)
 
     @property
     def chamber_pressure(self) -> FloatArray:
@@ -341,7 +341,7 @@ def settling_time(t: FloatArray, x: FloatArray, t0: float, t1: float, band: floa
     xs = x[sel].reshape(int(sel.sum()), -1)
     change = np.linalg.norm(xs[-1] - xs[0])
     err = np.linalg.norm(xs - xs[-1], axis=1)
-    outside = np.flatnonzero(err > band * max(change, 1e-12))
+    outside = np.flatnonzero(err > band * max(float(change), 1e-12))
     return 0.0 if len(outside) == 0 else float(t[sel][outside[-1]] - t0)
 
 

@@ -33,7 +33,7 @@ from urdf_gen.types import FloatArray
 
 
 def step(
-    model: LimbModel,
+    model: LimbModel | MultiLimbModel,
     q: FloatArray,
     qd: FloatArray,
     dt: float,
@@ -113,6 +113,7 @@ def _dynamics_step(
 ) -> tuple[FloatArray, FloatArray]:
     """:func:`step` through ``model.dynamics`` and a Cholesky solve (any model with that interface)."""
     M, Q = model.dynamics(q + 0.5 * dt * qd, qd, tip_force, tip_moment)
+    assert M is not None  # with_mass=True
     K, D = model.K, model.D
     rhs = Q - K * (q + theta * dt * qd) - D * qd
     if tau is not None:
@@ -145,7 +146,7 @@ def simulate(
         tau = tau_fn(k * dt, q, qd) if tau_fn is not None else None
         q, qd = step(model, q, qd, dt, tau, theta=theta)
         qs[k + 1], vs[k + 1] = q, qd
-    return dt * np.arange(steps + 1), qs, vs
+    return np.arange(steps + 1, dtype=float) * dt, qs, vs
 
 
 def simulate_ivp(

@@ -188,7 +188,7 @@ def _evaluation_plan(polys: list[_Poly]):
                 while len(m) > 1:
                     needed.add(m)
                     m = m[:-1]
-    row = {(): 0}
+    row: dict[tuple[int, ...], int] = {(): 0}
     row.update({(i,): 1 + i for i in range(nb)})
     levels = []
     deg = 2
@@ -320,11 +320,11 @@ class NEParams:
         self.last = np.asarray(last, dtype=np.intp)
         self.axisymmetric = bool(np.array_equal(inertia_body[..., 0], inertia_body[..., 1]))
         self.dinertia = inertia_body[..., 2] - inertia_body[..., 0]
-        self._lower = None
-        self._Icon = None
-        self._packed = None
+        self._lower: np.ndarray | None = None
+        self._Icon: FloatArray | None = None
+        self._packed: tuple[np.ndarray, FloatArray] | None = None
 
-    def lower(self) -> FloatArray:
+    def lower(self) -> np.ndarray:
         """``(4N, 4N)`` mask of the valid (block lower triangular) entries of the CRBA product."""
         if self._lower is None:
             blk = np.repeat(np.arange(self.N), 4)
@@ -366,7 +366,7 @@ class NEParams:
             if med.drag_coefficient > 0.0:
                 use_drag = True
                 drag[i, :k] = 0.5 * med.density * med.drag_coefficient * m.drag_area
-        return cls(l0, mnet, minert, Ib, drag if use_drag else None, [m.n - 1 for m in models])
+        return cls(l0, mnet, minert, Ib, drag if use_drag else None, np.array([m.n - 1 for m in models]))
 
     def spatial_inertia_buffer(self) -> FloatArray:
         """Reusable ``(L, N, 6, 6)`` buffer of composite spatial inertias; its constant lower-right blocks
@@ -710,6 +710,7 @@ class MultiLimbModel:
             symmetric=False,
             backend="numpy",
         )
+        assert M is not None  # the numpy backend always forms M
         rhs = Q.reshape(-1)[self._index] - self.K * q - self.D * qd
         if tau is not None:
             rhs = rhs + tau
@@ -798,6 +799,7 @@ class MultiLimbModel:
             symmetric=False,
             backend="numpy",
         )
+        assert M is not None  # the numpy backend always forms M
         K, D = self.K, self.D
         rhs = Q.reshape(-1)[self._index] - K * (q + theta * dt * qd) - D * qd
         if tau is not None:

@@ -228,7 +228,7 @@ class LimbModel:
             self.inertial_mass[None],
             self.inertia_body[None],
             drag,
-            [self.n - 1],
+            np.array([self.n - 1]),
         )
         prm._lower = self._lower
         self._prm_cache = (key, prm)
@@ -268,10 +268,16 @@ class LimbModel:
         return (None if M is None else M[0]), Q[0]
 
     def acceleration(
-        self, q: FloatArray, qd: FloatArray, tau: FloatArray | None = None, **load: FloatArray
+        self,
+        q: FloatArray,
+        qd: FloatArray,
+        tau: FloatArray | None = None,
+        tip_force: FloatArray | None = None,
+        tip_moment: FloatArray | None = None,
     ) -> FloatArray:
         """Strain accelerations ``(4n,)`` from the full equations of motion (explicit)."""
-        M, Q = self.dynamics(q, qd, **load)
+        M, Q = self.dynamics(q, qd, tip_force, tip_moment)
+        assert M is not None  # with_mass=True
         rhs = Q - self.K * q - self.D * qd
         if tau is not None:
             rhs = rhs + tau
@@ -280,6 +286,7 @@ class LimbModel:
     def energy(self, q: FloatArray, qd: FloatArray) -> float:
         """Kinetic + elastic + gravity/buoyancy potential energy (J); potential zero at the base."""
         M, _ = self.dynamics(q, np.zeros_like(q))
+        assert M is not None  # with_mass=True
         pos = self.forward_kinematics(q)[0][1:]
         net = self.mass - self.medium.density * self.volume
         pot = -float(np.sum(net * (pos @ self.gravity)))

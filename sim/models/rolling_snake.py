@@ -173,7 +173,8 @@ def snake_forward_kinematics(
         cols = []
         for e in ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)):
             v = rot_about(cp, sp, ct, st, e)
-            cols.append(tuple(ex[i] * v[0] + ey[i] * v[1] + ez[i] * v[2] for i in range(3)))
+            c = [ex[i] * v[0] + ey[i] * v[1] + ez[i] * v[2] for i in range(3)]
+            cols.append((c[0], c[1], c[2]))
         ex, ey, ez = cols
     tip = np.array([pos[i] + ez[i] * half for i in range(3)])
     return np.array(links), np.array(joints).reshape(n - 1, 3), tip

@@ -15,13 +15,16 @@ whether they came from a keyboard, a gamepad, a haptic stylus, a UDP stream or a
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
 from urdf_gen.errors import ConfigurationError, PccBulletError
+
+Vec3 = tuple[float, float, float]
 
 RATE_ACTIONS = ("bend+", "bend-", "plane+", "plane-", "length+", "length-")
 ONE_SHOT_ACTIONS = ("next_limb", "next_segment", "follow")
@@ -66,12 +69,12 @@ class DeviceSample:
     @staticmethod
     def from_dict(d: dict[str, object]) -> DeviceSample:
         """Inverse of :meth:`to_dict`."""
-        pos = d.get("position")
+        pos = cast("Sequence[float] | None", d.get("position"))
         return DeviceSample(
-            t=float(d["t"]),  # type: ignore[arg-type]
-            held=frozenset(d.get("held", ())),  # type: ignore[arg-type]
-            pressed=tuple(d.get("pressed", ())),  # type: ignore[arg-type]
-            position=None if pos is None else tuple(float(v) for v in pos),  # type: ignore[union-attr,misc]
+            t=float(cast(float, d["t"])),
+            held=frozenset(cast("Iterable[str]", d.get("held", ()))),
+            pressed=tuple(cast("Iterable[str]", d.get("pressed", ()))),
+            position=None if pos is None else cast(Vec3, tuple(float(v) for v in pos)),
             ok=bool(d.get("ok", True)),
         )
 

@@ -1,0 +1,25 @@
+"""The Gymnasium env pccbullet/UrsulaReach-v0: random actions, steps per second in both modes.
+
+pip install -e ".[rl]"; python examples/60_gym_reach.py [STEPS]
+"""
+
+import sys
+import time
+
+import gymnasium as gym
+
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+for mode in ("kinematic", "dynamic"):
+    env = gym.make("sim.rl:pccbullet/UrsulaReach-v0", mode=mode)  # camera tentacle, N = 5
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    actions = [env.action_space.sample() for _ in range(steps)]
+    t0 = time.perf_counter()
+    for a in actions:
+        _, _, terminated, truncated, _ = env.step(a)
+        if terminated or truncated:
+            env.reset()
+    wall = time.perf_counter() - t0
+    env.close()
+    ms = 1e3 * wall / steps
+    print(f"{mode:>9}: {steps / wall:8.0f} env steps/s ({steps} steps of 20 ms, {ms:.3f} ms each)")

@@ -1,0 +1,65 @@
+"""Public World/Robot API used by the Gymnasium env: joint velocities and loading a subset of limbs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim.bullet import pb
+from sim.world import World
+from urdf_gen.errors import ConfigurationError
+from urdf_gen.pcc import PccConfig
+
+
+def test_joint_velocities_are_pybullets_and_integrate_to_the_joints() -> None:
+    with World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", sections=3, limbs=["camera"])
+        assert np.array_equal(robot.joint_velocities("camera"), np.zeros(10))  # reset: at rest
+        robot.set_pcc("camera", [PccConfig(1.0, 0.3, 0.6)], mode="target")
+        world.step(20)
+        q0 = robot.joints("camera")
+        world.step()
+        qd = robot.joint_velocities("camera")
+        assert qd.shape == (10,) and np.max(np.abs(qd)) > 0.1
+        # Bullet's semi-implicit Euler: q1 = q0 + dt * qd1 for every joint (revolute and prismatic)
+        np.testing.assert_allclose((robot.joints("camera") - q0) / world.dt, qd, rtol=0, atol=1e-9)
+        idx = robot.joint_indices("camera").tolist()
+        states = pb.getJointStates(robot.bodies["camera"], idx, physicsClientId=world.client)
+        assert qd.tolist() == [s[1] for s in states]
+
+
+def test_load_a_subset_of_limbs() -> None:
+    configs = [PccConfig(0.8, -0.4, 0.59)]
+    with World(mode="kinematic") as world:
+        full = world.load_robot("ursula", sections=3)
+        full.set_pcc("camera", configs)
+        expected = full.tip_pose("camera")
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=3, limbs=["camera", "light"])
+        assert list(robot.bodies) == ["camera", "light"]
+        assert [limb.name for limb in robot.spec.limbs] == ["camera", "light"]
+        assert sorted(p.stem for p in robot.urdfs.head.parent.glob("*.urdf")) == [
+            "ursula_camera",
+            "ursula_head",
+            "ursula_light",
+        ]
+        assert pb.getNumBodies(physicsClientId=world.client) == 3
+        robot.set_pcc("camera", configs)
+        np.testing.assert_array_equal(robot.tip_pose("camera"), expected)
+        with pytest.raises(
+            ConfigurationError, match="robot 'ursula' has no limb 'grasper'; limbs: camera, light"
+        ):
+            robot.tip_pose("grasper")
+
+
+@pytest.mark.parametrize(
+    ("limbs", "match"),
+    [
+        ([], r"limbs = \[\] is invalid; allowed: distinct names out of grasper, palpation, camera, light"),
+        (["camera", "camera"], r"limbs = \['camera', 'camera'\] is invalid; allowed: distinct names"),
+        (["tail"], "robot 'ursula' has no limb 'tail'; limbs: grasper, palpation, camera, light"),
+    ],
+)
+def test_bad_limb_subsets_raise(limbs, match) -> None:
+    with World(mode="kinematic") as world, pytest.raises(ConfigurationError, match=match):
+        world.load_robot("ursula", sections=2, limbs=limbs)
