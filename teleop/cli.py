@@ -100,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="physics steps/s, real-time factor, p99 step time; model step costs")
     b.add_argument("--robot", nargs="+", default=["ursula"], help="robots to bench (default: ursula)")
     b.add_argument(
-        "--sections", nargs="+", type=SECTIONS, default=[5, 10, 20], help="N per segment (default 5 10 20)"
+        "--sections", nargs="+", type=SECTIONS, default=None, help="N per segment (default 5 10 20)"
     )
     b.add_argument("--mode", nargs="+", default=["kinematic", "dynamic"], choices=["kinematic", "dynamic"])
     b.add_argument(
@@ -109,12 +109,18 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--seconds",
         type=real(0.0, 3600.0, lo_open=True),
-        default=1.0,
-        help="simulated seconds per run (default 1)",
+        default=None,
+        help="simulated seconds per run (default 1; 10 with --demo)",
     )
     b.add_argument("--peer", choices=["mujoco"], default=None, help="also step the same URDFs in MuJoCo")
     b.add_argument("--no-models", action="store_true", help="skip the model step-cost benchmarks")
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    b.add_argument(
+        "--demo",
+        action="store_true",
+        help="bench the teleoperation demo in real time instead: master and slave (its own process) "
+        "real-time factors and the master tick p99 (--seconds, default 10; first of --sections, default 10)",
+    )
 
     d = sub.add_parser("demo", help="the URSULA squid demo")
     d.add_argument(
@@ -318,12 +324,21 @@ def _demo(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from sim.bench import format_table, run_bench
 
+    if args.demo:
+        from teleop.bench_demo import bench_demo, format_demo
+
+        seconds = 10.0 if args.seconds is None else args.seconds
+        sections = 10 if args.sections is None else args.sections[0]
+        demo = bench_demo(seconds, sections)
+        print(json.dumps(demo, indent=2) if args.json else format_demo(demo))
+        return 0
+
     result = run_bench(
         args.robot,
         args.mode,
-        args.sections,
+        [5, 10, 20] if args.sections is None else args.sections,
         medium=args.medium,
-        seconds=args.seconds,
+        seconds=1.0 if args.seconds is None else args.seconds,
         peer=args.peer,
         models=not args.no_models,
     )

@@ -57,12 +57,13 @@ from teleop.channel import Channel, LinkSpec, acoustic_link
 from teleop.devices.base import InputDevice
 from teleop.haptics import HapticParams, HapticRenderer, penetration
 from teleop.ik import clamp_config
-from teleop.mapping import OperatorMapping, apply_offset
+from teleop.mapping import OperatorMapping
 from teleop.predict import SagPredictor
+from teleop.slave_process import SlaveProcess
 from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.pcc import PccConfig, rest_configs
-from urdf_gen.pcc_fit import bend_vector, canonical_limb, config_offset, pcc_from_points
+from urdf_gen.pcc_fit import add_offset, bend_vector, canonical_limb, pcc_from_points
 from urdf_gen.specs import RobotSpec
 
 CMD_HEADER = struct.Struct("<BBId")  # version, type, seq, send time (s): 14 bytes
@@ -80,6 +81,7 @@ DEPTH_MAX = 0.04  # m, deepest the force-aware command lets the model into the m
 LOG_ROWS = 120_000  # rows of the session log at most (bounded memory: longer sessions are decimated)
 IK_OFFSET_TAU = 0.5  # s, low-pass of the offsets the operator's IK solves through
 IK_MAX_STEP = 1e-3  # rad or m per tick: the command moves at most ~1 rad/s or 1 m/s
+SHOW_EVERY = 20  # ticks between two poses of the limbs that only show (50 Hz); the haptic one: every tick
 RING_TICKS = 8192  # master predictions kept for residuals (8.2 s at 1 kHz; > the link's round trip)
 
 
@@ -359,6 +361,7 @@ class MmtSession:
         cfg: the setup. robot: bundled name or TOML path. haptic: renderer settings.
         gui: open the master world in the PyBullet GUI.
         slave: ``"local"`` (in this process, lockstep) or ``"process"`` (its own process, real time).
+        record_poses: with ``slave="process"``, the robot sends its limbs' joints at 10 Hz (the GIF).
     """
 
     def __init__(
@@ -369,6 +372,7 @@ class MmtSession:
         haptic: HapticParams | None = None,
         gui: bool = False,
         slave: str = "local",
+        record_poses: bool = False,
     ) -> None:
         from urdf_gen.spec_loader import load_robot
 
@@ -392,9 +396,7 @@ class MmtSession:
         self.down = Channel(cfg.downlink, seed=cfg.seed)
         self.up = Channel(cfg.uplink, seed=cfg.seed + 1)
         if slave == "process":
-            from teleop.slave_process import SlaveProcess
-
-            self.slave: Slave | SlaveProcess = SlaveProcess(robot, cfg)
+            self.slave: Slave | SlaveProcess = SlaveProcess(robot, cfg, record_poses=record_poses)
         else:
             self.slave = Slave(spec, cfg)
         self.slave_kind = slave
@@ -410,6 +412,9 @@ class MmtSession:
         self.residual = {n: v.copy() for n, v in zeros.items()}
         self._res_blend = {n: (v.copy(), v.copy(), -1.0) for n, v in zeros.items()}
         self.ik_offset = {n: v.copy() for n, v in zeros.items()}  # offsets the operator's IK solves with
+        self._cmd_key: dict[str, tuple[PccConfig, ...]] = {}
+        self._cmd_canon: dict[str, list[PccConfig]] = {}
+        self._cmd_u: dict[str, np.ndarray] = {}
         self._blend_u: dict[str, float] = {}
         self.rock_model = np.asarray(cfg.rock_estimate, dtype=float)
         self._rock_blend = (self.rock_model.copy(), self.rock_model.copy(), -1.0)
@@ -478,9 +483,6 @@ class MmtSession:
             )
         return active or 0.0 < u < 1.0
 
-    def _offsets(self) -> dict[str, np.ndarray]:
-        return {n: self.pred_offset[n] + self.residual[n] for n in self._order}
-
     def _on_state(self, payload: bytes, t: float) -> None:
         n_body = 6 * sum(s for _, s in self.shape)
         if len(payload) != STATE_HEADER.size + n_body + STATE_TAIL.size:
@@ -524,23 +526,34 @@ class MmtSession:
             self.rock_located = True
 
     def _update_model(self, cmd: dict[str, list[PccConfig]]) -> None:
-        """Predict the slave's shape for the new command and pose the master world's limbs."""
+        """Predict the slave's shape for the new command and pose the master world's limbs.
+
+        The haptic limb is posed every tick (its contacts are rendered); the others, which only show,
+        at most once every ``SHOW_EVERY`` ticks."""
         k, dt = self._k, self.world.dt
+        for name in self._order:
+            key = tuple(cmd[name])
+            if self._cmd_key.get(name) != key:  # canonical command and its bend vectors, once a change
+                self._cmd_key[name] = key
+                self._cmd_canon[name] = canonical_limb(cmd[name])
+                self._cmd_u[name] = _as_u(self._cmd_canon[name])
         if self.predictor is not None:
             for name in self._order:
                 shape = self.predictor.update(name, cmd[name], k, dt)
                 if shape is not None:
-                    self.pred_offset[name] = config_offset(shape, canonical_limb(cmd[name]))
-        offsets = self._offsets()
+                    self.pred_offset[name] = _as_u(shape) - self._cmd_u[name]
         # the IK solves through the offsets low-passed (IK_OFFSET_TAU): the fixed point command -> static
         # sag -> command, under-relaxed (solved offline it converged by a factor ~0.55-0.8 an iteration
         # for the palpation arm above the rock). Through the live prediction every tick, its motion fed
         # back into the command and the loop did not settle.
         a = dt / IK_OFFSET_TAU
+        haptic = self.cfg.haptic_limb
         for name in self._order:
-            self.ik_offset[name] += a * (offsets[name] - self.ik_offset[name])
-        for name in self._order:
-            model = apply_offset(cmd[name], offsets[name])
+            offset = self.pred_offset[name] + self.residual[name]
+            self.ik_offset[name] += a * (offset - self.ik_offset[name])
+            if name != haptic and k % SHOW_EVERY:
+                continue
+            model = [add_offset(c, o) for c, o in zip(self._cmd_canon[name], offset, strict=True)]
             self.model[name] = model
             if model != self._shown.get(name):
                 self.robot.set_joints(name, self.robot.pcc_joints(name, model, check_limits=False))
@@ -551,9 +564,8 @@ class MmtSession:
                 rest |= 1 << i
         self._ring_rest[k % RING_TICKS] = rest
         row = self._ring_u[k % RING_TICKS]
-        for name in self._order:
-            pred = apply_offset(cmd[name], self.pred_offset[name])
-            row[self._seg_index[name]] = _as_u(pred)
+        for name in self._order:  # the prediction (no residual) as bend vectors: command + offset
+            row[self._seg_index[name]] = self._cmd_u[name] + self.pred_offset[name]
 
     # ------------------------------------------------------------------ the tick
     def tick(self, device: InputDevice, *, deadline_met: bool = True) -> np.ndarray:
@@ -583,13 +595,12 @@ class MmtSession:
             self.over_budget += 1
         for _, p in self.down.deliver(t):
             self.slave.receive(p)
-        self.slave.tick(dt)
-        if self._k % max(1, round(1.0 / (cfg.state_rate * dt))) == 0:
-            for packet in (
-                self.slave.state_packets(self._k + 1, t)
-                if self.slave_kind == "process"
-                else [self.slave.state_packet(self._k + 1, t)]
-            ):
+        self.slave.tick(dt)  # in its own process: collects what the robot sent
+        if isinstance(self.slave, Slave):
+            if self._k % max(1, round(1.0 / (cfg.state_rate * dt))) == 0:
+                self.up.send(t, self.slave.state_packet(self._k + 1, t))
+        else:
+            for packet in self.slave.take_states():
                 self.up.send(t, packet)
         for _, p in self.up.deliver(t):
             self._on_state(p, t)
@@ -646,15 +657,20 @@ class MmtSession:
             realtime=realtime,
             on_visual=visual,
             spin_window=spin_window,
-            step=lambda: self.tick(device, deadline_met=loop.deadline_met),
+            step=lambda: self._tick_none(device, loop),
             stop=stop,
         )
-        if self.slave_kind == "process":
-            self.slave.start()  # type: ignore[union-attr]
-        stats = loop.run(duration, catch_sigint=catch_sigint).as_dict()
+        if isinstance(self.slave, SlaveProcess):
+            self.slave.start()
+        stats: dict[str, object] = dict(loop.run(duration, catch_sigint=catch_sigint).as_dict())
         stats["deadline_misses"] = stats["overruns"] if realtime else 0
         stats["ticks_over_budget"] = self.over_budget
-        return stats
+        if isinstance(self.slave, SlaveProcess):  # the robot's own loop, in its process
+            stats["slave"] = self.slave.close()
+        return stats  # type: ignore[return-value]
+
+    def _tick_none(self, device: InputDevice, loop: Loop) -> None:
+        self.tick(device, deadline_met=loop.deadline_met)
 
     def metrics(self) -> dict[str, float]:
         """Tip and force errors, forces, contact agreement, traffic (see the README's metrics table)."""

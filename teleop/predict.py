@@ -19,8 +19,10 @@ whose command has not changed and whose model has come to rest (every strain rat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 
 from sim.models.integrators import step as model_step
@@ -34,6 +36,49 @@ from urdf_gen.types import FloatArray, Transform
 QUASI_STATIC_DAMPING = 1.0  # -, critical damping of the first mode: the model relaxes to its static sag
 SETTLED_RATE = 0.05  # 1/s or 1/(m s): the model is close enough to rest to compare with the slave
 REST_RATE = 1e-4  # 1/s (strain rate) or 1/(m s) (curvature rate): below it a limb's model is at rest
+
+
+@numba.njit(cache=True)
+def segment_ends(q: FloatArray, l0: FloatArray, last: np.ndarray, out: FloatArray) -> None:
+    """Tip positions of the segments (the tips of pieces ``last``) in the limb base frame into ``out``
+    ``(S, 3)`` (m): :meth:`LimbModel.forward_kinematics` (:func:`sim.models.ne_kinematics.piece_pose`)
+    for the points it needs, compiled (the numpy version took most of a master tick)."""
+    R = np.eye(3)
+    pos = np.zeros(3)
+    Rp = np.empty((3, 3))
+    s = 0
+    for i in range(len(l0)):
+        rx, ry, tau = l0[i] * q[4 * i + 1], l0[i] * q[4 * i + 2], l0[i] * q[4 * i + 3]
+        arc = l0[i] * (1.0 + q[4 * i])
+        th = math.hypot(rx, ry)
+        if th < 0.05:  # the series of ne_kinematics._coeffs
+            t2 = th * th
+            A = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
+            B = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
+        else:
+            A = (1.0 - math.cos(th)) / (th * th)
+            B = math.sin(th) / th
+        p0, p1, p2 = arc * ry * A, -arc * rx * A, arc * B
+        for r in range(3):
+            pos[r] += R[r, 0] * p0 + R[r, 1] * p1 + R[r, 2] * p2
+        b00, b01, b02 = 1.0 - A * ry * ry, A * rx * ry, B * ry
+        b10, b11, b12 = A * rx * ry, 1.0 - A * rx * rx, -B * rx
+        b20, b21, b22 = -B * ry, B * rx, 1.0 - A * th * th
+        ct, st = math.cos(tau), math.sin(tau)
+        loc = np.array(
+            [
+                [b00 * ct + b01 * st, -b00 * st + b01 * ct, b02],
+                [b10 * ct + b11 * st, -b10 * st + b11 * ct, b12],
+                [b20 * ct + b21 * st, -b20 * st + b21 * ct, b22],
+            ]
+        )
+        for r in range(3):
+            for c in range(3):
+                Rp[r, c] = R[r, 0] * loc[0, c] + R[r, 1] * loc[1, c] + R[r, 2] * loc[2, c]
+        R[:, :] = Rp
+        if s < len(last) and i == last[s]:
+            out[s] = pos
+            s += 1
 
 
 class SagPredictor:
@@ -64,6 +109,7 @@ class SagPredictor:
     ) -> None:
         self.names = [limb.name for limb in spec.limbs]
         self.models: dict[str, LimbModel] = {}
+        self._ends: dict[str, np.ndarray] = {}  # index of each segment's last piece
         self.q: dict[str, FloatArray] = {}
         self.qd: dict[str, FloatArray] = {}
         med = medium_named(medium)
@@ -73,6 +119,7 @@ class SagPredictor:
                 limb, limb.segments[0].sections, gravity=g_base, medium=med, damping_ratio=damping_ratio
             )
             self.models[limb.name] = m
+            self._ends[limb.name] = np.flatnonzero(np.diff(np.append(m.segment, -1)) != 0).astype(np.int64)
             self.q[limb.name] = m.rest_state()
             self.qd[limb.name] = np.zeros(m.dof)
         self.every_tick = every_tick
@@ -88,7 +135,9 @@ class SagPredictor:
     def shape(self, name: str) -> list[PccConfig]:
         """The model's present shape of limb ``name``: one fitted arc per segment."""
         m = self.models[name]
-        return pcc_from_points(m.segment_tip_positions(self.q[name]))
+        ends = np.empty((len(m.limb.segments), 3))
+        segment_ends(self.q[name], m.l0, self._ends[name], ends)
+        return pcc_from_points(ends)
 
     def settled(self, name: str) -> bool:
         """Whether limb ``name``'s model has (nearly) come to rest: every strain rate below

@@ -1,0 +1,166 @@
+"""The remote robot in its own process: the dynamic slave paced to the wall clock at 1 kHz.
+
+Real-time teleoperation runs the slave (:class:`teleop.mmt.Slave`, the soft squid in seawater) as a
+separate process, as the remote robot it stands for: it has its own core, and the master's 1 kHz haptic
+loop never waits for its physics. The acoustic link is still emulated on the master's side (the
+:class:`~teleop.channel.Channel` objects delay and drop the packets); a pipe carries them between the
+processes in microseconds. Besides the link's packets the process sends, at 50 Hz, what an external
+observer records (its haptic tip and sensor force) for the session log, and at 10 Hz, when asked, the
+joint vectors of its limbs for the demo's GIF. On :meth:`SlaveProcess.close` it reports its loop
+statistics (real-time factor, tick p50/p99, late ticks).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from typing import Any
+
+import numpy as np
+
+from sim.loop import SPIN_WINDOW_S, wait_until
+from urdf_gen.errors import ConfigurationError
+
+OBSERVE_EVERY = 20  # ticks between two observer samples (50 Hz)
+POSE_EVERY = 100  # ticks between two recorded limb poses (10 Hz)
+START_TIMEOUT_S = 120.0  # s, longest wait for the slave process to build its world
+
+
+def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_poses: bool) -> None:
+    from teleop.mmt import Slave
+    from urdf_gen.spec_loader import load_robot
+
+    slave = Slave(load_robot(robot, sections=cfg.sections), cfg)
+    dt = slave.world.dt
+    period = max(1, round(1.0 / (cfg.state_rate * dt)))
+    conn.send(("ready", None))
+    go.wait()
+    clock = time.perf_counter
+    times: list[float] = []
+    late = k = 0
+    start = clock()
+    while not stop.is_set():
+        t0 = clock()
+        while conn.poll():
+            kind, payload = conn.recv()
+            if kind == "cmd":
+                slave.receive(payload)
+        slave.tick(dt)
+        if k % period == 0:
+            conn.send(("state", slave.state_packet(k + 1, slave.time)))
+        if k % OBSERVE_EVERY == 0:
+            conn.send(("observe", (slave.time, slave.tip().tolist(), slave.force.tolist())))
+        if record_poses and k % POSE_EVERY == 0:
+            joints = {n: slave.robot.joints(n) for n in slave.robot.bodies}
+            conn.send(("pose", (slave.time, joints)))
+        t1 = clock()
+        if len(times) < 3_600_000:  # one hour of tick times at most
+            times.append(t1 - t0)
+        k += 1
+        deadline = start + k * dt
+        if t1 < deadline:
+            wait_until(deadline, SPIN_WINDOW_S)
+        elif t1 - deadline > dt:
+            late += 1
+    wall = max(clock() - start, 1e-12)
+    arr = np.asarray(times) if times else np.zeros(1)
+    conn.send(
+        (
+            "stats",
+            {
+                "physics_steps": k,
+                "wall_time_s": wall,
+                "real_time_factor": k * dt / wall,
+                "step_p50_ms": float(np.percentile(arr, 50) * 1e3),
+                "step_p99_ms": float(np.percentile(arr, 99) * 1e3),
+                "overruns": late,
+                "reflex_ticks": slave.reflex_ticks,
+                "sections": slave.robot.spec.limbs[0].segments[0].sections,
+            },
+        )
+    )
+    slave.close()
+
+
+class SlaveProcess:
+    """The slave in its own process, with the interface :class:`teleop.mmt.MmtSession` uses.
+
+    Args:
+        robot: bundled name or TOML path (the slave loads it itself). cfg: the session's config.
+        record_poses: send the limbs' joint vectors at 10 Hz (:attr:`poses`).
+    """
+
+    def __init__(self, robot: str, cfg: Any, *, record_poses: bool = False) -> None:
+        ctx = mp.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._go, self._stop = ctx.Event(), ctx.Event()
+        self._process = ctx.Process(
+            target=_slave_main,
+            args=(robot, cfg, child, self._go, self._stop, record_poses),
+            daemon=True,
+        )
+        self._process.start()
+        self._states: list[bytes] = []
+        self.force = np.zeros(3)
+        self._tip = np.full(3, np.nan)
+        self.poses: list[tuple[float, dict[str, np.ndarray]]] = []
+        self.stats: dict[str, float] = {}
+        self.reflex_ticks = 0
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self._conn.poll(0.1):
+            if not self._process.is_alive() or time.monotonic() > deadline:
+                self._process.kill()
+                raise ConfigurationError(
+                    f"the slave process did not start (exit code {self._process.exitcode})"
+                )
+        self._conn.recv()  # ("ready", None)
+
+    def start(self) -> None:
+        """Let the slave's loop run (it waits after building its world)."""
+        self._go.set()
+
+    def receive(self, payload: bytes) -> None:
+        """A command packet the link delivered: to the robot."""
+        self._conn.send(("cmd", payload))
+
+    def _drain(self) -> None:
+        while self._conn.poll():
+            kind, value = self._conn.recv()
+            if kind == "state":
+                self._states.append(value)
+            elif kind == "observe":
+                _, tip, force = value
+                self._tip, self.force = np.asarray(tip), np.asarray(force)
+            elif kind == "pose":
+                self.poses.append(value)
+                del self.poses[:-600]
+            elif kind == "stats":
+                self.stats = value
+                self.reflex_ticks = int(value["reflex_ticks"])
+
+    def tick(self, dt: float) -> None:
+        """Collect what the robot sent since the last tick (the robot steps on its own)."""
+        self._drain()
+
+    def take_states(self) -> list[bytes]:
+        """State packets the robot sent since the last call, oldest first."""
+        out, self._states = self._states, []
+        return out
+
+    def tip(self) -> np.ndarray:
+        """The haptic limb's tip ``(3,)`` (m, world) at the last observer sample."""
+        return self._tip
+
+    def close(self, timeout: float = 10.0) -> dict[str, float]:
+        """Stop the robot's loop; returns its statistics."""
+        if self._process.is_alive():
+            self._go.set()
+            self._stop.set()
+            deadline = time.monotonic() + timeout
+            while not self.stats and time.monotonic() < deadline and self._process.is_alive():
+                if self._conn.poll(0.05):
+                    self._drain()
+            self._process.join(timeout=max(0.0, deadline - time.monotonic()))
+            if self._process.is_alive():
+                self._process.kill()
+        return self.stats
