@@ -120,3 +120,10 @@ def test_a_sweep_on_a_ray_cluster_equals_the_pool_byte_for_byte(cluster: str, tm
     code, out = _cli([str(sweep), "--out", "ray_out", "--engine", "ray"], tmp_path, RAY_ADDRESS=cluster)
     assert code == 1 and out["completed"] == 1 and out["skipped"] == 3 and len(out["failed"]) == 2
     assert _files(tmp_path / "ray_out") == a
+
+    # neither: a private local Ray, although this cluster's address file is where Ray looks first
+    # (before: ValueError, num_cpus must not be given when connecting to an existing cluster)
+    (tmp_path / "ray_out" / "run_0003" / DONE).unlink()
+    code, out = _cli([str(sweep), "--out", "ray_out", "--engine", "ray", "--workers", "1"], tmp_path)
+    assert code == 1 and out["completed"] == 1 and out["skipped"] == 3
+    assert _files(tmp_path / "ray_out") == a

@@ -302,8 +302,9 @@ def _pool(tasks: list[RunTask], workers: int) -> Iterator[dict[str, Any]]:
 
 
 def _ray(tasks: list[RunTask], workers: int, address: str | None) -> Iterator[dict[str, Any]]:
-    """Run on Ray: the cluster at ``address`` (or ``RAY_ADDRESS``), else a local Ray with ``workers``
-    CPUs. Retries are off (a killed worker is a failed run, reported with Ray's error)."""
+    """Run on Ray: the cluster at ``address`` (or ``RAY_ADDRESS``), else a private local Ray with
+    ``workers`` CPUs (never a cluster found on this machine without being named). Retries are off (a
+    killed worker is a failed run, reported with Ray's error)."""
     try:
         import ray
         from ray.exceptions import RayError
@@ -314,8 +315,8 @@ def _ray(tasks: list[RunTask], workers: int, address: str | None) -> Iterator[di
         address = address or os.environ.get(RAY_ADDRESS_ENV) or None
         if address:  # an existing cluster brings its own resources: no num_cpus here
             ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        else:  # "local": a private Ray, even where a cluster started on this machine would be found
+            ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
         started = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(execute)
