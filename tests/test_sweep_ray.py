@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -127,3 +128,49 @@ def test_a_sweep_on_a_ray_cluster_equals_the_pool_byte_for_byte(cluster: str, tm
     code, out = _cli([str(sweep), "--out", "ray_out", "--engine", "ray", "--workers", "1"], tmp_path)
     assert code == 1 and out["completed"] == 1 and out["skipped"] == 3
     assert _files(tmp_path / "ray_out") == a
+
+
+def _task_workers() -> list[int]:
+    """Ray worker processes running a sweep run now (their title is ``ray::execute``)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmd.startswith(b"ray::execute"):
+                pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_ray_worker_is_a_failed_run_not_a_silent_retry(cluster: str, tmp_path: Path) -> None:
+    sweep = write_sweep(tmp_path, '[[parameters]]\npath = "duration_s"\nvalues = [20.0]\n')
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {ENV: "0", "PYTHONPATH": str(ROOT)}
+    args = [str(sweep), "--out", "o", "--engine", "ray", "--address", cluster, "--quiet"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "teleop.cli", "sweep", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (workers := _task_workers()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(workers) == 1
+        os.kill(workers[0], signal.SIGKILL)  # a worker of the cluster this module started
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert stdout.startswith("{"), (stdout[-2000:], stderr[-3000:])
+    out = json.loads(stdout)
+    assert proc.returncode == 1 and out["completed"] == 0 and out["failed"][0]["run"] == "run_0000"
+    assert "WorkerCrashedError" in out["failed"][0]["error"] or "ActorDiedError" in out["failed"][0]["error"]
+    rows = (tmp_path / "o" / "sweep.csv").read_text().splitlines()
+    assert rows[1].startswith("run_0000,failed,3,20.0,") and "Error" in rows[1]
+    assert not (tmp_path / "o" / "run_0000" / DONE).exists()

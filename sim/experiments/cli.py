@@ -8,6 +8,7 @@ input raises :class:`~urdf_gen.errors.PccBulletError`, which the top-level CLI t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -72,14 +73,16 @@ def sweep_command(args: argparse.Namespace) -> int:
     """Handler of ``sweep``."""
     from sim.experiments.sweep import run_sweep
 
-    res = run_sweep(
-        args.sweep,
-        args.out,
-        engine=args.engine,
-        workers=args.workers,
-        progress=not args.quiet,
-        address=args.address,
-    )
+    # stdout carries only the JSON summary: what Ray prints there (e.g. "A worker died") goes to stderr
+    with contextlib.redirect_stdout(sys.stderr):
+        res = run_sweep(
+            args.sweep,
+            args.out,
+            engine=args.engine,
+            workers=args.workers,
+            progress=not args.quiet,
+            address=args.address,
+        )
     summary = {
         "out": str(res.out_dir),
         "completed": len(res.completed),
