@@ -20,6 +20,7 @@ else (:mod:`sim.experiments.outputs`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import inspect
@@ -326,13 +327,18 @@ def _record(
 
 def package_versions() -> dict[str, str]:
     """Installed versions of pccbullet and the libraries that shape its results."""
-    out = {"python": sys.version.split()[0]}
+    return dict(_package_versions())
+
+
+@functools.cache
+def _package_versions() -> tuple[tuple[str, str], ...]:  # ~2 ms a package: once per process
+    out = [("python", sys.version.split()[0])]
     for pkg in ("pccbullet", "numpy", "scipy", "pybullet", "trimesh", "pyvista", "matplotlib", "tqdm"):
         try:
-            out[pkg] = metadata.version(pkg)
+            out.append((pkg, metadata.version(pkg)))
         except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
+            out.append((pkg, "not installed"))
+    return tuple(out)
 
 
 def _write(
