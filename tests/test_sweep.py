@@ -294,3 +294,16 @@ def test_pool_workers_die_with_the_sweep_process(tmp_path: Path) -> None:
         for k in _children(proc.pid) | {proc.pid}:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(k, signal.SIGKILL)
+
+
+def test_a_ray_address_where_nothing_answers_fails_fast_with_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    sweep = write_sweep(tmp_path, '[[parameters]]\npath = "inputs.bend.end"\nvalues = [30]\n')
+    t0 = time.perf_counter()
+    with pytest.raises(
+        ConfigurationError, match=r"Ray address '127\.0\.0\.1:1' does not answer \(.*\); allowed: HOST:PORT"
+    ):
+        run_sweep(sweep, tmp_path / "o", engine="ray", address="127.0.0.1:1", progress=False)
+    assert time.perf_counter() - t0 < 30  # before: Ray retried for minutes
+    with pytest.raises(ConfigurationError, match=r"address = '1\.2\.3\.4:5' is invalid with engine 'pool'"):
+        run_sweep(sweep, tmp_path / "o", engine="pool", address="1.2.3.4:5", progress=False)

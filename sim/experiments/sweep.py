@@ -301,6 +301,23 @@ def _pool(tasks: list[RunTask], workers: int) -> Iterator[dict[str, Any]]:
                 yield {"run_id": futures[fut].run_id, "error": text}
 
 
+def _check_reachable(address: str) -> None:
+    """Fail fast with one line where nothing answers at a ``HOST:PORT`` Ray address (Ray itself
+    retries for minutes); other forms (``auto``, ``ray://...``) are left to Ray."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(
+            f"Ray address {address[:80]!r} does not answer ({exc}); allowed: HOST:PORT of a running "
+            "Ray cluster's head (its GCS port, 6379 by default), via --address or RAY_ADDRESS"
+        ) from exc
+
+
 def _ray(tasks: list[RunTask], workers: int, address: str | None) -> Iterator[dict[str, Any]]:
     """Run on Ray: the cluster at ``address`` (or ``RAY_ADDRESS``), else a private local Ray with
     ``workers`` CPUs (never a cluster found on this machine without being named). Retries are off (a
@@ -314,6 +331,7 @@ def _ray(tasks: list[RunTask], workers: int, address: str | None) -> Iterator[di
     if not ray.is_initialized():
         address = address or os.environ.get(RAY_ADDRESS_ENV) or None
         if address:  # an existing cluster brings its own resources: no num_cpus here
+            _check_reachable(address)
             ray.init(address=address, log_to_driver=False)
         else:  # "local": a private Ray, even where a cluster started on this machine would be found
             ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
