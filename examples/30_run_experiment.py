@@ -11,7 +11,7 @@ from sim.experiments import run_experiment
 ROOT = Path(__file__).resolve().parent.parent
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "out_30_camera_sweep")
 result = run_experiment(ROOT / "assets" / "experiments" / "camera_sweep.toml", out)
-tip = [result.columns[f"camera_tip_{a}"][-1] for a in "xyz"]
+tip = [result.columns[f"camera_tip_{a}_m"][-1] for a in "xyz"]
 print(f"{len(result.time)} samples; final camera tip at {[round(v, 4) for v in tip]} m")
 for path in result.files:
     print(path)

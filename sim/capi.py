@@ -12,8 +12,11 @@ from the state arrays PyBullet hands back, computes the spring torques
 
 The physics-client handle behind a ``physicsClientId`` lives in the extension's static array
 ``sPhysicsClients1``, found by its symbol like the broadphase margin (:mod:`sim.bullet`). Every call
-reads the slot again and refuses to run (:data:`ERR_CLIENT`) if the client was disconnected. Where
-anything is missing (no symbol table, another platform) or ``PCCBULLET_C_API=0`` is set,
+reads the slot again and refuses to run (:data:`ERR_CLIENT`) if the client was disconnected. The
+function signatures and the layout read here are those of the PyBullet releases in
+:data:`PINNED_VERSIONS` (checked against each); any other version uses the Python functions (a debug
+log line says so). Where anything is missing (no symbol table, another platform), the version is not
+pinned or ``PCCBULLET_C_API=0`` is set,
 :func:`c_api` returns ``None``; a limb whose first read or command through it disagrees with PyBullet's
 Python functions does not use it either. Those limbs call the Python functions: the same numbers, bit
 for bit (``tests/test_capi.py``).
@@ -22,9 +25,11 @@ for bit (``tests/test_capi.py``).
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import sys
 from dataclasses import dataclass
+from importlib import metadata
 
 import numba
 import numpy as np
@@ -35,7 +40,12 @@ from numba.core.extending import intrinsic
 from sim.bullet import _elf_symbol, _load_bias, _mapped_rw, pb
 from sim.rigid_chain import spring_torques
 
+log = logging.getLogger(__name__)
+
 ENV_SWITCH = "PCCBULLET_C_API"  # "0": use PyBullet's Python functions only
+# PyBullet releases whose C API this module was written and tested against (bit-identical
+# trajectories, tests/test_capi.py); add a release here only after those tests pass with it.
+PINNED_VERSIONS = ("3.2.7",)
 CLIENTS_SYMBOL = "sPhysicsClients1"
 
 # EnumSharedMemoryServerStatus (SharedMemoryPublic.h); a limb checks both with a real read and a real
@@ -251,7 +261,24 @@ class CApi:
 _api: CApi | None | bool = False  # False: not looked up yet
 
 
+def pybullet_version() -> str | None:
+    """The installed PyBullet distribution's version, or ``None`` if its metadata is missing."""
+    try:
+        return metadata.version("pybullet")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def _lookup() -> CApi | None:
+    version = pybullet_version()
+    if version not in PINNED_VERSIONS:
+        log.debug(
+            "PyBullet %s is not one of the C API's pinned versions (%s): joint I/O through PyBullet's "
+            "Python functions",
+            version,
+            ", ".join(PINNED_VERSIONS),
+        )
+        return None
     path = pb.__file__
     if not (sys.platform.startswith("linux") and path and sys.maxsize > 2**32):
         return None
@@ -272,7 +299,8 @@ def _lookup() -> CApi | None:
 
 
 def c_api() -> CApi | None:
-    """PyBullet's C API for :func:`limb_step`, or ``None`` (unavailable, or ``PCCBULLET_C_API=0``)."""
+    """PyBullet's C API for :func:`limb_step`, or ``None`` (unavailable, a PyBullet version not in
+    :data:`PINNED_VERSIONS`, or ``PCCBULLET_C_API=0``)."""
     global _api
     if os.environ.get(ENV_SWITCH, "1").strip() == "0":
         return None

@@ -18,14 +18,15 @@ import shutil
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from sim.bullet import broadphase_margin, pb, set_broadphase_margin
+from sim.bullet import BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL, BulletGlobals, pb
 from sim.dynamics import CompliantLimb
 from sim.dynamics import medium as medium_by_name
 from urdf_gen import naming
@@ -330,19 +331,29 @@ class World:
         # always built the same way, and Bullet's pair cache is then deterministic on its own (tested
         # across processes); with the 5 mm broadphase margin below, the sort was 13-14 % of PyBullet's
         # step (URSULA N = 10 in water, 30 interleaved A/B blocks, twice).
+        # Both the threshold and the broadphase margin are process-wide globals of Bullet's: this
+        # world holds its values only during its own physics calls (sim.bullet.BulletGlobals), so
+        # other PyBullet code in the process never sees them, and a connect elsewhere (which zeroes
+        # the margin) cannot change this world mid-run. With PyBullet's margin of 0 every moving
+        # collider leaves its tree box on every step and is re-inserted and re-tested (measured: 97 %
+        # of the 198 URSULA colliders per step). A 5 mm box holds a slice for ~10 steps; 50 mm
+        # (Bullet's default) adds so many close pairs that the narrowphase costs more than it saves.
+        self.bullet_globals = BulletGlobals(
+            {BROADPHASE_SYMBOL: BROADPHASE_MARGIN, CONTACT_BREAKING_SYMBOL: CONTACT_BREAKING_THRESHOLD}
+        )
+        params = {}
+        if CONTACT_BREAKING_SYMBOL in self.bullet_globals.missing:  # PyBullet's own, process-wide way
+            params["contactBreakingThreshold"] = CONTACT_BREAKING_THRESHOLD
         pb.setPhysicsEngineParameter(
             numSolverIterations=SOLVER_ITERATIONS,
-            contactBreakingThreshold=CONTACT_BREAKING_THRESHOLD,
             deterministicOverlappingPairs=0,
             physicsClientId=self.client,
+            **params,
         )
-        # With PyBullet's margin of 0 every moving collider leaves its tree box on every step and is
-        # re-inserted and re-tested (measured: 97 % of the 198 URSULA colliders per step). A 5 mm box
-        # holds a slice for ~10 steps; 50 mm (Bullet's default) adds so many close pairs that the
-        # narrowphase costs more than it saves. The margin is global: every connect resets it.
-        self.broadphase_margin = (
-            BROADPHASE_MARGIN if set_broadphase_margin(BROADPHASE_MARGIN) else broadphase_margin() or 0.0
-        )
+        self.broadphase_margin = self.bullet_globals.held(BROADPHASE_SYMBOL) or 0.0
+        """Bullet's broadphase margin during this world's steps (m); 0 where it cannot be set."""
+        self.contact_breaking_threshold = CONTACT_BREAKING_THRESHOLD
+        """Bullet's contact-breaking threshold during this world's steps (m)."""
         pb.setGravity(*gravity, physicsClientId=self.client)
         self._tmpdirs: list[Path] = []
         self._moved = True  # kinematic mode: contacts need refreshing
@@ -386,7 +397,9 @@ class World:
         if urdf_dir is None:
             urdf_dir = self.scratch_dir()
         compliant = compliant if compliant is not None else self.mode == "dynamic"
-        handle = Robot(self, spec, write_urdf(spec, urdf_dir), position, joint_limits=not compliant)
+        urdfs = write_urdf(spec, urdf_dir)
+        with self.holding_globals():  # Bullet sizes a body's first tree box with the threshold
+            handle = Robot(self, spec, urdfs, position, joint_limits=not compliant)
         if compliant:
             handle.compliant = {
                 limb.name: CompliantLimb(handle, limb.name, self.medium) for limb in spec.limbs
@@ -401,6 +414,18 @@ class World:
             ", compliant" if compliant else "",
         )
         return handle
+
+    @contextmanager
+    def holding_globals(self) -> Iterator[None]:
+        """Hold this world's broadphase margin and contact threshold (Bullet's process-wide globals,
+        :class:`sim.bullet.BulletGlobals`) for the block, as :meth:`step` and :meth:`load_robot` do;
+        put back what was found after. Wrap the creation of bodies of your own in this world's
+        client in it to give them the tree boxes the world's bodies get."""
+        found = self.bullet_globals.enter()
+        try:
+            yield
+        finally:
+            self.bullet_globals.leave(found)
 
     def scratch_dir(self) -> Path:
         """A temporary folder of this world's, removed on :meth:`close`."""
@@ -428,19 +453,28 @@ class World:
             )
         limbs = [c for robot in self.robots for c in robot.compliant.values()]
         clock, timing = time.perf_counter, self.timing
+        enter, leave = self.bullet_globals.enter, self.bullet_globals.leave
         for _ in range(n):
             t0 = clock()
             if self.mode == "kinematic":
                 # Nothing is integrated: contacts can only change when something was moved.
                 if self._moved and contacts:
-                    pb.performCollisionDetection(physicsClientId=self.client)
+                    found = enter()
+                    try:
+                        pb.performCollisionDetection(physicsClientId=self.client)
+                    finally:
+                        leave(found)
                     self._moved = False
                 t1 = t0
             else:
                 for limb in limbs:
                     limb.apply()
                 t1 = clock()
-                pb.stepSimulation(physicsClientId=self.client)
+                found = enter()
+                try:
+                    pb.stepSimulation(physicsClientId=self.client)
+                finally:
+                    leave(found)
             t2 = clock()
             timing.controller_s += t1 - t0
             timing.physics_s += t2 - t1

@@ -1,15 +1,25 @@
-"""PyBullet plumbing: the broadphase margin PyBullet resets, and limbs loaded without limit constraints."""
+"""PyBullet plumbing: Bullet's process-wide margin and threshold held only during a world's own steps,
+and limbs loaded without limit constraints."""
 
 from __future__ import annotations
 
+import ctypes
 import sys
 
 import numpy as np
 import pytest
 
-from sim.bullet import _elf_symbol, broadphase_margin, pb, set_broadphase_margin
+from sim.bullet import (
+    BROADPHASE_SYMBOL,
+    CONTACT_BREAKING_SYMBOL,
+    BulletGlobals,
+    _double_address,
+    _elf_symbol,
+    pb,
+    set_broadphase_margin,
+)
 from sim.dynamics import CompliantLimb
-from sim.world import BROADPHASE_MARGIN, World, limit_free_urdf
+from sim.world import BROADPHASE_MARGIN, CONTACT_BREAKING_THRESHOLD, World, limit_free_urdf
 from urdf_gen.errors import ConfigurationError
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF symbol lookup")
@@ -22,18 +32,103 @@ def test_margin_symbol_is_an_8_byte_double_in_pybullet() -> None:
     assert _elf_symbol(pb.__file__, "no_such_symbol_in_pybullet") is None
 
 
+def _globals() -> tuple[float, float]:
+    """Bullet's process-wide broadphase margin and contact-breaking threshold now (m)."""
+    return tuple(  # type: ignore[return-value]
+        ctypes.c_double.from_address(_double_address(s)).value  # type: ignore[arg-type]
+        for s in (BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL)
+    )
+
+
+def _drop_boxes(cid: int, n: int) -> list[int]:
+    """A plane and ``n`` boxes (0.1 m, 0.2 kg) stacked loosely above it in client ``cid``."""
+    pb.setGravity(0, 0, -9.81, physicsClientId=cid)
+    pb.createMultiBody(0, pb.createCollisionShape(pb.GEOM_PLANE, physicsClientId=cid), physicsClientId=cid)
+    box = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[0.05] * 3, physicsClientId=cid)
+    rng = np.random.default_rng(0)
+    return [
+        pb.createMultiBody(
+            0.2,
+            box,
+            -1,
+            [*rng.uniform(-0.15, 0.15, 2), 0.1 + 0.12 * i],
+            pb.getQuaternionFromEuler(rng.uniform(0, 3, 3)),
+            physicsClientId=cid,
+        )
+        for i in range(n)
+    ]
+
+
+def _positions(cid: int, bodies: list[int]) -> np.ndarray:
+    return np.array([pb.getBasePositionAndOrientation(b, physicsClientId=cid)[0] for b in bodies])
+
+
+def _foreign_scene(world: World | None = None, steps: int = 240) -> np.ndarray:
+    """A user's own PyBullet scene: 30 boxes dropped on a plane; final positions ``(30, 3)`` (m).
+    With ``world``, that world steps between the scene's steps."""
+    cid = pb.connect(pb.DIRECT)
+    try:
+        bodies = _drop_boxes(cid, 30)
+        for _ in range(steps):
+            pb.stepSimulation(physicsClientId=cid)
+            if world is not None:
+                world.step()
+        return _positions(cid, bodies)
+    finally:
+        pb.disconnect(cid)
+
+
 @linux_only
-def test_connect_resets_the_margin_and_the_world_restores_it() -> None:
-    with World() as world:
-        assert world.broadphase_margin == BROADPHASE_MARGIN
-        assert broadphase_margin() == BROADPHASE_MARGIN
-        other = pb.connect(pb.DIRECT)  # what PyBullet does on every connect
-        try:
-            assert broadphase_margin() == 0.0
-            assert set_broadphase_margin(BROADPHASE_MARGIN)
-            assert broadphase_margin() == BROADPHASE_MARGIN
-        finally:
+def test_a_world_leaves_bullets_globals_and_other_scenes_as_it_found_them() -> None:
+    alone = _foreign_scene()
+    found = _globals()
+    with World(mode="dynamic", medium="water") as world:
+        world.load_robot("ursula", sections=2)
+        assert world.broadphase_margin == BROADPHASE_MARGIN and world.bullet_globals.missing == ()
+        assert _globals() == found  # held during the world's own physics calls only
+        world.step(20)
+        assert _globals() == found
+        beside = _foreign_scene(world)  # the world steps between the scene's steps
+    assert _globals() == found
+    after = _foreign_scene()
+    # Before: the closed world left the threshold at 5 mm and the scene ended elsewhere (median 0.38 m).
+    assert np.abs(alone).max() > 0.0 and np.array_equal(after, alone)
+    assert np.array_equal(beside, alone)
+
+
+def _world_run(foreign_at: int | None) -> tuple[np.ndarray, int]:
+    """20 boxes dropped on a plane in a world's own client (URSULA above them); final box positions
+    after 240 steps. At step ``foreign_at`` someone else connects (PyBullet zeroes the margin), sets
+    a 30 mm contact threshold and a 50 mm margin; the caller puts the globals back."""
+    with World(mode="dynamic") as world:
+        world.load_robot("ursula", sections=2, position=(0, 0, 1.5))
+        bodies = _drop_boxes(world.client, 20)
+        other = None
+        for k in range(240):
+            if k == foreign_at:
+                other = pb.connect(pb.DIRECT)
+                pb.setPhysicsEngineParameter(contactBreakingThreshold=0.03, physicsClientId=other)
+                assert set_broadphase_margin(0.05)
+            world.step()
+        if other is not None:
             pb.disconnect(other)
+        return _positions(world.client, bodies), world.bullet_globals.foreign_changes
+
+
+@linux_only
+def test_a_foreign_connect_mid_run_changes_nothing_in_the_world() -> None:
+    before = _globals()
+    try:
+        quiet, changes = _world_run(None)
+        assert _globals() == before
+        disturbed, seen = _world_run(120)
+        assert _globals() == (0.05, 0.03)  # the foreign values stay theirs
+    finally:
+        for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), before, strict=True):
+            ctypes.c_double.from_address(_double_address(symbol)).value = value  # type: ignore[arg-type]
+    assert changes == 0 and seen == 1  # detected (a debug log line) ...
+    # ... and without effect (before: the boxes ended up to 0.4 mm elsewhere)
+    assert np.abs(quiet).max() > 0.1 and np.array_equal(disturbed, quiet)
 
 
 @pytest.mark.parametrize("bad", [-0.001, 1.5, float("nan")])
@@ -43,11 +138,14 @@ def test_bad_margin_is_refused(bad: float) -> None:
 
 
 def _fat_box_found(margin: float) -> bool:
-    """Move a sphere 1 mm, then ask Bullet's tree for a box 3 mm beyond the sphere's own AABB."""
-    before = broadphase_margin()
+    """Move a sphere 1 mm, then ask Bullet's tree for a box 3 mm beyond the sphere's own AABB.
+    Creation and step run with ``margin`` and a world's 5 mm contact threshold (which fattens the
+    first tree box too)."""
     cid = pb.connect(pb.DIRECT)
+    held = BulletGlobals({BROADPHASE_SYMBOL: margin, CONTACT_BREAKING_SYMBOL: CONTACT_BREAKING_THRESHOLD})
+    assert held.missing == ()
+    found = held.enter()
     try:
-        assert set_broadphase_margin(margin)
         shape = pb.createCollisionShape(pb.GEOM_SPHERE, radius=0.05, physicsClientId=cid)
         body = pb.createMultiBody(1.0, shape, -1, [0, 0, 0], physicsClientId=cid)
         pb.setGravity(0, 0, 0, physicsClientId=cid)
@@ -56,11 +154,11 @@ def _fat_box_found(margin: float) -> bool:
         lo, hi = pb.getAABB(body, physicsClientId=cid)
         probe_lo = [hi[0] + 0.003, lo[1], lo[2]]
         probe_hi = [hi[0] + 0.004, hi[1], hi[2]]
-        found = pb.getOverlappingObjects(probe_lo, probe_hi, physicsClientId=cid)
-        return bool(found) and any(b == body for b, _ in found)
+        overlaps = pb.getOverlappingObjects(probe_lo, probe_hi, physicsClientId=cid)
+        return bool(overlaps) and any(b == body for b, _ in overlaps)
     finally:
+        held.leave(found)
         pb.disconnect(cid)
-        set_broadphase_margin(before or 0.0)  # the margin is global: leave it as other worlds set it
 
 
 @linux_only

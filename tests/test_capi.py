@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 
@@ -167,3 +168,22 @@ def test_a_refused_torque_command_raises_with_the_reason(monkeypatch: pytest.Mon
             pb.error, match=r"limb body \d+, client \d+: PyBullet did not accept the joint torques"
         ):
             limb.apply()
+
+
+def test_the_installed_pybullet_is_a_pinned_version() -> None:
+    assert capi.pybullet_version() in capi.PINNED_VERSIONS
+
+
+@needs_c_api
+def test_an_unpinned_pybullet_version_falls_back_to_the_same_numbers(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    direct, fast, _ = _run(200)
+    monkeypatch.setattr(capi, "pybullet_version", lambda: "3.2.8")
+    monkeypatch.setattr(capi, "_api", False)  # look it up again, under the faked version
+    with caplog.at_level(logging.DEBUG, logger="sim.capi"):
+        assert capi.c_api() is None
+        python, slow, _ = _run(200)
+    assert "PyBullet 3.2.8 is not one of the C API's pinned versions (3.2.7)" in caplog.text
+    assert direct == [True] * 4 and python == [False] * 4
+    assert np.abs(fast[-1]).max() > 0.05 and np.array_equal(fast, slow)

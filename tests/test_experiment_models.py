@@ -25,7 +25,7 @@ def test_motor_step_bends_only_the_driven_section(tmp_path) -> None:
     spec = experiment_from_table(table, tmp_path / "exp.toml", base_dir=tmp_path)
     run_experiment(spec, tmp_path / "out", progress=False)
     cols = load_columns(tmp_path / "out" / "run.csv")
-    bend1, bend2 = np.asarray(cols["arm_s1_bend"]), np.asarray(cols["arm_s2_bend"])
+    bend1, bend2 = np.asarray(cols["arm_s1_bend_rad"]), np.asarray(cols["arm_s2_bend_rad"])
     t = np.asarray(cols["time_s"])
     assert np.all(np.abs(bend2[t < 0.2]) < 1e-9)  # nothing before the step
     assert math.degrees(bend2[-1]) > 60.0  # ~1 MPa in one chamber of section 2 bends it strongly

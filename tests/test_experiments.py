@@ -66,22 +66,24 @@ def test_bundled_experiment_twice_gives_identical_csv(tmp_path: Path) -> None:
     assert (tmp_path / "a" / "run.csv").read_bytes() == (tmp_path / "b" / "run.csv").read_bytes()
     assert len(a.time) == 101 and a.time[-1] == pytest.approx(1.0)
     # Gravity sags the position-controlled arm a little, but it follows the 45/-45 deg targets.
-    assert b.columns["grasper_s1_bend"][-1] == pytest.approx(math.radians(45), abs=0.05)
+    assert b.columns["grasper_s1_bend_rad"][-1] == pytest.approx(math.radians(45), abs=0.05)
 
 
 def test_kinematic_run_records_the_pcc_geometry(tmp_path: Path) -> None:
     res = run_experiment(EXP_DIR / "grasper_reach.toml", tmp_path, progress=False)
     ref = np.loadtxt(DATA / "grasper_reach_reference.csv", delimiter=",", skiprows=1)
     np.testing.assert_allclose(res.time, ref[:, 0], atol=1e-12)
-    got = np.column_stack([res.columns[f"grasper_s{s}_{a}"] for s in (1, 2) for a in "xyz"])
+    got = np.column_stack([res.columns[f"grasper_s{s}_{a}_m"] for s in (1, 2) for a in "xyz"])
     np.testing.assert_allclose(got, ref[:, 1:], atol=1e-6)  # PyBullet reports link poses in float32
-    assert res.columns["grasper_s2_length"][-1] == pytest.approx(0.29)
+    assert res.columns["grasper_s2_length_m"][-1] == pytest.approx(0.29)
     T = limb_base_pose(res_spec := load_experiment(EXP_DIR / "grasper_reach.toml").robot, "grasper")
     last = [
-        PccConfig(*(res.columns[f"grasper_s{s}_{p}"][-1] for p in ("bend", "plane", "length")))
+        PccConfig(*(res.columns[f"grasper_s{s}_{p}"][-1] for p in ("bend_rad", "plane_rad", "length_m")))
         for s in (1, 2)
     ]
-    np.testing.assert_allclose(res.columns["grasper_tip_x"][-1], (T @ limb_transform(last))[0, 3], atol=1e-6)
+    np.testing.assert_allclose(
+        res.columns["grasper_tip_x_m"][-1], (T @ limb_transform(last))[0, 3], atol=1e-6
+    )
     assert res_spec.name == "ursula"
     npz = np.load(tmp_path / "run.npz")
     assert npz["grasper_sections"].shape == (201, 8, 4, 4)
@@ -117,10 +119,10 @@ def test_profiles_and_recorded_input(tmp_path: Path) -> None:
     t = res.time
     rec = np.loadtxt(DATA / "operator_camera.csv", delimiter=",", skiprows=1)
     np.testing.assert_allclose(
-        res.columns["camera_s1_bend"], np.radians(np.interp(t, rec[:, 0], rec[:, 1])), atol=1e-12
+        res.columns["camera_s1_bend_rad"], np.radians(np.interp(t, rec[:, 0], rec[:, 1])), atol=1e-12
     )
-    np.testing.assert_allclose(res.columns["camera_s1_plane"], np.radians(20 * t), atol=1e-12)
-    np.testing.assert_allclose(res.columns["camera_s1_length"], np.where(t >= 0.1, 0.59, 0.6))
+    np.testing.assert_allclose(res.columns["camera_s1_plane_rad"], np.radians(20 * t), atol=1e-12)
+    np.testing.assert_allclose(res.columns["camera_s1_length_m"], np.where(t >= 0.1, 0.59, 0.6))
     sine = {
         "target": "camera.s1.plane",
         "kind": "sine",
@@ -136,18 +138,18 @@ def test_profiles_and_recorded_input(tmp_path: Path) -> None:
         progress=False,
     )
     np.testing.assert_allclose(
-        res.columns["camera_s1_plane"], 0.1 + 0.5 * np.cos(4 * np.pi * res.time), atol=1e-12
+        res.columns["camera_s1_plane_rad"], 0.1 + 0.5 * np.cos(4 * np.pi * res.time), atol=1e-12
     )
-    np.testing.assert_allclose(res.columns["camera_s1_bend"], np.clip(res.time * 10, 0, 1), atol=1e-12)
+    np.testing.assert_allclose(res.columns["camera_s1_bend_rad"], np.clip(res.time * 10, 0, 1), atol=1e-12)
 
 
 def test_noise_is_seeded(tmp_path: Path) -> None:
     noisy = small()
     noisy["inputs"]["bend"]["noise"] = 1.0
     spec = experiment_from_table(noisy, "n.toml", base_dir=tmp_path)
-    a = run_experiment(spec, tmp_path / "a", seed=1, progress=False).columns["camera_s1_bend"]
-    b = run_experiment(spec, tmp_path / "b", seed=1, progress=False).columns["camera_s1_bend"]
-    c = run_experiment(spec, tmp_path / "c", seed=2, progress=False).columns["camera_s1_bend"]
+    a = run_experiment(spec, tmp_path / "a", seed=1, progress=False).columns["camera_s1_bend_rad"]
+    b = run_experiment(spec, tmp_path / "b", seed=1, progress=False).columns["camera_s1_bend_rad"]
+    c = run_experiment(spec, tmp_path / "c", seed=2, progress=False).columns["camera_s1_bend_rad"]
     assert np.array_equal(a, b) and not np.array_equal(a, c)
 
 
@@ -179,7 +181,7 @@ def test_model_mode_plugs_in_a_stepping_callable(tmp_path: Path) -> None:
     finally:
         MODELS.pop("lag_test")
     expected = 1.0 - (1.0 - 1e-3 / 0.05) ** np.round(res.time * 1000)
-    np.testing.assert_allclose(res.columns["camera_s1_bend"][1:], expected[1:], rtol=1e-9)
+    np.testing.assert_allclose(res.columns["camera_s1_bend_rad"][1:], expected[1:], rtol=1e-9)
     table["model"] = "no_such_model"
     with pytest.raises(ConfigurationError, match="no_such_model.*allowed"):
         run_experiment(experiment_from_table(table, "x.toml", base_dir=tmp_path), tmp_path, progress=False)
@@ -245,7 +247,7 @@ def test_cli_run_handler(tmp_path: Path) -> None:
     )
     assert args.handler(args) == 0
     assert (tmp_path / "run.csv").is_file()
-    args = parser.parse_args(["run", str(tmp_path / "missing.toml"), "--out", str(tmp_path)])
+    args = parser.parse_args(["run", str(tmp_path / "missing.toml"), "--out", str(tmp_path / "b")])
     with pytest.raises(PccBulletError, match="missing.toml"):
         args.handler(args)
 

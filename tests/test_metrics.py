@@ -50,7 +50,7 @@ def test_errors_need_matching_columns() -> None:
 
 def test_plots_write_png_and_svg(tmp_path: Path) -> None:
     ref = load_columns(REFERENCE)
-    cols = {"time_s": ref["time_s"], **{f"grasper_tip_{a}": ref[f"grasper_s2_{a}"] for a in "xyz"}}
+    cols = {"time_s": ref["time_s"], **{f"grasper_tip_{a}_m": ref[f"grasper_s2_{a}"] for a in "xyz"}}
     paths = plot_tips(cols, tmp_path / "tips", reference=cols)
     poses = np.tile(np.eye(4), (201, 2, 1, 1))
     for s in (1, 2):

@@ -1,8 +1,13 @@
-"""Sweeps: grid and random designs, pool equals serial, resume after interruption, Ray hint."""
+"""Sweeps: grid and random designs, pool equals serial, resume after interruption or a change, bad
+markers, files the sweep did not write, errors in the CSV, workers dying with the sweep, Ray hint."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -136,3 +141,169 @@ def test_bad_sweeps(tmp_path: Path) -> None:
 def test_bundled_sweep_plans() -> None:
     tasks = plan_sweep(EXP_DIR / "sweep_camera_bend.toml", Path("unused"))
     assert len(tasks) == 6 and tasks[-1].overrides["inputs.bend.end"] == 90
+
+
+def test_a_changed_run_is_run_again_and_the_csv_holds_only_current_results(tmp_path: Path) -> None:
+    sweep = write_sweep(tmp_path, GRID)
+    out = tmp_path / "out"
+    first = run_sweep(sweep, out, engine="serial", progress=False)
+    assert len(first.completed) == 4
+    stamps = {r: (out / r / "run.csv").stat().st_mtime_ns for r in first.completed}
+    sweep.write_text(sweep.read_text().replace("values = [30, 60]", "values = [30, 75]"))
+    again = run_sweep(sweep, out, engine="serial", progress=False)
+    # before: 0 runs executed, 4 skipped, and sweep.csv listed 75 beside the results of 60
+    assert again.changed == ("run_0002", "run_0003") and again.completed == ("run_0002", "run_0003")
+    assert again.skipped == ("run_0000", "run_0001")
+    assert {r: (out / r / "run.csv").stat().st_mtime_ns for r in ("run_0000", "run_0001")} == {
+        r: stamps[r] for r in ("run_0000", "run_0001")
+    }
+    fresh = run_sweep(sweep, tmp_path / "fresh", engine="serial", progress=False)
+    assert csvs(out) == csvs(tmp_path / "fresh") and len(fresh.completed) == 4
+    assert (out / "sweep.csv").read_text() == (tmp_path / "fresh" / "sweep.csv").read_text()
+    # a change of the experiment file itself (not of a swept value) changes every fingerprint
+    (tmp_path / "exp.toml").write_text(EXPERIMENT.replace("noise = 1.0", "noise = 2.0"))
+    assert run_sweep(sweep, out, engine="serial", progress=False).changed == tuple(
+        f"run_{i:04d}" for i in range(4)
+    )
+
+
+@pytest.mark.parametrize(
+    "marker",
+    ["", "{", "[]", '{"final": {}}', "\x00\x01"],
+    ids=["empty", "truncated", "list", "no-fingerprint", "binary"],
+)
+def test_a_bad_marker_means_not_finished(tmp_path: Path, marker: str) -> None:
+    sweep = write_sweep(tmp_path, '[[parameters]]\npath = "inputs.bend.end"\nvalues = [30]\n')
+    out = tmp_path / "out"
+    run_sweep(sweep, out, engine="serial", progress=False)
+    good = (out / "run_0000" / "run.csv").read_bytes()
+    (out / "run_0000" / DONE).write_text(marker)  # before: an empty marker raised JSONDecodeError
+    res = run_sweep(sweep, out, engine="serial", progress=False)
+    assert res.completed == ("run_0000",) and res.skipped == ()
+    assert (out / "run_0000" / "run.csv").read_bytes() == good
+    assert json.loads((out / "run_0000" / DONE).read_text())["run_id"] == "run_0000"
+
+
+def test_a_sweep_removes_only_what_it_wrote(tmp_path: Path) -> None:
+    sweep = write_sweep(tmp_path, '[[parameters]]\npath = "inputs.bend.end"\nvalues = [30, 60]\n')
+    out = tmp_path / "out"
+    run_sweep(sweep, out, engine="serial", progress=False)
+    for run in ("run_0000", "run_0001"):
+        (out / run / "notes.txt").write_text("the user's")
+        (out / run / "plots").mkdir()
+    (out / "run_0001" / DONE).unlink()  # run 1 is redone: its own files go, the user's stay
+    res = run_sweep(sweep, out, engine="serial", progress=False)
+    assert res.completed == ("run_0001",)
+    for run in ("run_0000", "run_0001"):
+        assert (out / run / "notes.txt").read_text() == "the user's" and (out / run / "plots").is_dir()
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    marker = json.loads((out / "run_0001" / DONE).read_text())
+    assert [k for k in marker if f"| `{k}` |" not in readme] == []  # every DONE key documented
+    names = sorted(p.name for p in (out / "run_0001").iterdir())
+    assert names == [
+        "DONE",
+        "manifest.json",
+        "metadata.json",
+        "notes.txt",
+        "overrides.json",
+        "plots",
+        "run.csv",
+        "run.npz",
+    ]
+
+
+def test_an_unexpected_error_is_returned_with_its_traceback_and_listed_in_the_csv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sim.experiments.sweep as sweep_module
+
+    real = sweep_module.run_experiment
+
+    def flaky(spec, out, **kw):  # type: ignore[no-untyped-def]
+        if out.name == "run_0001":
+            raise ZeroDivisionError("a bug in a model")
+        return real(spec, out, **kw)
+
+    monkeypatch.setattr(sweep_module, "run_experiment", flaky)
+    sweep = write_sweep(tmp_path, '[[parameters]]\npath = "inputs.bend.end"\nvalues = [30, 60]\n')
+    res = run_sweep(sweep, tmp_path / "out", engine="serial", progress=False)
+    assert res.completed == ("run_0000",) and res.failed[0][0] == "run_0001"
+    assert res.failed[0][1].startswith("Traceback (most recent call last):")
+    assert res.failed[0][1].endswith("ZeroDivisionError: a bug in a model") and "in flaky" in res.failed[0][1]
+    assert (tmp_path / "out" / "run_0001" / "error.txt").read_text().strip() == res.failed[0][1]
+    rows = (tmp_path / "out" / "sweep.csv").read_text().splitlines()
+    assert rows[0].startswith("run_id,status,seed,inputs.bend.end,camera_tip_x_m") and rows[0].endswith(
+        ",error"
+    )
+    assert rows[1].startswith("run_0000,ok,3,30,") and rows[1].endswith(",")
+    assert rows[2] == "run_0001,failed,4,60,,,,ZeroDivisionError: a bug in a model"
+
+
+def _children(pid: int) -> set[int]:
+    """Live child processes of ``pid`` (Linux /proc)."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.add(int(entry.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_pool_workers_die_with_the_sweep_process(tmp_path: Path) -> None:
+    slow = EXPERIMENT.replace("duration_s = 0.2", "duration_s = 30.0").replace("t1_s = 0.2", "t1_s = 30.0")
+    (tmp_path / "exp.toml").write_text(slow)
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('experiment = "exp.toml"\n' + GRID)
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "teleop.cli", "sweep", str(sweep), "--out", str(tmp_path / "o"), "--quiet"],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(proc.pid)) < 3 and time.monotonic() < deadline:  # 2 workers + resource tracker
+            time.sleep(0.2)
+        kids = _children(proc.pid)
+        assert len(kids) >= 3
+        time.sleep(1.0)  # the workers are running their first run
+        proc.kill()  # SIGKILL the sweep's process only
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(k) for k in kids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # before: the workers and the resource tracker ran on for good (~200 MB each)
+        assert [k for k in kids if _alive(k)] == []
+    finally:
+        for k in _children(proc.pid) | {proc.pid}:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(k, signal.SIGKILL)
+
+
+def test_a_ray_address_where_nothing_answers_fails_fast_with_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    sweep = write_sweep(tmp_path, '[[parameters]]\npath = "inputs.bend.end"\nvalues = [30]\n')
+    t0 = time.perf_counter()
+    with pytest.raises(
+        ConfigurationError, match=r"Ray address '127\.0\.0\.1:1' does not answer \(.*\); allowed: HOST:PORT"
+    ):
+        run_sweep(sweep, tmp_path / "o", engine="ray", address="127.0.0.1:1", progress=False)
+    assert time.perf_counter() - t0 < 30  # before: Ray retried for minutes
+    with pytest.raises(ConfigurationError, match=r"address = '1\.2\.3\.4:5' is invalid with engine 'pool'"):
+        run_sweep(sweep, tmp_path / "o", engine="pool", address="1.2.3.4:5", progress=False)

@@ -1,12 +1,14 @@
 """``pccbullet run`` and ``pccbullet sweep``: register the subcommands on the CLI's subparsers.
 
-Handlers return an exit status: 0 on success, 1 when some sweep runs failed. Bad input raises
-:class:`~urdf_gen.errors.PccBulletError`, which the top-level CLI turns into status 2.
+Handlers return an exit status: 0 on success, 1 when some sweep runs failed. ``run`` refuses a non-empty
+``--out`` unless ``--overwrite``; ``sweep --address`` (or ``RAY_ADDRESS``) runs on a Ray cluster. Bad
+input raises :class:`~urdf_gen.errors.PccBulletError`, which the top-level CLI turns into status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -16,10 +18,16 @@ from urdf_gen.cli_args import integer, out_dir
 
 
 def register_run(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``run EXP.toml --out DIR [--seed S] [--quiet]``."""
+    """Add ``run EXP.toml --out DIR [--overwrite] [--seed S] [--quiet]``."""
     p = subparsers.add_parser("run", help="run a virtual experiment (TOML) and record CSV/NPZ/metadata")
     p.add_argument("experiment", type=Path, help="experiment TOML file (see assets/experiments)")
-    p.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
+    p.add_argument("--out", required=True, type=out_dir, help="output folder (created; must be empty)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="write into a non-empty --out: the files of the run recorded in its manifest.json are "
+        "removed first, other files are kept",
+    )
     p.add_argument(
         "--seed",
         type=integer(0, 2**32 - 1),
@@ -38,6 +46,12 @@ def register_sweep(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, type=out_dir, help="output folder, one run_NNNN folder per run")
     p.add_argument("--engine", choices=("pool", "serial", "ray"), default="pool", help="default: pool")
     p.add_argument("--workers", type=integer(1, 256), default=2, help="parallel workers (default 2)")
+    p.add_argument(
+        "--address",
+        default=None,
+        help="--engine ray: address of a running Ray cluster, e.g. 10.0.0.5:6379 (default: $RAY_ADDRESS, "
+        "else a local Ray)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=sweep_command)
     return p
@@ -46,7 +60,14 @@ def register_sweep(subparsers: Any) -> argparse.ArgumentParser:
 def run_command(args: argparse.Namespace) -> int:
     """Handler of ``run``."""
     from sim.experiments.runner import run_experiment
+    from urdf_gen.errors import ConfigurationError
 
+    out: Path = args.out
+    if out.is_dir() and any(out.iterdir()) and not args.overwrite:
+        raise ConfigurationError(
+            f"--out {str(out)[:80]!r} is not empty; allowed: an empty or new folder, or --overwrite "
+            "(removes the previous run's files listed in its manifest.json, keeps the rest)"
+        )
     result = run_experiment(
         args.experiment, args.out, seed=args.seed, progress=not args.quiet, command_line=sys.argv
     )
@@ -59,11 +80,21 @@ def sweep_command(args: argparse.Namespace) -> int:
     """Handler of ``sweep``."""
     from sim.experiments.sweep import run_sweep
 
-    res = run_sweep(args.sweep, args.out, engine=args.engine, workers=args.workers, progress=not args.quiet)
+    # stdout carries only the JSON summary: what Ray prints there (e.g. "A worker died") goes to stderr
+    with contextlib.redirect_stdout(sys.stderr):
+        res = run_sweep(
+            args.sweep,
+            args.out,
+            engine=args.engine,
+            workers=args.workers,
+            progress=not args.quiet,
+            address=args.address,
+        )
     summary = {
         "out": str(res.out_dir),
         "completed": len(res.completed),
         "skipped": len(res.skipped),
+        "changed": list(res.changed),  # finished before with another resolved spec: run again now
         "failed": [{"run": r, "error": e} for r, e in res.failed],
         "elapsed_s": round(res.elapsed, 3),
     }

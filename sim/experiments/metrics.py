@@ -58,14 +58,16 @@ def load_columns(path: str | Path) -> dict[str, FloatArray]:
 
 
 def segment_tips(columns: Columns, limb: str) -> FloatArray:
-    """Segment-tip positions of ``limb``: ``(T, S, 3) float`` (m) from the ``{limb}_s{i}_{x,y,z}`` columns."""
+    """Segment-tip positions of ``limb``: ``(T, S, 3) float`` (m) from the ``{limb}_s{i}_{x,y,z}_m``
+    columns (or the unit-less ``{limb}_s{i}_{x,y,z}`` of runs written before the units were added)."""
     tips = []
+    unit = "_m" if f"{limb}_s1_x_m" in columns else ""
     i = 1
-    while f"{limb}_s{i}_x" in columns:
-        tips.append(np.stack([columns[f"{limb}_s{i}_{a}"] for a in "xyz"], axis=1))
+    while f"{limb}_s{i}_x{unit}" in columns:
+        tips.append(np.stack([columns[f"{limb}_s{i}_{a}{unit}"] for a in "xyz"], axis=1))
         i += 1
     if not tips:
-        raise ConfigurationError(f"no segment-tip columns for limb {limb!r} (expected {limb}_s1_x, ...)")
+        raise ConfigurationError(f"no segment-tip columns for limb {limb!r} (expected {limb}_s1_x_m, ...)")
     return np.stack(tips, axis=1)
 
 

@@ -28,7 +28,7 @@ def _save(fig: Figure, stem: Path) -> list[Path]:
 
 
 def _tip_limbs(columns: Mapping[str, FloatArray]) -> list[str]:
-    return [k[: -len("_tip_x")] for k in columns if k.endswith("_tip_x")]
+    return [k[: -len("_tip_x_m")] for k in columns if k.endswith("_tip_x_m")]
 
 
 def plot_tips(
@@ -44,10 +44,10 @@ def plot_tips(
     for j, axis in enumerate("xyz"):
         ax = axes[j, 0]
         for limb in limbs:
-            (line,) = ax.plot(t, columns[f"{limb}_tip_{axis}"] * MM, label=limb)
-            if reference is not None and f"{limb}_tip_{axis}" in reference:
+            (line,) = ax.plot(t, columns[f"{limb}_tip_{axis}_m"] * MM, label=limb)
+            if reference is not None and f"{limb}_tip_{axis}_m" in reference:
                 ax.plot(
-                    reference["time_s"], reference[f"{limb}_tip_{axis}"] * MM, "--", color=line.get_color()
+                    reference["time_s"], reference[f"{limb}_tip_{axis}_m"] * MM, "--", color=line.get_color()
                 )
         ax.set_ylabel(f"tip {axis} (mm)")
         ax.grid(True, alpha=0.3)

@@ -9,13 +9,19 @@ Modes:
                kinematically. Models are found in :data:`MODELS` (see :func:`register_model`) or as a
                factory ``experiment_model(spec)`` in ``sim.models.<name>``.
 
-Outputs in ``out_dir``: ``run.csv`` (time + tip xyz per limb + segment-tip xyz + PCC per segment),
-``run.npz`` (the same columns plus ``{limb}_sections``: ``(T, N_total, 4, 4)`` section poses) and
-``metadata.json`` (versions, seed, robot SHA-256, command line).
+Outputs in ``out_dir``: ``run.csv`` (time + tip xyz per limb + segment-tip xyz + PCC per segment;
+every column name ends in its unit: ``time_s``, ``camera_tip_x_m``, ``camera_s1_bend_rad``),
+``run.npz`` (the same columns plus ``{limb}_sections``: ``(T, N_total, 4, 4)`` section poses, metres),
+``metadata.json`` (versions, seed, robot SHA-256, fingerprint, command line; keys in the README) and
+``manifest.json`` (the files this run wrote). Files are written atomically (temporary file + rename);
+a rerun into the same folder first removes the files the previous run's manifest lists, and nothing
+else (:mod:`sim.experiments.outputs`).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
 import inspect
 import json
@@ -29,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 from tqdm import tqdm
 
+from sim.experiments.outputs import Manifest, remove_recorded, save_csv, save_npz, write_json
 from sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
 from sim.world import World
 from urdf_gen import naming
@@ -37,7 +44,11 @@ from urdf_gen.pcc import PccConfig, pcc_from_joints
 from urdf_gen.types import FloatArray
 
 PARAMS = ("bend", "plane", "length")
+PARAM_UNITS = {"bend": "rad", "plane": "rad", "length": "m"}
 CSV_NAME, NPZ_NAME, META_NAME = "run.csv", "run.npz", "metadata.json"
+PLOT_NAMES = ("tips.png", "tips.svg", "shapes.png", "shapes.svg")
+# Installed versions that shape a run's numbers: part of its fingerprint (plotting libraries are not).
+FINGERPRINT_PACKAGES = ("pccbullet", "pybullet", "numpy", "scipy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +110,14 @@ def resolve_model(spec: ExperimentSpec) -> PccModel:
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """A finished run: recorded columns ``name -> (T,) float`` (``time_s`` first), section poses, files."""
+    """A finished run: recorded columns ``name -> (T,) float`` (``time_s`` first; names end in their
+    unit), section poses ``limb -> (T, N_total, 4, 4) float``, the files written and its fingerprint."""
 
     columns: dict[str, FloatArray]
     sections: dict[str, FloatArray]
     out_dir: Path
     files: tuple[Path, ...]
+    fingerprint: str = ""
 
     @property
     def time(self) -> FloatArray:
@@ -153,6 +166,29 @@ def _configs(row: FloatArray) -> tuple[PccConfig, ...]:
     return tuple(PccConfig(float(b), float(p), float(ln)) for b, p, ln in row)
 
 
+def spec_fingerprint(spec: ExperimentSpec, seed: int) -> str:
+    """SHA-256 (hex) of everything that decides a run's numbers: the resolved experiment table, the
+    parsed inputs and channels (recorded-input files included, by value), the robot file's SHA-256,
+    the seed, the physics rate and the versions of :data:`FINGERPRINT_PACKAGES`."""
+    versions = package_versions()
+    canonical = json.dumps(
+        {
+            "table": spec.table,
+            "inputs": repr(spec.inputs),
+            "channels": repr(spec.channels),
+            "robot_sha256": spec.robot_sha256,
+            "sections": spec.sections,
+            "seed": int(seed),
+            "physics_hz": PHYSICS_HZ,
+            "versions": {k: versions[k] for k in FINGERPRINT_PACKAGES},
+        },
+        sort_keys=True,
+        default=str,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def run_experiment(
     experiment: str | Path | ExperimentSpec,
     out_dir: str | Path,
@@ -161,21 +197,26 @@ def run_experiment(
     model: ModelFactory | None = None,
     progress: bool = True,
     command_line: Sequence[str] | None = None,
+    clean: bool = True,
 ) -> RunResult:
     """Simulate an experiment and write its outputs.
 
     Args:
         experiment: an experiment TOML path or a parsed spec.
-        out_dir: output folder (created).
+        out_dir: output folder (created). Other files in it are left alone.
         seed: seed of the input noise (default: the file's ``seed``).
         model: factory for the model mode (default: :func:`resolve_model`).
         progress: show a tqdm progress bar.
         command_line: recorded in the metadata (default ``sys.argv``).
+        clean: first remove the files a previous run listed in the folder's ``manifest.json``
+            (``False``: append to that manifest, for a caller that manages the folder, e.g. a sweep).
     """
     spec = experiment if isinstance(experiment, ExperimentSpec) else load_experiment(experiment)
     seed = spec.seed if seed is None else int(seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if clean:
+        remove_recorded(out)
     dt = 1.0 / PHYSICS_HZ
     t_steps = np.arange(spec.n_steps + 1, dtype=float) * dt
     commands = command_schedule(spec, t_steps, seed)
@@ -191,6 +232,14 @@ def run_experiment(
     )
     with World(mode=world_mode, **medium) as world:
         robot = world.load_robot(spec.robot)
+        physics = {
+            "broadphase_margin_m": world.broadphase_margin,
+            "contact_breaking_threshold_m": world.contact_breaking_threshold,
+            "bullet_globals_held": sorted(world.bullet_globals.values),
+            "joint_io": {
+                name: ("c_api" if limb.direct_io else "python") for name, limb in robot.compliant.items()
+            },
+        }
         current = {name: _configs(cmd[0]) for name, cmd in commands.items()}
         for name, configs in current.items():
             robot.set_pcc(name, configs, mode="reset")
@@ -208,12 +257,15 @@ def run_experiment(
     secs = {name: np.asarray(v, dtype=float) for name, v in sections.items()}
     if len(cols["time_s"]) != len(rec_steps):
         raise ConfigurationError(f"recorded {len(cols['time_s'])} samples; expected {len(rec_steps)}")
-    files = _write(spec, out, cols, secs, seed, command_line)
+    fingerprint = spec_fingerprint(spec, seed)
+    manifest = Manifest(out)
+    files = _write(spec, manifest, cols, secs, seed, command_line, {"fingerprint": fingerprint, **physics})
     if "plots" in spec.outputs:
         from sim.experiments.plots import plot_shapes, plot_tips
 
+        manifest.add(*PLOT_NAMES)
         files += plot_tips(cols, out / "tips") + plot_shapes(secs, cols["time_s"], out / "shapes")
-    return RunResult(cols, secs, out, tuple(files))
+    return RunResult(cols, secs, out, tuple(files), fingerprint)
 
 
 def _apply(
@@ -254,7 +306,7 @@ def _record(
     for name in spec.limbs:
         limb = robot.limb(name)
         for axis, v in zip("xyz", robot.tip_pose(name)[:3, 3], strict=True):
-            row[f"{name}_tip_{axis}"] = float(v)
+            row[f"{name}_tip_{axis}_m"] = float(v)
         if spec.mode == "dynamic":
             q = robot.joints(name)
             configs, i = [], 0
@@ -267,9 +319,9 @@ def _record(
         for s, c in enumerate(configs, start=1):
             pos = robot.link_pose(naming.segment_end_link(name, s))[:3, 3]
             for axis, v in zip("xyz", pos, strict=True):
-                row[f"{name}_s{s}_{axis}"] = float(v)
+                row[f"{name}_s{s}_{axis}_m"] = float(v)
             for p in PARAMS:
-                row[f"{name}_s{s}_{p}"] = float(getattr(c, p))
+                row[f"{name}_s{s}_{p}_{PARAM_UNITS[p]}"] = float(getattr(c, p))
         sections[name].append(robot.section_poses(name))
     for key, v in row.items():
         columns.setdefault(key, []).append(v)
@@ -277,34 +329,40 @@ def _record(
 
 def package_versions() -> dict[str, str]:
     """Installed versions of pccbullet and the libraries that shape its results."""
-    out = {"python": sys.version.split()[0]}
+    return dict(_package_versions())
+
+
+@functools.cache
+def _package_versions() -> tuple[tuple[str, str], ...]:  # ~2 ms a package: once per process
+    out = [("python", sys.version.split()[0])]
     for pkg in ("pccbullet", "numpy", "scipy", "pybullet", "trimesh", "pyvista", "matplotlib", "tqdm"):
         try:
-            out[pkg] = metadata.version(pkg)
+            out.append((pkg, metadata.version(pkg)))
         except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
+            out.append((pkg, "not installed"))
+    return tuple(out)
 
 
 def _write(
     spec: ExperimentSpec,
-    out: Path,
+    manifest: Manifest,
     cols: dict[str, FloatArray],
     secs: dict[str, FloatArray],
     seed: int,
     command_line: Sequence[str] | None,
+    extra: dict[str, Any],
 ) -> list[Path]:
+    out = manifest.folder
+    names = [n for key, n in (("csv", CSV_NAME), ("npz", NPZ_NAME)) if key in spec.outputs]
+    manifest.add(*names, META_NAME)  # recorded before anything is written
     files = []
     if "csv" in spec.outputs:
-        path = out / CSV_NAME
-        data = np.column_stack(list(cols.values()))
-        np.savetxt(path, data, delimiter=",", header=",".join(cols), comments="", fmt="%.12g")
-        files.append(path)
+        save_csv(out / CSV_NAME, cols, np.column_stack(list(cols.values())))
+        files.append(out / CSV_NAME)
     if "npz" in spec.outputs:
-        path = out / NPZ_NAME
         arrays: dict[str, Any] = {**cols, **{f"{k}_sections": v for k, v in secs.items()}}
-        np.savez_compressed(path, **arrays)
-        files.append(path)
+        save_npz(out / NPZ_NAME, arrays)
+        files.append(out / NPZ_NAME)
     meta = {
         "experiment": spec.name,
         "source": spec.source,
@@ -321,11 +379,11 @@ def _write(
         "seed": seed,
         "limbs": list(spec.limbs),
         "channels": [name for name, _ in spec.channels],
+        **extra,
         "versions": package_versions(),
         "command_line": list(sys.argv if command_line is None else command_line),
         "experiment_table": spec.table,
     }
-    path = out / META_NAME
-    path.write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    files.append(path)
+    write_json(out / META_NAME, meta)
+    files.append(out / META_NAME)
     return files

@@ -32,6 +32,8 @@ from urdf_gen.pcc import PccConfig, rest_configs
 from urdf_gen.spec_loader import load_robot
 from urdf_gen.specs import RobotSpec
 
+PCC_COLUMNS = ("bend_rad", "plane_rad", "length_m")  # run.npz column suffixes, in PccConfig's order
+
 log = logging.getLogger(__name__)
 
 GIF_FRAMES = 24  # frames of a robot's bend-sweep GIF
@@ -99,7 +101,7 @@ def run_frames(run_dir: str | Path, *, every: int = 1, ring: int = 32) -> Frames
         for name in meta["limbs"]:
             limb = spec.limb(name)
             configs = [
-                PccConfig(*(float(data[f"{name}_s{s}_{p}"][i]) for p in ("bend", "plane", "length")))
+                PccConfig(*(float(data[f"{name}_s{s}_{p}"][i]) for p in PCC_COLUMNS))
                 for s in range(1, len(limb.segments) + 1)
             ]
             sk.append(skin_mesh(limb, configs, limb_base_pose(spec, name), ring=ring))

@@ -1,0 +1,106 @@
+"""Output files of runs and sweeps: atomic writes and a manifest of what was written.
+
+Every file is written to a temporary sibling (``.NAME.tmp``) and moved into place with
+:func:`os.replace`, so a kill mid-write leaves the previous file or none, never a truncated one. A
+folder's ``manifest.json`` lists (by name, relative to the folder) every file a run or sweep wrote or
+is about to write there; a name is added before its file is written. Cleaning a folder removes only
+those names (and their temporary siblings), never a file that pccbullet did not write.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+MANIFEST = "manifest.json"
+
+
+def temp_path(path: Path) -> Path:
+    """The temporary sibling a file is written to before it is moved into place."""
+    return path.with_name(f".{path.name}.tmp")
+
+
+def write_atomic(path: str | Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` through a temporary sibling and :func:`os.replace` (fsynced)."""
+    path = Path(path)
+    tmp = temp_path(path)
+    with tmp.open("wb") as fh:
+        fh.write(data.encode() if isinstance(data, str) else data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def write_json(path: str | Path, value: object) -> None:
+    """Write ``value`` as indented JSON (atomically)."""
+    write_atomic(path, json.dumps(value, indent=2, default=str) + "\n")
+
+
+def save_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """``np.savez_compressed(path, **arrays)``, atomically."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
+    write_atomic(path, buf.getvalue())
+
+
+def save_csv(path: str | Path, header: Iterable[str], data: np.ndarray, fmt: str = "%.12g") -> None:
+    """A header row and the rows of ``data`` ``(T, C) float``, comma separated, atomically."""
+    buf = io.StringIO()
+    np.savetxt(buf, data, delimiter=",", header=",".join(header), comments="", fmt=fmt)
+    write_atomic(path, buf.getvalue())
+
+
+def _plain(name: object) -> bool:
+    """A bare file name (no folders, no ``..``): the only names a manifest may make us remove."""
+    return isinstance(name, str) and name not in ("", ".", "..") and Path(name).name == name
+
+
+def read_manifest(folder: str | Path) -> list[str]:
+    """The names listed in ``folder``'s manifest; ``[]`` if it is missing, empty or corrupt."""
+    try:
+        names = json.loads((Path(folder) / MANIFEST).read_text())["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return [n for n in names if _plain(n)] if isinstance(names, list) else []
+
+
+class Manifest:
+    """The manifest of one folder; :meth:`add` records names before their files are written."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.names: list[str] = read_manifest(self.folder)
+
+    def add(self, *names: str) -> None:
+        """Record ``names`` (bare file names in the folder) and rewrite the manifest atomically."""
+        for name in names:
+            if not _plain(name):
+                raise ValueError(f"manifest name {name!r} is invalid; allowed: a bare file name")
+            if name not in self.names:
+                self.names.append(name)
+        write_json(self.folder / MANIFEST, {"files": self.names})
+
+
+def remove_recorded(folder: str | Path) -> list[str]:
+    """Remove the files ``folder``'s manifest lists (and their temporary siblings), then the manifest.
+
+    Nothing else in the folder is touched. Returns the names removed.
+    """
+    folder = Path(folder)
+    removed = []
+    for name in read_manifest(folder):
+        path = folder / name
+        for p in (path, temp_path(path)):
+            if p.is_file() or p.is_symlink():
+                p.unlink()
+                removed.append(p.name)
+    manifest = folder / MANIFEST
+    for p in (manifest, temp_path(manifest)):
+        if p.is_file():
+            p.unlink()
+    return removed
