@@ -130,8 +130,8 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--duration",
         type=real(0.0, MAX_DEMO_S, lo_open=True),
-        default=12.0,
-        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default 12)",
+        default=14.0,
+        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default 14)",
     )
     d.add_argument(
         "--device",

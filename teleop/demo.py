@@ -16,27 +16,30 @@ bridge, in real time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from sim.bullet import pb
 from sim.loop import VISUAL_RATE, compute_n_steps
-from sim.world import PHYSICS_DT, Robot
+from sim.world import PHYSICS_DT, Robot, World
 from teleop.devices import DEMO_DEVICES, InputDevice, ScriptedDevice, open_device
 from teleop.mapping import camera_view_matrix, spotlight_direction
-from teleop.mmt import MmtConfig, MmtSession
+from teleop.mmt import MmtConfig, MmtSession, Slave, add_environment
 from urdf_gen.errors import ConfigurationError
 
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (640, 480)  # px, one GIF panel and the camera image
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
-DEFAULT_DURATION_S = 12.0  # s: the scripted session reaches beside the rock, touches it and holds
+DEFAULT_DURATION_S = 14.0  # s: the scripted session reaches beside the rock, touches it and holds
 MAX_GIF_FRAMES = 600  # GIF frames kept (the last 60 s at 10 fps)
+MAX_TIP_ROWS = 30_000  # rows of the tip log (a longer session keeps every k-th visual frame)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
 CAMERA_FOV_DEG = 100.0  # vertical field of view of the tip camera (a wide-angle underwater camera)
 EXTERNAL_VIEW = ([1.25, -1.05, 0.15], [0.45, 0.0, -0.42], [0, 0, 1])  # eye, target, up (m, world)
@@ -52,13 +55,13 @@ def scripted_operator() -> ScriptedDevice:
             (0.0, None),
             (0.01, (0.55, -0.06, -0.40)),
             (1.5, (0.40, -0.06, -0.50)),
-            (2.5, (0.40, -0.06, -0.50)),
-            (2.5, None),
-            (2.52, (0.55, 0.06, -0.40)),
-            (4.5, (0.45, 0.06, -0.44)),
-            (7.0, (0.45, 0.06, -0.50)),
+            (4.0, (0.40, -0.06, -0.50)),
+            (4.0, None),
+            (4.02, (0.55, 0.06, -0.40)),
+            (6.0, (0.45, 0.06, -0.44)),
+            (8.5, (0.45, 0.06, -0.50)),
         ],
-        presses=[(0.0, "follow"), (0.0, "select:grasper"), (2.51, "select:palpation")],
+        presses=[(0.0, "follow"), (0.0, "select:grasper"), (4.01, "select:palpation")],
     )
 
 
@@ -140,8 +143,12 @@ def run_demo(
         device = "keyboard" if gui else "scripted"
     n_sub = compute_n_steps(VISUAL_RATE, PHYSICS_DT)
     out_dir = Path(out_dir)
+    # Real time: the robot runs in its own process, so the master's 1 kHz loop never waits for its
+    # physics. Scripted: everything in lockstep in simulated time (bit-identical reruns).
+    realtime = device != "scripted"
+    slave_kind = "process" if realtime else "local"
     # Physics stays in DIRECT; with a display the GUI runs in its own process (sim.viewer).
-    with MmtSession(MmtConfig(), gui=False) as session:
+    with MmtSession(MmtConfig(), gui=False, slave=slave_kind, record_poses=realtime and not gui) as session:
         robot = session.robot
         limbs = [limb.name for limb in robot.spec.limbs]
         if gui:
@@ -151,21 +158,20 @@ def run_demo(
         )
         out_dir.mkdir(parents=True, exist_ok=True)
         slave = session.slave
-        poses: list[tuple[float, ScenePose, ScenePose]] = []
-        tips: dict[str, list[list[float]]] = {name: [] for name in limbs}
-        slave_tips: dict[str, list[list[float]]] = {name: [] for name in limbs}
-        times: list[float] = []
+        model_poses: list[tuple[float, ScenePose]] = []
+        robot_poses: list[tuple[float, dict[str, np.ndarray]]] = []
+        tips = TipLog(limbs, int(round(duration * VISUAL_RATE)) + 1)
 
         def on_visual(k: int, t: float) -> None:
-            times.append(t)
-            for name in limbs:
-                tips[name].append(robot.tip_pose(name)[:3, 3].tolist())
-                slave_tips[name].append(slave.robot.tip_pose(name)[:3, 3].tolist())
+            tips.add(t, [robot.tip_pose(name)[:3, 3] for name in limbs])
             # the GIF frames are rendered after the run (a software frame takes tens of ms); the last
             # MAX_GIF_FRAMES are kept, so a long session holds bounded memory
             if k % GIF_EVERY == 0:
-                poses.append((t, scene_pose(slave.robot, slave.rock), scene_pose(robot, session.rock)))
-                del poses[:-MAX_GIF_FRAMES]
+                model_poses.append((t, scene_pose(robot, session.rock)))
+                del model_poses[:-MAX_GIF_FRAMES]
+                if isinstance(slave, Slave):  # the robot in its own process records its own poses
+                    robot_poses.append((t, {n: slave.robot.joints(n) for n in limbs}))
+                    del robot_poses[:-MAX_GIF_FRAMES]
 
         status = _status_printer(session) if device == "terminal" else None
 
@@ -178,7 +184,7 @@ def run_demo(
             stats = session.run(
                 operator,
                 duration,
-                realtime=device != "scripted",
+                realtime=realtime,
                 on_visual=on_visual_all,
                 visual_every=n_sub,
                 catch_sigint=True,
@@ -188,7 +194,15 @@ def run_demo(
             if status is not None:
                 sys.stderr.write("\n")  # end the status line
         metrics = session.metrics()
-        files = _write_outputs(out_dir, session, poses, np.array(times), tips, slave_tips)
+        if isinstance(slave, Slave):
+            files, robot_tips = _write_outputs(
+                out_dir, session, slave.robot, slave.rock, model_poses, robot_poses, tips
+            )
+        else:
+            with _robot_scene(session) as (shown, rock):  # the robot's poses shown in a world of our own
+                files, robot_tips = _write_outputs(
+                    out_dir, session, shown, rock, model_poses, slave.poses, tips
+                )
         files.append(_plot_metrics(out_dir, session))
     cfg = session.cfg
     summary: dict[str, object] = {
@@ -198,15 +212,15 @@ def run_demo(
         "slave": {
             "mode": "dynamic",
             "medium": cfg.medium,
-            "process": session.slave_kind,
+            "process": slave_kind,
             "sections": robot.spec.limbs[0].segments[0].sections,
         },
         "prediction": "newton-euler" if cfg.predict else "none",
         "loop": stats,
-        "gif_frames": len(poses),
+        "gif_frames": len(model_poses),
         "metrics": metrics,
-        "final_tip_positions_m": {k: v[-1] for k, v in tips.items()},
-        "slave_final_tip_positions_m": {k: v[-1] for k, v in slave_tips.items()},
+        "final_tip_positions_m": tips.last(),
+        "slave_final_tip_positions_m": robot_tips,
         "files": files,
     }
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
@@ -217,6 +231,42 @@ def run_demo(
         stats["step_p99_ms"],
     )
     return summary
+
+
+class TipLog:
+    """Limb tips at the visual rate in preallocated arrays: at most ``MAX_TIP_ROWS`` rows (a long
+    session keeps every k-th frame), so memory stays bounded."""
+
+    def __init__(self, limbs: list[str], frames: int) -> None:
+        self.limbs = limbs
+        self.every = max(1, -(-frames // MAX_TIP_ROWS))
+        rows = max(1, -(-frames // self.every))
+        self.t = np.full(rows, np.nan)
+        self.xyz = np.full((rows, len(limbs), 3), np.nan)
+        self.n = self._k = 0
+
+    def add(self, t: float, tips: list[np.ndarray]) -> None:
+        """Record one visual frame's tips (world, m)."""
+        if self._k % self.every == 0 and self.n < len(self.t):
+            self.t[self.n] = t
+            self.xyz[self.n] = tips
+            self.n += 1
+        self._k += 1
+
+    def last(self) -> dict[str, list[float]]:
+        """The last recorded tip of every limb (m)."""
+        return {name: self.xyz[max(self.n - 1, 0), i].tolist() for i, name in enumerate(self.limbs)}
+
+
+@contextlib.contextmanager
+def _robot_scene(session: MmtSession) -> Iterator[tuple[Robot, int]]:
+    """A kinematic world of our own with the robot, the seabed and the true rock: the slave's recorded
+    poses are shown in it when the slave ran in its own process."""
+    cfg = session.cfg
+    with World(mode="kinematic") as world:
+        shown = world.load_robot(session.spec)
+        _, rock = add_environment(world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
+        yield shown, rock
 
 
 def status_line(session: MmtSession) -> str:
@@ -364,28 +414,35 @@ def _plot_metrics(out_dir: Path, session: MmtSession) -> str:
 def _write_outputs(
     out_dir: Path,
     session: MmtSession,
-    poses: list[tuple[float, ScenePose, ScenePose]],
-    times: np.ndarray,
-    tips: dict[str, list[list[float]]],
-    slave_tips: dict[str, list[list[float]]],
-) -> list[str]:
-    """The GIF (remote robot beside the operator's model), the camera image and the tip plot."""
+    shown: Robot,
+    shown_rock: int,
+    model_poses: list[tuple[float, ScenePose]],
+    robot_poses: list[tuple[float, dict[str, np.ndarray]]],
+    tips: TipLog,
+) -> tuple[list[str], dict[str, list[float]]]:
+    """The GIF (the robot beside the operator's model), the camera image and the tip plot; returns the
+    files and the robot's last tip positions. ``shown`` shows the robot's recorded poses."""
     import imageio.v3 as iio
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    slave, robot = session.slave, session.robot
+    robot, rock = session.robot, session.rock
     proj = pb.computeProjectionMatrixFOV(55, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
     view = pb.computeViewMatrix(*EXTERNAL_VIEW)
-    final = (scene_pose(slave.robot, slave.rock), scene_pose(robot, session.rock))
+    final_model = scene_pose(robot, rock)
+    final_robot = {n: shown.joints(n) for n in shown.bodies}
+    limbs = tips.limbs
+    robot_t = np.array([t for t, _ in robot_poses])
     frames = []
-    for t, pose_s, pose_m in poses:
-        show_scene(slave.robot, slave.rock, pose_s)
-        show_scene(robot, session.rock, pose_m)
+    for t, pose_m in model_poses:
+        show_scene(robot, rock, pose_m)
+        if len(robot_t):  # the robot's pose nearest in time
+            for name, q in robot_poses[int(np.abs(robot_t - t).argmin())][1].items():
+                shown.set_joints(name, q)
         left = _caption(
-            _render(slave.world.client, view, proj),
+            _render(shown.world.client, view, proj),
             [f"remote robot: soft-arm physics in seawater   t = {t:4.1f} s"],
         )
         right = _caption(
@@ -393,21 +450,33 @@ def _write_outputs(
             ["operator's local model (commands reach the robot 1 s later)"],
         )
         frames.append(np.concatenate([left, right], axis=1))
-    show_scene(slave.robot, slave.rock, final[0])
-    show_scene(robot, session.rock, final[1])
-    gif = out_dir / "demo.gif"
-    iio.imwrite(gif, np.stack(frames), duration=1000 * GIF_EVERY / VISUAL_RATE, loop=0)
+    show_scene(robot, rock, final_model)
+    robot_xyz = np.full((len(robot_poses), len(limbs), 3), np.nan)
+    for k, (_, joints) in enumerate(robot_poses):
+        for name, q in joints.items():
+            shown.set_joints(name, q)
+        robot_xyz[k] = [shown.tip_pose(n)[:3, 3] for n in limbs]
+    last = robot_poses[-1][1] if robot_poses else final_robot
+    for name, q in last.items():
+        shown.set_joints(name, q)
+    robot_tips = {n: shown.tip_pose(n)[:3, 3].tolist() for n in limbs}
+    files = []
+    if frames:
+        gif = out_dir / "demo.gif"
+        iio.imwrite(gif, np.stack(frames), duration=1000 * GIF_EVERY / VISUAL_RATE, loop=0)
+        files.append(str(gif))
     cam = out_dir / "camera_tip.png"  # what the robot's camera sees, lit from its spotlight
-    light = spotlight_direction(slave.robot.link_pose("spotlight_frame"))
-    view_cam = camera_view_matrix(slave.robot.tip_pose("camera"))
+    light = spotlight_direction(shown.link_pose("spotlight_frame"))
+    view_cam = camera_view_matrix(shown.tip_pose("camera"))
     proj_cam = pb.computeProjectionMatrixFOV(CAMERA_FOV_DEG, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
-    iio.imwrite(cam, _render(slave.world.client, view_cam, proj_cam, light))
+    iio.imwrite(cam, _render(shown.world.client, view_cam, proj_cam, light))
     fig, axes = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
-    for name in tips:
-        arr, arr_s = np.asarray(tips[name]), np.asarray(slave_tips[name])
-        for i, ax in enumerate(axes):
-            (line,) = ax.plot(times, arr[:, i], label=f"{name} (model)")
-            ax.plot(times, arr_s[:, i], "--", color=line.get_color(), label=f"{name} (robot)")
+    t_model = tips.t[: tips.n]
+    for i, name in enumerate(limbs):
+        for j, ax in enumerate(axes):
+            (line,) = ax.plot(t_model, tips.xyz[: tips.n, i, j], label=f"{name} (model)")
+            if len(robot_t):
+                ax.plot(robot_t, robot_xyz[:, i, j], "--", color=line.get_color(), label=f"{name} (robot)")
     for ax, label in zip(axes, "xyz", strict=True):
         ax.set_ylabel(f"tip {label} (m)")
         ax.grid(True, alpha=0.3)
@@ -418,4 +487,5 @@ def _write_outputs(
     plot = out_dir / "tips.png"
     fig.savefig(plot, dpi=100)
     plt.close(fig)
-    return [str(gif), str(cam), str(plot), str(out_dir / "summary.json")]
+    files += [str(cam), str(plot), str(out_dir / "summary.json")]
+    return files, robot_tips

@@ -33,6 +33,7 @@ from urdf_gen.pcc_fit import pcc_from_points
 from urdf_gen.specs import RobotSpec
 from urdf_gen.types import FloatArray, Transform
 
+TIME_SCALE = 4.0  # model seconds per real second: the quasi-static model relaxes this much faster
 QUASI_STATIC_DAMPING = 1.0  # -, critical damping of the first mode: the model relaxes to its static sag
 SETTLED_RATE = 0.05  # 1/s or 1/(m s): the model is close enough to rest to compare with the slave
 REST_RATE = 1e-4  # 1/s (strain rate) or 1/(m s) (curvature rate): below it a limb's model is at rest
@@ -123,6 +124,7 @@ class SagPredictor:
             self.q[limb.name] = m.rest_state()
             self.qd[limb.name] = np.zeros(m.dof)
         self.every_tick = every_tick
+        self.time_scale = TIME_SCALE
         self.stride = max(1, int(stride))
         others = [n for n in self.names if n != every_tick]
         # the other limbs take turns: limb i on ticks with k % stride == i % stride
@@ -165,7 +167,7 @@ class SagPredictor:
             self._rest.discard(name)
         elif name in self._rest:
             return None
-        h = dt if name == self.every_tick else dt * self.stride
+        h = self.time_scale * (dt if name == self.every_tick else dt * self.stride)
         q, qd = model_step(self.models[name], self.q[name], self.qd[name], h, self._tau[name])
         self.q[name], self.qd[name] = q, qd
         self.steps += 1

@@ -13,6 +13,7 @@ statistics (real-time factor, tick p50/p99, late ticks).
 from __future__ import annotations
 
 import multiprocessing as mp
+import signal
 import time
 from typing import Any
 
@@ -27,6 +28,8 @@ START_TIMEOUT_S = 120.0  # s, longest wait for the slave process to build its wo
 
 
 def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_poses: bool) -> None:
+    # Ctrl-C in a terminal reaches the whole process group: the master ends the session and stops us
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from teleop.mmt import Slave
     from urdf_gen.spec_loader import load_robot
 
@@ -120,12 +123,20 @@ class SlaveProcess:
         self._go.set()
 
     def receive(self, payload: bytes) -> None:
-        """A command packet the link delivered: to the robot."""
-        self._conn.send(("cmd", payload))
+        """A command packet the link delivered: to the robot (dropped if its process has ended)."""
+        try:
+            self._conn.send(("cmd", payload))
+        except (BrokenPipeError, OSError):
+            pass
 
     def _drain(self) -> None:
-        while self._conn.poll():
-            kind, value = self._conn.recv()
+        while True:
+            try:
+                if not self._conn.poll():
+                    return
+                kind, value = self._conn.recv()
+            except (EOFError, OSError):  # the robot's process ended: nothing more will come
+                return
             if kind == "state":
                 self._states.append(value)
             elif kind == "observe":
@@ -158,8 +169,9 @@ class SlaveProcess:
             self._stop.set()
             deadline = time.monotonic() + timeout
             while not self.stats and time.monotonic() < deadline and self._process.is_alive():
-                if self._conn.poll(0.05):
-                    self._drain()
+                self._drain()
+                time.sleep(0.01)
+            self._drain()
             self._process.join(timeout=max(0.0, deadline - time.monotonic()))
             if self._process.is_alive():
                 self._process.kill()

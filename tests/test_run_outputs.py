@@ -102,7 +102,7 @@ def test_run_out_refuses_a_non_empty_folder_and_overwrite_removes_only_its_own_f
         "shapes.svg",
     }
     # the next experiment writes no plots: the old ones go, the user's file stays
-    _exp(tmp_path / "in", EXP.replace(', "plots"', ''))
+    _exp(tmp_path / "in", EXP.replace(', "plots"', ""))
     assert _run_cli(["run", str(exp), "--out", str(out), "--quiet", "--overwrite"]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "manifest.json",

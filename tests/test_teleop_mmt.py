@@ -30,7 +30,7 @@ from urdf_gen.spec_loader import load_robot
 
 @pytest.fixture(scope="module")
 def demo_session():
-    """The demo's scripted session (URSULA at the file's N = 10, seawater), 12 s in lockstep."""
+    """The demo's scripted session (URSULA at the file's N = 10, seawater), 14 s in lockstep."""
     frozen: list[int] = []
     device = scripted_operator()
     read = device.read
@@ -42,7 +42,7 @@ def demo_session():
 
     device.read = read_and_look  # type: ignore[method-assign]
     with MmtSession(MmtConfig()) as s:
-        stats = s.run(device, 12.0)
+        stats = s.run(device, 14.0)
         assert gc.get_freeze_count() == 0
         yield s, stats, s.metrics(), frozen
 
