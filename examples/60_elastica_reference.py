@@ -5,9 +5,12 @@ The camera limb of ``assets/robots/ursula.toml`` (600 mm, Ecoflex 00-30, 60 -> 2
 value), in air and in water (buoyancy on the rod with the world's water density, 1000 kg/m^3; none on the
 camera, whose volume is unknown, as in sim.dynamics and the Newton-Euler model). PyElastica (a Cosserat
 rod code nobody here wrote: stretch, shear, bend and twist) integrates it with velocity damping while the
-loads ramp up over 6 s (a sudden release makes the soft rod whip) until it settles; the settled tip
-(the last node) is written to ``tests/data/elastica_camera_tentacle.json``
-for n_elements = 50, 100, 200 with a Richardson-extrapolated limit.
+loads ramp up over 6 s (a sudden release makes the soft rod whip) until it settles; a Laplace
+dissipation filter (PyElastica's, order 5) stops a round-off tip oscillation that otherwise grows at
+n >= 100 a few seconds after settling. The settled tip (the last node) is written to
+``tests/data/elastica_camera_tentacle.json`` for n_elements = 50, 100, 200 with a Richardson-extrapolated
+limit (the convergence is first order: the clamp fixes the director of the whole first element).
+``--diagnostic-stiff-shear N`` settles n = N in air with 10x the shear stiffness (how much is shear).
 
 Rod model details (PyElastica 1.0's ``CosseratRod.straight_rod``): element radius = the frustum's radius at
 the element centre, so mass and stiffness converge as O(1/n^2) to the frustum's; shear stiffness
