@@ -263,11 +263,8 @@ def test_bundled_robot_urdf_in_yourdfpy_and_mujoco(path: Path, tmp_path: Path) -
         data.qpos[model.jnt_qposadr[model.joint(name).id]] = value
     mujoco.mj_kinematics(model, data)
     last = data.body(f"link_{spec.n_links}")
-    tip = last.xpos + last.xmat.reshape(3, 3) @ [
-        0,
-        0,
-        0.5 * spec.link_length - spec.contact_radius + 0.5 * spec.link_length,
-    ]
+    off = np.asarray(spec.tip_offset()) + [0.0, 0.0, 0.5 * spec.link_length - spec.contact_radius]
+    tip = last.xpos + last.xmat.reshape(3, 3) @ off
     np.testing.assert_allclose(tip, res.tip, atol=1e-9)
 
 

@@ -1,16 +1,18 @@
 """URDF of a rolling-joint snake robot (seed 003) and the map from static-model angles to joint values.
 
 Every rolling joint ``k`` (between link ``k`` and link ``k + 1``) becomes two revolute joints about the
-same axis ``a_k = Rz(psi_k) y`` (``psi_k = 0`` for odd ``k``, ``alpha`` for even ``k``): ``roll_k_a`` at
+same axis ``a_k = Rz(psi_k) y`` (``psi_k = 0`` for odd ``k``, ``-alpha`` for even ``k``, the paper's
+orientation, see :mod:`urdf_gen.rolling_snake_spec`): ``roll_k_a`` at
 the axis of link ``k``'s contact cylinder and ``roll_k_b`` at the axis of link ``k + 1``'s cylinder,
 ``2 R`` further along. Both carry half the bending angle (``roll_k_b`` mimics ``roll_k_a``), which
 reproduces the rolling transform ``T(h0 z) Ra(theta/2) T(2R z) Ra(theta/2) T(h0 z)`` exactly
 (``h0 = L/2 - R``). A massless-looking but positive-mass ``roll_k_mid`` link sits between them.
 
-Frames: ``snake_base`` is the world frame of the static model (centre of the base link's bottom face, z
-along the straight robot). ``link_1`` is fixed to it with its origin at the link centre; ``link_i`` for
+Frames: ``snake_base`` is the world frame of the static model (the paper's WCS, z along the straight
+robot). ``link_1`` is fixed to it with its origin at the link centre, at ``d_1``; ``link_i`` for
 ``i >= 2`` has its origin on the axis of its lower contact cylinder, its centre (and inertial frame) at
-``(0, 0, h0)``. ``tip`` is fixed at the centre of the distal link's free end. Geometry uses primitives
+``(0, 0, h0)``. ``tip`` is fixed at the tip point ``P_n^tip`` (default the centre of the distal link's
+free end). Geometry uses primitives
 only (cylinders, spheres), so MuJoCo's URDF compiler needs no mesh paths.
 """
 
@@ -152,7 +154,7 @@ def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
 
     _sphere_link(robot, "snake_base", small, 0.25 * big_r)
     _body_link(robot, "link_1", spec, 0.0)
-    _joint(robot, "base_to_link_1", "fixed", "snake_base", "link_1", (0.0, 0.0, half))
+    _joint(robot, "base_to_link_1", "fixed", "snake_base", "link_1", spec.d1)
     for k in range(1, spec.n_links):
         psi = spec.joint_plane(k)
         axis = (-math.sin(psi), math.cos(psi), 0.0)
@@ -173,8 +175,8 @@ def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
             mimic=f"roll_{k}_a",
         )
     _sphere_link(robot, "tip", small, 0.25 * big_r)
-    tip_z = h0 + half if spec.n_links > 1 else half
-    _joint(robot, "tip_joint", "fixed", f"link_{spec.n_links}", "tip", (0.0, 0.0, tip_z))
+    off = spec.tip_offset()
+    _joint(robot, "tip_joint", "fixed", f"link_{spec.n_links}", "tip", (off[0], off[1], h0 + off[2]))
     tree = ET.ElementTree(robot)
     ET.indent(tree, space="  ")
     return tree

@@ -301,13 +301,14 @@ def run_seed000(
         base x and y, the in-plane bend angle for planar motion).
     """
     from sim.models.actuators import ChamberActuation
+    from sim.models.chambers import ChamberWallLimb
     from sim.models.integrators import step
-    from sim.models.newton_euler import LimbModel
     from urdf_gen.spec_loader import load_robot
 
     robot = load_robot("hydraulic_arm")
     params = load_hydraulic_drive(robot)
-    model = LimbModel(robot.limbs[0], pieces)
+    # axial strain resisted by the chamber walls (E A_s of Table 1, sim.models.chambers), bending by E I
+    model = ChamberWallLimb(robot.limbs[0], pieces, wall_area=params.annulus_area)
     act = ChamberActuation(model, params.section_rotation)
     drive = HydraulicDrive(params, 6)
     q, qd = model.rest_state(), np.zeros(model.dof)

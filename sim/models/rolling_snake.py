@@ -13,9 +13,12 @@ and joint positions and the tip position (Hu et al., Robotics 12(1):2, 2023):
   or the tip change keeps growing) ``omega`` is halved and the iteration continues from the last
   angles.
 
-Conventions (see :mod:`urdf_gen.rolling_snake_spec`): world origin at the centre of the base link's
-bottom face, world z along the straight robot towards the tip; a ground mount has gravity ``-g z``, a
-ceiling mount ``+g z``. Angles in rad, positions in m.
+Conventions (see :mod:`urdf_gen.rolling_snake_spec`): the paper's world frame (WCS), z along the
+straight robot towards the tip, link 1's mass centre at ``d_1`` (default ``(0, 0, L/2)``: origin at the
+centre of the base link's bottom face); a ground mount has gravity ``-g z``, a ceiling mount ``+g z``.
+The odd joints bend in the x-z plane, the even joints in the plane at ``-alpha`` and the cables run
+counter-clockwise at ``[0, pi - alpha, pi, -alpha]``, as the paper's base transform and phases give.
+Angles in rad, positions in m.
 """
 
 from __future__ import annotations
@@ -56,7 +59,8 @@ class RollingSnakeResult:
         angles: bending angle of joints 1..n-1 (rad), ``(n - 1,) float``.
         link_positions: centre (mass centre) of links 1..n in the world frame (m), ``(n, 3) float``.
         joint_positions: contact point of joints 1..n-1 in the world frame (m), ``(n - 1, 3) float``.
-        tip: tip of the distal link (centre of its free end) in the world frame (m), ``(3,) float``.
+        tip: the tip point ``P_n^tip`` of the distal link (default the centre of its free end) in the
+            world frame (m), ``(3,) float``.
         iterations: Gauss-Seidel iterations done (0 for the model without gravity).
         converged: whether the tip change fell below ``eps``.
         omega: relaxation parameter in use at the end (halved on every failure).
@@ -150,7 +154,7 @@ def snake_forward_kinematics(
     h0 = half - big_r
     # columns of the rotation world <- link, as plain tuples (faster than numpy for 3-vectors)
     ex, ey, ez = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
-    pos = (0.0, 0.0, half)
+    pos = spec.d1
     links = [pos]
     joints = []
 
@@ -176,7 +180,8 @@ def snake_forward_kinematics(
             c = [ex[i] * v[0] + ey[i] * v[1] + ez[i] * v[2] for i in range(3)]
             cols.append((c[0], c[1], c[2]))
         ex, ey, ez = cols
-    tip = np.array([pos[i] + ez[i] * half for i in range(3)])
+    off = spec.tip_offset()
+    tip = np.array([pos[i] + ex[i] * off[0] + ey[i] * off[1] + ez[i] * off[2] for i in range(3)])
     return np.array(links), np.array(joints).reshape(n - 1, 3), tip
 
 
