@@ -398,3 +398,12 @@ def test_sweep_experiment_path_with_a_nul(tmp_path: Path) -> None:
         SpecError, match=r"field 'experiment' = 'a\\x00b\.toml' is invalid; allowed: an experiment"
     ):
         plan_sweep(path, tmp_path / "out")
+
+
+def test_a_long_path_in_a_message_keeps_its_file_name(tmp_path: Path) -> None:
+    """Messages cap echoed values at ~80 characters; for a path the end (the file name) is what tells."""
+    from urdf_gen.errors import SpecError
+
+    deep = tmp_path / ("d" * 120) / "recorded_input.csv"
+    msg = str(SpecError("exp.toml", "inputs.bend.file", deep, "a UTF-8 CSV file"))
+    assert "recorded_input.csv'" in msg and len(msg) < 200

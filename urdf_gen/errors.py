@@ -6,7 +6,7 @@ Messages carry the bad value, where it came from (file and field) and what is al
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 MAX_ECHO = 80  # characters of a bad value echoed in a message
@@ -26,6 +26,9 @@ def cap(value: Any, limit: int = MAX_ECHO) -> str:
     Messages echo the offending value; a 10 MB string in a file must not become a 10 MB message, and a
     huge list or a deeply nested table is summarized instead of formatted whole.
     """
+    if isinstance(value, PurePath):  # a path keeps its end: the file name says most
+        text = str(value)
+        return repr(text) if len(text) + 2 <= limit else repr("..." + text[-max(limit - 5, 8) :])
     if isinstance(value, str) and len(value) > limit:
         return repr(value[: max(limit - 32, 8)]) + f"... ({len(value)} characters)"
     if isinstance(value, int) and value.bit_length() > 200:

@@ -101,16 +101,16 @@ def read_recorded(path: Path, column: str | None, source: Path, field: str) -> t
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError(
-            source, field, str(path), f"a UTF-8 CSV file (bad byte at offset {exc.start})"
+            source, field, path, f"a UTF-8 CSV file (bad byte at offset {exc.start})"
         ) from exc
     try:
         rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as exc:  # NUL bytes, a field over the csv module's size limit
-        raise SpecError(source, field, str(path), f"a plain CSV file ({exc})") from exc
+        raise SpecError(source, field, path, f"a plain CSV file ({exc})") from exc
     if len(rows) > MAX_CSV_ROWS + 1:
-        raise SpecError(source, field, str(path), f"a CSV of at most {MAX_CSV_ROWS} rows ({len(rows) - 1})")
+        raise SpecError(source, field, path, f"a CSV of at most {MAX_CSV_ROWS} rows ({len(rows) - 1})")
     if len(rows) < 3 or len(rows[0]) < 2:
-        raise SpecError(source, field, str(path), "a CSV with a header and at least 2 rows of time + value")
+        raise SpecError(source, field, path, "a CSV with a header and at least 2 rows of time + value")
     header = [h.strip() for h in rows[0]]
     col = 1 if column is None else (header.index(column) if column in header else -1)
     if col < 1:
@@ -118,16 +118,16 @@ def read_recorded(path: Path, column: str | None, source: Path, field: str) -> t
     try:
         data = np.array([[float(r[0]), float(r[col])] for r in rows[1:] if r], dtype=float)
     except (ValueError, IndexError) as exc:
-        raise SpecError(source, field, str(path), "numeric CSV rows") from exc
+        raise SpecError(source, field, path, "numeric CSV rows") from exc
     if len(data) < 2:
-        raise SpecError(source, field, str(path), "a CSV with a header and at least 2 rows of time + value")
+        raise SpecError(source, field, path, "a CSV with a header and at least 2 rows of time + value")
     finite = np.all(np.isfinite(data)) and np.all(np.abs(data[:, 1]) <= MAX_VALUE)
     in_time = np.all((data[:, 0] >= 0.0) & (data[:, 0] <= MAX_TIME_S))
     if not (finite and in_time) or np.any(np.diff(data[:, 0]) <= 0.0):
         raise SpecError(
             source,
             field,
-            str(path),
+            path,
             f"values within +-{MAX_VALUE:g} and strictly increasing times in [0, {MAX_TIME_S:g}] s",
         )
     return data[:, 0], data[:, 1]
