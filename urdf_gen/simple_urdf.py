@@ -271,13 +271,14 @@ def get_number(
     left = "(" if low_open or low is None else "["
     right = "]" if high is not None else ")"
     allowed = f"a number in {left}{lo_text}, {hi_text}{right}"
-    if as_finite(value) is None:  # not a number, NaN/inf, or an int too large for a float
+    x = as_finite(value)
+    if x is None:  # not a number, NaN/inf, or an int too large for a float
         raise SpecError(source, prefix + key, value, allowed)
-    if low is not None and (value < low or (low_open and value == low)):
+    if low is not None and (x < low or (low_open and x == low)):
         raise SpecError(source, prefix + key, value, allowed)
-    if high is not None and value > high:
+    if high is not None and x > high:
         raise SpecError(source, prefix + key, value, allowed)
-    return float(value)
+    return x
 
 
 def get_int(

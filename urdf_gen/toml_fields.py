@@ -17,6 +17,7 @@ import math
 import os
 import stat
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, overload
 
@@ -95,6 +96,7 @@ def nesting_depth(value: Any) -> int:
     deepest, stack = 0, [(value, 0)]
     while stack:
         node, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list | tuple):

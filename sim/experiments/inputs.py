@@ -28,6 +28,7 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -100,9 +101,7 @@ def read_recorded(path: Path, column: str | None, source: Path, field: str) -> t
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SpecError(
-            source, field, path, f"a UTF-8 CSV file (bad byte at offset {exc.start})"
-        ) from exc
+        raise SpecError(source, field, path, f"a UTF-8 CSV file (bad byte at offset {exc.start})") from exc
     try:
         rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as exc:  # NUL bytes, a field over the csv module's size limit
@@ -141,10 +140,10 @@ def parse_profile(f: Fields, base_dir: Path, scale: float = 1.0) -> Profile:
     kind = f.string("kind", choices=PROFILE_KINDS)
     noise = f.number("noise", 0.0, MAX_VALUE, default=0.0) * scale
 
-    def num(key: str, lo: float = -MAX_VALUE, hi: float = MAX_VALUE, **kw: float) -> float:
+    def num(key: str, lo: float = -MAX_VALUE, hi: float = MAX_VALUE, **kw: Any) -> float:
         return f.number(key, lo, hi, **kw)
 
-    def time(key: str, lo: float = 0.0, **kw: float) -> float:
+    def time(key: str, lo: float = 0.0, **kw: Any) -> float:
         return f.number(key, lo, MAX_TIME_S, **kw)
 
     if kind == "constant":

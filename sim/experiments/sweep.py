@@ -132,11 +132,14 @@ def set_dotted(table: dict[str, Any], path: str, value: Any) -> None:
     last = keys[-1]
     if not isinstance(node, dict | list):  # e.g. "name.x": name holds a string
         raise ConfigurationError(f"path {cap(path)}: {keys[-2]!r} holds a {type(node).__name__}, not a table")
-    if isinstance(node, list) and not (isinstance(last, int) and last < len(node)):
-        raise ConfigurationError(f"path {path!r}: index {last!r} is out of range")
-    if isinstance(node, dict) and not isinstance(last, str):
-        raise ConfigurationError(f"path {path!r}: {last!r} indexes a table")
-    node[last] = value
+    if isinstance(node, list):
+        if not (isinstance(last, int) and last < len(node)):
+            raise ConfigurationError(f"path {path!r}: index {last!r} is out of range")
+        node[last] = value
+    else:
+        if not isinstance(last, str):
+            raise ConfigurationError(f"path {path!r}: {last!r} indexes a table")
+        node[last] = value
 
 
 def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
@@ -167,7 +170,7 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
             raise p.error("values", None, "a list of values (grid design)")
         p.finish()
     f.finish()
-    runs = math.prod(len(q[1]) for q in params) if design == "grid" else samples
+    runs = math.prod(len(q[1] or ()) for q in params) if design == "grid" else samples
     if runs > MAX_RUNS:
         raise f.error("parameters", f"{runs} runs", f"a sweep of at most {MAX_RUNS} runs (fewer values)")
     if design == "grid":

@@ -58,7 +58,7 @@ class ServoWatchdog:
         self.trips = 0
         self.zeroed = 0  # servo ticks that rendered zero because of a trip
 
-    def command(self, force: Sequence[float]) -> None:
+    def command(self, force: Sequence[float] | np.ndarray) -> None:
         """Control loop: the force ``(3,)`` (N, device frame) to render from now on."""
         f = tuple(float(v) for v in force)
         now = self.clock()
