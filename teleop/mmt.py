@@ -81,6 +81,7 @@ DEPTH_MAX = 0.04  # m, deepest the force-aware command lets the model into the m
 LOG_ROWS = 120_000  # rows of the session log at most (bounded memory: longer sessions are decimated)
 IK_OFFSET_TAU = 0.2  # s, low-pass of the offsets the operator's IK solves through
 IK_MAX_STEP = 1e-3  # rad or m per tick: the command moves at most ~1 rad/s or 1 m/s
+SHOW_TOLERANCE = 1e-6  # rad or m: smaller changes of a limb's model are not shown (tip moves < 2 um)
 SHOW_EVERY = 20  # ticks between two poses of the limbs that only show (50 Hz); the haptic one: every tick
 RING_TICKS = 8192  # master predictions kept for residuals (8.2 s at 1 kHz; > the link's round trip)
 
@@ -412,6 +413,7 @@ class MmtSession:
         self.residual = {n: v.copy() for n, v in zeros.items()}
         self._res_blend = {n: (v.copy(), v.copy(), -1.0) for n, v in zeros.items()}
         self.ik_offset = {n: v.copy() for n, v in zeros.items()}  # offsets the operator's IK solves with
+        self._show_slot = {n: (5 * i) % SHOW_EVERY for i, n in enumerate(self._order)}
         self._cmd_key: dict[str, tuple[PccConfig, ...]] = {}
         self._cmd_canon: dict[str, list[PccConfig]] = {}
         self._cmd_u: dict[str, np.ndarray] = {}
@@ -551,11 +553,19 @@ class MmtSession:
         for name in self._order:
             offset = self.pred_offset[name] + self.residual[name]
             self.ik_offset[name] += a * (offset - self.ik_offset[name])
-            if name != haptic and k % SHOW_EVERY:
-                continue
+            if name != haptic and k % SHOW_EVERY != self._show_slot[name]:
+                continue  # the limbs that only show take turns: one joint reset a tick at most
             model = [add_offset(c, o) for c, o in zip(self._cmd_canon[name], offset, strict=True)]
             self.model[name] = model
-            if model != self._shown.get(name):
+            shown = self._shown.get(name)
+            if (
+                shown is None
+                or max(
+                    max(abs(a.bend - b.bend), abs(a.plane - b.plane), abs(a.length - b.length))
+                    for a, b in zip(model, shown, strict=True)
+                )
+                > SHOW_TOLERANCE
+            ):  # a joint reset costs ~50 us: not for sub-micrometre changes
                 self.robot.set_joints(name, self.robot.pcc_joints(name, model, check_limits=False))
                 self._shown[name] = model
         rest = 0

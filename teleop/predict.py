@@ -133,6 +133,8 @@ class SagPredictor:
         self._tau: dict[str, FloatArray] = {}
         self._rest: set[str] = set()
         self.steps = 0
+        for name in self.names:  # compile or load the kernel now, not in the first tick of a loop
+            self.shape(name)
 
     def shape(self, name: str) -> list[PccConfig]:
         """The model's present shape of limb ``name``: one fitted arc per segment."""
@@ -147,8 +149,11 @@ class SagPredictor:
         return float(np.abs(self.qd[name]).max()) < SETTLED_RATE
 
     def tip(self, name: str) -> FloatArray:
-        """The model's tip position ``(3,)`` (m) in the limb base frame."""
-        return self.models[name].tip_position(self.q[name])
+        """The model's tip position ``(3,)`` (m) in the limb base frame (the last segment's end)."""
+        m = self.models[name]
+        ends = np.empty((len(m.limb.segments), 3))
+        segment_ends(self.q[name], m.l0, self._ends[name], ends)
+        return ends[-1]
 
     def due(self, name: str, k: int) -> bool:
         """Whether limb ``name`` is stepped on tick ``k``."""

@@ -63,3 +63,28 @@ def test_load_a_subset_of_limbs() -> None:
 def test_bad_limb_subsets_raise(limbs, match) -> None:
     with World(mode="kinematic") as world, pytest.raises(ConfigurationError, match=match):
         world.load_robot("ursula", sections=2, limbs=limbs)
+
+
+def test_joint_resets_hold_the_worlds_broadphase_margin() -> None:
+    """A kinematic reset moves the links' tree boxes: it runs with the world's Bullet globals held (as
+    its steps do), and they are put back after, whatever they were."""
+    from sim import bullet
+
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=3)
+        if not world.broadphase_margin:
+            pytest.skip("Bullet's broadphase margin is not reachable in this PyBullet build")
+        seen: list[float | None] = []
+        reset = bullet.pb.resetJointStatesMultiDof
+
+        def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+            seen.append(bullet.broadphase_margin())
+            return reset(*args, **kwargs)
+
+        bullet.pb.resetJointStatesMultiDof = spy
+        try:
+            before = bullet.broadphase_margin()
+            robot.set_pcc("camera", [PccConfig(0.4, 0.2, 0.6)])
+        finally:
+            bullet.pb.resetJointStatesMultiDof = reset
+        assert seen == [world.broadphase_margin] and bullet.broadphase_margin() == before
