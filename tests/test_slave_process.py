@@ -36,3 +36,43 @@ def test_compiled_segment_ends_equal_the_model_kinematics() -> None:
         out = np.empty((2, 3))
         segment_ends(q, m.l0, np.array([9, 19]), out)
         np.testing.assert_allclose(out, m.segment_tip_positions(q), atol=1e-14)
+
+
+def test_udp_force_packets_are_non_zero_while_the_palpation_arm_presses_the_rock() -> None:
+    """Issue 15: a device streaming poses over the UDP bridge presses the model's tip into the rock and
+    gets the rendered force back (no fault from the stream being empty before its first packet)."""
+    import threading
+    import time
+
+    from teleop.udp_bridge import UdpBridge, UdpBridgeClient
+
+    bridge = UdpBridge()
+    stop = threading.Event()
+    forces: list[float] = []
+
+    def device() -> None:
+        client = UdpBridgeClient(bridge.address)
+        while not stop.is_set():
+            client.send_pose((0.45, 0.06, -0.50))  # into the modelled rock, in the arm's plane
+            f = client.recv_force()
+            if f is not None:
+                forces.append(float(np.linalg.norm(f)))
+            time.sleep(0.001)
+        client.close()
+
+    thread = threading.Thread(target=device, daemon=True)
+    thread.start()
+    time.sleep(0.2)  # the stream flows before the session starts; no fault latches meanwhile
+    try:
+        with MmtSession(MmtConfig(sections=3)) as s:
+            s.mapping._select("select:palpation")
+            s.run(bridge, 6.0)  # lockstep: the bridge is polled every tick
+            depth = s.log["depth_m"]
+            fault = s.haptics.fault
+    finally:
+        stop.set()
+        thread.join()
+        bridge.close()
+    assert fault is None
+    assert depth.max() > 1e-3  # the model's tip went into the modelled rock
+    assert len(forces) > 100 and max(forces) > 0.05  # force packets came back, non-zero in contact
