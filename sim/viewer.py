@@ -25,6 +25,10 @@ from urdf_gen.errors import ConfigurationError
 SHAPE_KINDS = ("plane", "sphere")
 QUEUE_FRAMES = 2
 KEY_QUEUE = 256
+INSET_EVERY = 10  # frames between two camera insets (5 Hz at 50 Hz frames)
+INSET_SIZE = (320, 240)  # px
+INSET_FOV_DEG = 100.0  # the camera arm's wide-angle lens (as the demo's camera_tip.png)
+LOADING_TEXT = "pccbullet: loading the squid and its world ..."
 POLL_S = 0.02  # s, keyboard polling period of the viewer while it waits for frames
 VIEWER_NICE = 10  # added to the GUI viewer process's nice value
 
@@ -107,8 +111,30 @@ def _yield_cpu() -> int | None:
         return None
 
 
+def _camera_links(pb: Any, cid: int, ids: dict[str, int], camera: tuple[str, str]) -> tuple | None:
+    """``(body id, link index)`` of the camera link ``camera = (body name, link name)``, or ``None``."""
+    body_name, link_name = camera
+    body = ids.get(body_name)
+    if body is None:
+        return None
+    for j in range(pb.getNumJoints(body, physicsClientId=cid)):
+        if pb.getJointInfo(body, j, physicsClientId=cid)[12].decode() == link_name:
+            return body, j
+    return None
+
+
+def _render_inset(pb: Any, cid: int, link: tuple[int, int]) -> None:
+    """Render the view from the camera link (z ahead, -x up) into the GUI's RGB preview panel."""
+    state = pb.getLinkState(link[0], link[1], computeForwardKinematics=True, physicsClientId=cid)
+    R = np.asarray(pb.getMatrixFromQuaternion(state[5])).reshape(3, 3)
+    eye = np.asarray(state[4])
+    view = pb.computeViewMatrix(eye.tolist(), (eye + R[:, 2]).tolist(), (-R[:, 0]).tolist())
+    proj = pb.computeProjectionMatrixFOV(INSET_FOV_DEG, INSET_SIZE[0] / INSET_SIZE[1], 0.01, 5.0)
+    pb.getCameraImage(INSET_SIZE[0], INSET_SIZE[1], view, proj, physicsClientId=cid)
+
+
 def _viewer_main(
-    bodies: dict[str, ViewerBody],
+    bodies: dict[str, ViewerBody] | None,
     shapes: list[ViewerShape],
     help_lines: list[str],
     frames: mp.Queue,
@@ -117,6 +143,8 @@ def _viewer_main(
     ready: Any,
     stop: Any,
     gui: bool,
+    scene: Any = None,
+    camera: tuple[str, str] | None = None,
 ) -> None:
     from sim.bullet import pb
 
@@ -126,6 +154,21 @@ def _viewer_main(
     if gui:
         pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 0, physicsClientId=cid)
         pb.resetDebugVisualizerCamera(1.6, 50, -25, [0.55, 0.0, -0.3], physicsClientId=cid)
+    if bodies is None:  # started early: say so until the scene arrives
+        loading = pb.addUserDebugText(
+            LOADING_TEXT, [0.2, -0.4, 0.0], [0.1, 0.1, 0.1], 1.6, physicsClientId=cid
+        )
+        while bodies is None and not stop.is_set():
+            try:
+                bodies, shapes, help_lines, camera = scene.get(timeout=POLL_S)
+            except queue.Empty:
+                pb.getKeyboardEvents(physicsClientId=cid)  # keep the window responsive
+        pb.removeUserDebugItem(loading, physicsClientId=cid)
+        if bodies is None:
+            report.put({"applied": 0, "first_joints": {}})
+            pb.disconnect(cid)
+            return
+    if gui:
         # Loading with rendering on redraws the scene for every link: ~35 ms a link with software
         # OpenGL, 7 s for URSULA at N = 10, during which every frame was dropped. Off: 0.04 s a limb.
         pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 0, physicsClientId=cid)
@@ -136,7 +179,13 @@ def _viewer_main(
     shape_ids = {shape.name: _add_shape(pb, cid, shape) for shape in shapes}
     for i, line in enumerate(help_lines):
         pb.addUserDebugText(line, [0.2, -0.6, 0.45 - 0.06 * i], [1, 1, 1], 1.2, physicsClientId=cid)
+    inset = _camera_links(pb, cid, ids, camera) if gui and camera else None
     if gui:
+        if inset is not None:  # the side panel holds the camera view: only its RGB preview
+            pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 1, physicsClientId=cid)
+            pb.configureDebugVisualizer(pb.COV_ENABLE_DEPTH_BUFFER_PREVIEW, 0, physicsClientId=cid)
+            pb.configureDebugVisualizer(pb.COV_ENABLE_SEGMENTATION_MARK_PREVIEW, 0, physicsClientId=cid)
+            pb.configureDebugVisualizer(pb.COV_ENABLE_RGB_BUFFER_PREVIEW, 1, physicsClientId=cid)
         pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=cid)
     ready.set()
     applied = 0
@@ -164,6 +213,8 @@ def _viewer_main(
             break
         _apply_frame(pb, cid, bodies, ids, shape_ids, frame)
         applied += 1
+        if inset is not None and applied % INSET_EVERY == 0:
+            _render_inset(pb, cid, inset)
     shown = {  # what the viewer shows at the end: the first three joints of every limb
         name: [pb.getJointState(ids[name], j, physicsClientId=cid)[0] for j in b.joints[:3]]
         for name, b in bodies.items()
@@ -185,7 +236,7 @@ class ViewerProcess:
 
     def __init__(
         self,
-        robot: Any,
+        robot: Any = None,
         *,
         gui: bool = True,
         shapes: tuple[ViewerShape, ...] = (),
@@ -202,6 +253,7 @@ class ViewerProcess:
         self._report: mp.Queue = ctx.Queue()
         self._ready = ctx.Event()
         self._stop = ctx.Event()
+        self._scene: mp.Queue = ctx.Queue(maxsize=1)
         self._closed: dict[str, Any] | None = None  # the report, once closed
         self._held: set[int] = set()
         self.dropped = 0
@@ -210,7 +262,7 @@ class ViewerProcess:
         self._process = ctx.Process(
             target=_viewer_main,
             args=(
-                bodies_of(robot),
+                None if robot is None else bodies_of(robot),
                 list(shapes),
                 list(help_lines),
                 self._frames,
@@ -219,10 +271,29 @@ class ViewerProcess:
                 self._ready,
                 self._stop,
                 gui,
+                self._scene,
             ),
             daemon=True,
         )
         self._process.start()
+
+    def load(
+        self,
+        robot: Any,
+        shapes: tuple[ViewerShape, ...] = (),
+        help_lines: tuple[str, ...] = (),
+        camera: tuple[str, str] | None = None,
+    ) -> None:
+        """Send the scene to a viewer started without one (``robot=None``: it shows a loading text
+        meanwhile, so a window appears at once while the worlds are built). ``camera``: (body, link)
+        whose view the GUI's side panel shows (5 Hz)."""
+        for shape in shapes:
+            if shape.kind not in SHAPE_KINDS:
+                raise ConfigurationError(
+                    f"viewer shape {shape.name!r}: kind = {shape.kind!r} is invalid; allowed: {SHAPE_KINDS}"
+                )
+        self._robot = robot
+        self._scene.put((bodies_of(robot), list(shapes), list(help_lines), camera))
 
     def wait_ready(self, timeout: float = 60.0) -> bool:
         """Wait until the viewer has loaded the scene and shows frames; False after ``timeout`` s or if

@@ -1,17 +1,16 @@
-"""The URSULA squid demo: model-mediated teleoperation of four soft limbs, 1 kHz physics, 50 Hz visuals.
+"""The URSULA squid demo: model-mediated teleoperation of the soft squid, 1 kHz master, 50 Hz visuals.
 
-The master replica (:class:`~teleop.mmt.MmtSession`) runs at 1 kHz; a simulated slave sits behind a 1500 m
-acoustic link (about 1 s one way). With a display (and without ``headless``) the physics stays in DIRECT and a
-PyBullet GUI runs in its own process (:mod:`sim.viewer`): it mirrors the limbs, seabed and rock, shows the
-keyboard help overlay and forwards the keys; the loop is paced to absolute deadlines. Without one it plays a
-scripted operator session (camera looks down, the light follows it, the grasper reaches beside the rock on the
-seabed, the palpation arm touches it) as fast as possible and writes, into ``out_dir``: ``demo.gif`` (external
-view; the loop records the scene's pose for each frame and the frames are rendered after the run, as a
-software-rendered frame takes ~10 ms, ten ticks), ``camera_tip.png`` (view from the camera arm's tip, lit
-from the spotlight), ``tips.png`` (tip trajectories), ``metrics.png`` (forces and master/slave tips) and
-``summary.json`` (loop statistics, teleoperation metrics, final tip positions). ``device`` picks another
-operator input (``--device`` on the command line): the terminal keyboard, a haptic device or the UDP
-bridge, in real time.
+The master (:class:`~teleop.mmt.MmtSession`) is a local model of the robot at 1 kHz; the slave is the
+dynamic soft squid in seawater (:class:`~teleop.mmt.Slave`) behind a 1500 m acoustic link (about 1 s one
+way). Scripted (the headless default), everything runs in lockstep in simulated time; with any other
+device the loop is paced to the wall clock and the slave runs in its own process
+(:mod:`teleop.slave_process`). With a display (and without ``headless``) a PyBullet GUI runs in a third
+process (:mod:`sim.viewer`): it comes up first and says it is loading, then mirrors the model's limbs,
+seabed and rock, shows the key help and the camera arm's view in its side panel, and forwards the keys.
+Headless, the demo writes into ``out_dir``: ``demo.gif`` (the robot beside the operator's model; the
+scene poses are recorded in the loop and rendered after it), ``camera_tip.png`` (the robot's camera
+view), ``tips.png``, ``metrics.png`` and ``summary.json``; with a display ``metrics.png`` and
+``summary.json``.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,7 +32,11 @@ from sim.world import PHYSICS_DT, Robot, World
 from teleop.devices import DEMO_DEVICES, InputDevice, ScriptedDevice, open_device
 from teleop.mapping import camera_view_matrix, spotlight_direction
 from teleop.mmt import MmtConfig, MmtSession, Slave, add_environment
+from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from sim.viewer import ViewerProcess
 
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (640, 480)  # px, one GIF panel and the camera image
@@ -147,12 +151,19 @@ def run_demo(
     # physics. Scripted: everything in lockstep in simulated time (bit-identical reruns).
     realtime = device != "scripted"
     slave_kind = "process" if realtime else "local"
+    if gui:  # the window comes up at once and says it is loading while the worlds are built
+        from sim.viewer import ViewerProcess
+
+        viewer = ViewerProcess(None, gui=True)
+        try:
+            with MmtSession(MmtConfig(), gui=False, slave=slave_kind) as session:
+                return _run_gui(session, viewer, out_dir, duration, n_sub, device, udp_port, udp_key_file)
+        finally:
+            viewer.close()
     # Physics stays in DIRECT; with a display the GUI runs in its own process (sim.viewer).
-    with MmtSession(MmtConfig(), gui=False, slave=slave_kind, record_poses=realtime and not gui) as session:
+    with MmtSession(MmtConfig(), gui=False, slave=slave_kind, record_poses=realtime) as session:
         robot = session.robot
         limbs = [limb.name for limb in robot.spec.limbs]
-        if gui:
-            return _run_gui(session, out_dir, duration, n_sub, device, udp_port, udp_key_file)
         operator = (
             scripted_operator() if device == "scripted" else _open(device, limbs, udp_port, udp_key_file)
         )
@@ -308,6 +319,7 @@ def _open(device: str, limbs: list[str], udp_port: int, udp_key_file: Path | Non
 
 def _run_gui(
     session: MmtSession,
+    viewer: ViewerProcess,
     out_dir: Path,
     duration: float,
     n_sub: int,
@@ -315,7 +327,7 @@ def _run_gui(
     udp_port: int,
     udp_key_file: Path | None = None,
 ) -> dict[str, object]:
-    from sim.viewer import ViewerProcess, ViewerShape
+    from sim.viewer import ViewerShape
     from teleop.devices.keyboard import HELP_LINES, KeyboardDevice
 
     robot, cfg = session.robot, session.cfg
@@ -324,13 +336,14 @@ def _run_gui(
         ViewerShape("rock", "sphere", tuple(session.rock_model), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
     )
     limbs = [limb.name for limb in robot.spec.limbs]
-    # open a hardware device before the viewer starts, so that a missing SDK leaves no viewer behind
     device: InputDevice | None = None
     if device_name == "scripted":
         device = scripted_operator()
     elif device_name != "keyboard":
         device = _open(device_name, limbs, udp_port, udp_key_file)
-    viewer = ViewerProcess(robot, gui=True, shapes=shapes, help_lines=tuple(HELP_LINES))
+    # the camera arm's view in the GUI's side panel (PyBullet's GUI has one directional light and no
+    # spot light: the light arm cannot light the scene there)
+    viewer.load(robot, shapes, tuple(HELP_LINES), camera=("camera", naming.tip_link("camera")))
     if not viewer.wait_ready(VIEWER_START_S):  # the operator sees the scene before the loop starts
         logging.getLogger(__name__).warning(
             "the viewer is not ready after %g s; starting without it", VIEWER_START_S

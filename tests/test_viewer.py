@@ -37,6 +37,28 @@ def test_viewer_process_mirrors_the_last_published_joints() -> None:
     assert camera[1] == pytest.approx(math.radians(45) / 6, abs=1e-6)  # bend / 2N at N = 3
 
 
+def test_a_viewer_started_before_the_scene_loads_it_later_and_mirrors_it() -> None:
+    """The demo starts the viewer first (it says it is loading), then sends the scene."""
+    viewer = ViewerProcess(None, gui=False)
+    assert not viewer.wait_ready(0.5)  # no scene yet: not ready, but running
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=3)
+        viewer.load(robot, camera=("camera", "camera_tip"))
+        assert viewer.wait_ready(60.0)
+        robot.set_pcc("camera", [PccConfig(math.radians(45), math.radians(30), 0.6)])
+        for _ in range(10_000):
+            if viewer.publish():
+                break
+        report = viewer.close()
+    assert report["applied"] == 1
+    assert report["first_joints"]["camera"][1] == pytest.approx(math.radians(45) / 6, abs=1e-6)
+
+
+def test_a_viewer_that_never_gets_its_scene_ends_cleanly() -> None:
+    viewer = ViewerProcess(None, gui=False)
+    assert viewer.close(timeout=10.0)["applied"] == 0
+
+
 def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
     from sim.bullet import pb
 
