@@ -42,7 +42,7 @@ GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (640, 480)  # px, one GIF panel and the camera image
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
 DEFAULT_DURATION_S = 14.0  # s: the scripted session reaches beside the rock, touches it and holds
-MAX_GIF_FRAMES = 600  # GIF frames kept (the last 60 s at 10 fps)
+MAX_GIF_FRAMES = 300  # GIF frames kept (the last 30 s at 10 fps)
 MAX_TIP_ROWS = 30_000  # rows of the tip log (a longer session keeps every k-th visual frame)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
 CAMERA_FOV_DEG = 100.0  # vertical field of view of the tip camera (a wide-angle underwater camera)
@@ -437,6 +437,7 @@ def _write_outputs(
     files and the robot's last tip positions. ``shown`` shows the robot's recorded poses."""
     import imageio.v3 as iio
     import matplotlib
+    from PIL import Image
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -462,7 +463,8 @@ def _write_outputs(
             _render(robot.world.client, view, proj),
             ["operator's local model (commands reach the robot 1 s later)"],
         )
-        frames.append(np.concatenate([left, right], axis=1))
+        # a palette frame (1 byte a pixel) at once: 300 RGB frames of 1280 x 480 would hold 550 MB
+        frames.append(Image.fromarray(np.concatenate([left, right], axis=1)).quantize(colors=255))
     show_scene(robot, rock, final_model)
     robot_xyz = np.full((len(robot_poses), len(limbs), 3), np.nan)
     for k, (_, joints) in enumerate(robot_poses):
@@ -476,7 +478,8 @@ def _write_outputs(
     files = []
     if frames:
         gif = out_dir / "demo.gif"
-        iio.imwrite(gif, np.stack(frames), duration=1000 * GIF_EVERY / VISUAL_RATE, loop=0)
+        ms = int(1000 * GIF_EVERY / VISUAL_RATE)
+        frames[0].save(gif, save_all=True, append_images=frames[1:], duration=ms, loop=0)
         files.append(str(gif))
     cam = out_dir / "camera_tip.png"  # what the robot's camera sees, lit from its spotlight
     light = spotlight_direction(shown.link_pose("spotlight_frame"))

@@ -144,7 +144,7 @@ class SlaveProcess:
                 self._tip, self.force = np.asarray(tip), np.asarray(force)
             elif kind == "pose":
                 self.poses.append(value)
-                del self.poses[:-600]
+                del self.poses[:-300]
             elif kind == "stats":
                 self.stats = value
                 self.reflex_ticks = int(value["reflex_ticks"])

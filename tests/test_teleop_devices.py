@@ -130,3 +130,14 @@ def test_unknown_device_and_bad_waypoints() -> None:
     assert math.isclose(
         ScriptedDevice(waypoints=[(0.0, (0, 0, 0)), (1.0, (1, 0, 0))]).read(0.25).position[0], 0.25
     )
+
+
+def test_scripted_and_replay_devices_keep_a_bounded_force_history() -> None:
+    """A long session must not grow: the forces kept for inspection are the last FORCE_HISTORY."""
+    from teleop.devices.scripted import FORCE_HISTORY
+
+    for device in (ScriptedDevice(), ReplayDevice([])):
+        for k in range(FORCE_HISTORY + 500):
+            device.send_force(np.array([k, 0.0, 0.0]))
+        assert len(device.forces) == FORCE_HISTORY
+        assert device.forces[-1][0] == FORCE_HISTORY + 499 and device.forces[0][0] == 500

@@ -8,6 +8,7 @@ and after the last) and action intervals. :class:`Recorder` wraps any device and
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import numpy as np
 
 from teleop.devices.base import DeviceSample, InputDevice
 from urdf_gen.errors import ConfigurationError
+
+FORCE_HISTORY = 10_000  # forces kept for inspection: a long session must not grow without bound
 
 
 class ScriptedDevice:
@@ -47,7 +50,7 @@ class ScriptedDevice:
         self._presses = sorted(presses, key=lambda p: p[0])
         self._next_press = 0
         self._fail_at = fail_at
-        self.forces: list[np.ndarray] = []
+        self.forces: deque[np.ndarray] = deque(maxlen=FORCE_HISTORY)  # the last 10 s at 1 kHz
 
     def position_at(self, t: float) -> tuple[float, float, float] | None:
         """Interpolated waypoint position ``(3,)`` (m) at time ``t`` or ``None`` without waypoints."""
@@ -128,7 +131,7 @@ class ReplayDevice:
             samples = [DeviceSample.from_dict(d) for d in doc["samples"]]
         self.samples = list(samples or [])
         self._k = 0
-        self.forces: list[np.ndarray] = []
+        self.forces: deque[np.ndarray] = deque(maxlen=FORCE_HISTORY)  # the last 10 s at 1 kHz
 
     def read(self, t: float) -> DeviceSample:
         """The next recorded sample (its own time stamp is kept)."""
