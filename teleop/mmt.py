@@ -42,43 +42,52 @@ paced to the wall clock (``realtime``); with ``slave="process"`` the slave runs 
 from __future__ import annotations
 
 import math
-import struct
 import time
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
 from sim.bullet import pb
-from sim.environment import add_seabed, add_sphere, contact_forces
 from sim.loop import SPIN_WINDOW_S, Loop
 from sim.world import World
-from teleop.channel import Channel, LinkSpec, acoustic_link
+from teleop.channel import Channel
 from teleop.devices.base import InputDevice
 from teleop.haptics import HapticParams, HapticRenderer, penetration
-from teleop.ik import clamp_config
 from teleop.mapping import OperatorMapping
+from teleop.mmt_config import K_ENV_RANGE, MmtConfig
+from teleop.mmt_packets import (
+    CMD_HEADER,
+    STATE_HEADER,
+    STATE_TAIL,
+    decode_configs,
+    decode_shape,
+    encode_configs,
+    encode_shape,
+)
 from teleop.predict import SagPredictor
+from teleop.session_log import SessionLog
+from teleop.slave import CONTACT_FORCE_N, Slave, add_environment
 from teleop.slave_process import SlaveProcess
-from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.pcc import PccConfig, rest_configs
-from urdf_gen.pcc_fit import add_offset, bend_vector, canonical_limb, pcc_from_points
-from urdf_gen.specs import RobotSpec
+from urdf_gen.pcc_fit import add_offset, bend_vector, canonical_limb
 
-CMD_HEADER = struct.Struct("<BBId")  # version, type, seq, send time (s): 14 bytes
-STATE_HEADER = struct.Struct("<BBIdIfB")  # version, type, seq, send time, command seq, its age (s),
-# settled limbs (bit i: limb i's joints all slower than SETTLED_RATE): 23 bytes
-STATE_TAIL = struct.Struct("<9f")  # force (N, world), rock centre (m, NaN until touched), haptic tip (m)
-SCALES = np.array([1e-4, 2e-4, 1e-5])  # command quantization: bend (rad), plane (rad), length (m)
-SHAPE_SCALES = np.array([2e-4, 2e-4, 1e-5])  # measured shape: bend vector x, y (rad), length (m)
-SETTLED_RATE = 0.05  # rad/s or m/s: a limb whose joints are all slower than this is settled
-SENSOR_CUTOFF_HZ = 30.0  # low-pass of the slave's force sensor (a strain-gauge sensor's bandwidth)
-CONTACT_FORCE_N = 0.02  # |F| above which the slave reports contact (N)
-K_ENV_RANGE = (1.0, 2000.0)  # N/m, bounds of the learned contact stiffness
+__all__ = [  # the link's packets, the setup and the robot live in their own modules; here for callers
+    "CMD_HEADER",
+    "CONTACT_FORCE_N",
+    "MmtConfig",
+    "MmtSession",
+    "SessionLog",
+    "Slave",
+    "add_environment",
+    "decode_configs",
+    "decode_shape",
+    "encode_configs",
+    "encode_shape",
+]
+
 K_RENDER_TAU = 0.3  # s, the rendered stiffness follows the learned one with this time constant
 DEPTH_MAX = 0.04  # m, deepest the force-aware command lets the model into the modelled surface
-LOG_ROWS = 120_000  # rows of the session log at most (bounded memory: longer sessions are decimated)
 IK_OFFSET_TAU = 0.2  # s, low-pass of the offsets the operator's IK solves through
 IK_MAX_STEP = 1e-3  # rad or m per tick: the command moves at most ~1 rad/s or 1 m/s
 SHOW_TOLERANCE = 1e-6  # rad or m: smaller changes of a limb's model are not shown (tip moves < 2 um)
@@ -86,273 +95,13 @@ SHOW_EVERY = 20  # ticks between two poses of the limbs that only show (50 Hz); 
 RING_TICKS = 8192  # master predictions kept for residuals (8.2 s at 1 kHz; > the link's round trip)
 
 
-def encode_configs(configs: dict[str, list[PccConfig]], order: list[str]) -> bytes:
-    """Per-segment (bend, plane, length) as int16/int16/uint16, limbs in ``order``."""
-    vals = np.array([[c.bend, c.plane, c.length] for n in order for c in configs[n]]) / SCALES
-    q = np.rint(vals)
-    bad_length = (q[:, 2] < 0) | (q[:, 2] > 65535)
-    if not np.isfinite(q).all() or (np.abs(q[:, :2]) > 32767).any() or bad_length.any():
-        raise ConfigurationError(
-            "a command cannot be encoded; allowed: |bend| <= 3.27 rad, |plane| <= 6.55 rad, "
-            "0 <= length <= 0.655 m"
-        )
-    return struct.pack("<" + "hhH" * len(q), *q.astype(int).ravel())
-
-
-def decode_configs(data: bytes, shape: list[tuple[str, int]]) -> dict[str, list[PccConfig]]:
-    """Inverse of :func:`encode_configs`: limb -> per-segment configurations."""
-    n = sum(s for _, s in shape)
-    vals = np.array(struct.unpack("<" + "hhH" * n, data), dtype=float).reshape(n, 3) * SCALES
-    out, k = {}, 0
-    for name, s in shape:
-        out[name] = [PccConfig(*map(float, row)) for row in vals[k : k + s]]
-        k += s
-    return out
-
-
-def encode_shape(shapes: dict[str, list[PccConfig]], order: list[str]) -> bytes:
-    """Measured shapes as bend vectors and lengths (int16, int16, uint16 per segment)."""
-    vals = np.array([[*bend_vector(c), c.length] for n in order for c in shapes[n]]) / SHAPE_SCALES
-    q = np.rint(np.nan_to_num(vals))
-    q[:, :2] = np.clip(q[:, :2], -32767, 32767)
-    q[:, 2] = np.clip(q[:, 2], 0, 65535)
-    return struct.pack("<" + "hhH" * len(q), *q.astype(int).ravel())
-
-
-def decode_shape(data: bytes, shape: list[tuple[str, int]]) -> dict[str, np.ndarray]:
-    """Inverse of :func:`encode_shape`: limb -> ``(S, 3)`` (bend vector x, y (rad), length (m))."""
-    n = sum(s for _, s in shape)
-    vals = np.array(struct.unpack("<" + "hhH" * n, data), dtype=float).reshape(n, 3) * SHAPE_SCALES
-    out, k = {}, 0
-    for name, s in shape:
-        out[name] = vals[k : k + s]
-        k += s
-    return out
-
-
 def _as_u(configs: list[PccConfig]) -> np.ndarray:
     """``(S, 3)``: bend vector x, y (rad) and length (m) of each segment."""
     return np.array([[*bend_vector(c), c.length] for c in configs])
 
 
-def add_environment(
-    world: World, rock: tuple[float, float, float], radius: float, seabed_z: float
-) -> tuple[int, int]:
-    """A seabed plane at ``seabed_z`` (m) and a rock sphere; returns their body ids."""
-    return add_seabed(world, seabed_z, half_extent=2.0), add_sphere(world, rock, radius)
-
-
 def _smooth(u: float) -> float:
     return 0.0 if u <= 0 else 1.0 if u >= 1 else 0.5 - 0.5 * math.cos(math.pi * u)
-
-
-@dataclass(frozen=True, slots=True)
-class MmtConfig:
-    """Master/slave setup (SI units).
-
-    Attributes:
-        downlink / uplink: the two directions of the link.
-        cmd_rate / state_rate: packets per second down / up (Hz).
-        blend_time: duration of a correction blend (s), >= 0.1.
-        rock_true / rock_estimate: rock centre at the slave / in the master's model before it is located
-            (m, world). rock_radius: (m). seabed_z: (m).
-        medium: the slave's water (``"seawater"``, ``"water"`` or ``"air"``); the prediction uses it too.
-        slave_rates: the slave's actuator rates towards a new command: bend (rad/s), plane (rad/s),
-            length (m/s).
-        haptic_limb: the limb whose contacts are rendered and whose tip carries the force sensor.
-        sections: N for both worlds (default the robot file's).
-        predict: the master predicts the slave's sag with the Newton–Euler model.
-        command_force: steady force (N) the force-aware command lets the operator ask for.
-        force_limit: the slave's reflex threshold (N).
-        k_env_prior: contact stiffness (N/m) rendered before the slave has reported a contact.
-        seed: seed of the channels.
-    """
-
-    downlink: LinkSpec = field(default_factory=acoustic_link)
-    uplink: LinkSpec = field(default_factory=acoustic_link)
-    cmd_rate: float = 10.0
-    state_rate: float = 5.0
-    blend_time: float = 0.2
-    rock_true: tuple[float, float, float] = (0.45, 0.06, -0.54)
-    rock_estimate: tuple[float, float, float] = (0.47, 0.06, -0.545)
-    rock_radius: float = 0.06
-    seabed_z: float = -0.6
-    medium: str = "seawater"
-    slave_rates: tuple[float, float, float] = (1.0, 2.0, 0.05)
-    haptic_limb: str = "palpation"
-    sections: int | None = None
-    predict: bool = True
-    command_force: float = 0.6
-    force_limit: float = 3.0
-    k_env_prior: float = 20.0
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if not (self.blend_time >= 0.1 and self.cmd_rate > 0 and self.state_rate > 0):
-            raise ConfigurationError(
-                f"blend_time = {self.blend_time!r} s, cmd_rate = {self.cmd_rate!r} Hz, state_rate = "
-                f"{self.state_rate!r} Hz are invalid; allowed: blend_time >= 0.1 s, rates > 0"
-            )
-        if not (0 < self.command_force <= self.force_limit and math.isfinite(self.force_limit)):
-            raise ConfigurationError(
-                f"command_force = {self.command_force!r} N, force_limit = {self.force_limit!r} N are "
-                "invalid; allowed: 0 < command_force <= force_limit, finite"
-            )
-        if not K_ENV_RANGE[0] <= self.k_env_prior <= K_ENV_RANGE[1]:
-            raise ConfigurationError(
-                f"k_env_prior = {self.k_env_prior!r} N/m is invalid; allowed: {K_ENV_RANGE[0]:g} to "
-                f"{K_ENV_RANGE[1]:g} N/m"
-            )
-
-
-class Slave:
-    """The remote robot: the dynamic soft squid in water with the seabed and the true rock."""
-
-    def __init__(self, spec: RobotSpec, cfg: MmtConfig) -> None:
-        self.cfg = cfg
-        self.world = World(mode="dynamic", medium=cfg.medium)
-        self.robot = self.world.load_robot(spec)
-        seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
-        self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
-        self.setpoint = {
-            n: np.array([[c.bend, c.plane, c.length] for c in rest_configs(spec.limb(n).segments)])
-            for n, _ in self.shape
-        }
-        self.target = {n: v.copy() for n, v in self.setpoint.items()}
-        self._settled: set[str] = set()
-        self.cmd_seq = 0
-        self.cmd_time = 0.0  # when the command being tracked arrived (s)
-        self.force = np.zeros(3)  # low-passed sensor force on the haptic limb, world frame (N)
-        self.reflex = False
-        self.reflex_ticks = 0
-        limb = spec.limb(cfg.haptic_limb)
-        if limb.payload is None or limb.payload.kind != "force_sensor":
-            raise ConfigurationError(f"haptic limb '{limb.name}' carries no force sensor payload")
-        self._sensor_body, self._sensor_link = self.robot._links[limb.payload.frame]
-        self._r_tip = limb.segments[-1].radius_tip
-        self._rock_sum = np.zeros(3)
-        self._rock_n = 0
-        self._alpha = 1.0 - math.exp(-2.0 * math.pi * SENSOR_CUTOFF_HZ * self.world.dt)
-        self._ends = {n: [naming.segment_end_link(n, s) for s in range(1, k + 1)] for n, k in self.shape}
-
-    @property
-    def time(self) -> float:
-        """The slave's simulated time (s)."""
-        return self.world.time
-
-    def receive(self, payload: bytes) -> None:
-        """Accept a command packet if it is newer than the last one."""
-        if len(payload) < CMD_HEADER.size:
-            return
-        version, kind, seq, _ = CMD_HEADER.unpack_from(payload)
-        if version != 1 or kind != 1 or seq <= self.cmd_seq:
-            return
-        try:
-            cmd = decode_configs(payload[CMD_HEADER.size :], self.shape)
-        except struct.error:
-            return
-        self.cmd_seq = seq
-        self.cmd_time = self.world.time
-        spec = self.robot.spec
-        self.target = {  # quantization may step over a limit by half a step: the robot clamps
-            n: np.array(
-                [astuple(clamp_config(c, seg)) for c, seg in zip(v, spec.limb(n).segments, strict=True)]
-            )
-            for n, v in cmd.items()
-        }
-        self._settled.clear()
-
-    def tick(self, dt: float) -> None:
-        """Move the spring targets towards the command at bounded rates, step the physics, read the sensor."""
-        rates = np.array(self.cfg.slave_rates) * dt
-        haptic = self.cfg.haptic_limb
-        self.reflex = float(np.linalg.norm(self.force)) > self.cfg.force_limit
-        self.reflex_ticks += self.reflex
-        for name, _ in self.shape:
-            if name in self._settled or (self.reflex and name == haptic):
-                continue
-            sp = self.setpoint[name]
-            sp += np.clip(self.target[name] - sp, -rates, rates)
-            self.robot.set_pcc(name, [PccConfig(*row) for row in sp], mode="target")
-            if np.array_equal(sp, self.target[name]):
-                self._settled.add(name)
-        self.world.step()
-        raw = contact_forces(self.world, self._sensor_body).get(self._sensor_link)
-        self.force += self._alpha * ((np.zeros(3) if raw is None else raw) - self.force)
-        f = float(np.linalg.norm(self.force))
-        if f > CONTACT_FORCE_N:
-            tip = self.robot.link_pose(naming.tip_link(haptic))[:3, 3]
-            self._rock_sum += tip - (self.cfg.rock_radius + self._r_tip) * self.force / f
-            self._rock_n += 1
-
-    def measure(self) -> dict[str, list[PccConfig]]:
-        """Per-limb, per-segment arcs through the chain's segment ends (limb base frames)."""
-        out = {}
-        for name, _ in self.shape:
-            T_base = self.robot.T_world_limbbase(name)
-            ends = np.array([self.robot.link_pose(link)[:3, 3] for link in self._ends[name]])
-            out[name] = pcc_from_points((ends - T_base[:3, 3]) @ T_base[:3, :3])
-        return out
-
-    @property
-    def rock_located(self) -> np.ndarray:
-        """Mean rock centre found by touch ``(3,)`` (m, world), NaN before the first touch."""
-        return self._rock_sum / self._rock_n if self._rock_n else np.full(3, np.nan)
-
-    def tip(self) -> np.ndarray:
-        """The haptic limb's tip ``(3,)`` (m, world)."""
-        return self.robot.link_pose(naming.tip_link(self.cfg.haptic_limb))[:3, 3]
-
-    def state_packet(self, seq: int, t: float) -> bytes:
-        """Measured shapes, sensor force, located rock and tip, and the command being tracked."""
-        age = self.world.time - self.cmd_time
-        tail = STATE_TAIL.pack(*self.force, *self.rock_located, *self.tip())
-        body = encode_shape(self.measure(), [n for n, _ in self.shape])
-        return STATE_HEADER.pack(1, 2, seq, t, self.cmd_seq, age, self.settled_mask()) + body + tail
-
-    def settled_mask(self) -> int:
-        """Bit i set: limb i's joints all move slower than :data:`SETTLED_RATE`."""
-        mask = 0
-        for i, (name, _) in enumerate(self.shape):
-            idx = self.robot.joint_indices(name).tolist()
-            states = pb.getJointStates(self.robot.bodies[name], idx, physicsClientId=self.world.client)
-            if max(abs(st[1]) for st in states) < SETTLED_RATE:
-                mask |= 1 << i
-        return mask
-
-    def close(self) -> None:
-        """Disconnect the slave world."""
-        self.world.close()
-
-
-class SessionLog:
-    """The session's time series in preallocated arrays: at most :data:`LOG_ROWS` rows, a row every
-    ``every`` ticks (bounded memory however long the session; 1 kHz up to 120 s)."""
-
-    COLUMNS = {
-        "t": 1, "tip_m": 3, "tip_s": 3, "f_m": 3, "f_s": 3, "blending": 1, "depth_m": 1, "k_env": 1,
-        "tip_pred": 3,
-    }  # fmt: skip
-
-    def __init__(self, ticks: int) -> None:
-        self.every = max(1, math.ceil(ticks / LOG_ROWS))
-        rows = max(1, math.ceil(ticks / self.every))
-        self.data = {k: np.full((rows, w), np.nan) for k, w in self.COLUMNS.items()}
-        self.n = 0
-
-    def due(self, k: int) -> bool:
-        """Whether tick ``k`` is logged."""
-        return k % self.every == 0 and self.n < len(self.data["t"])
-
-    def add(self, **row: object) -> None:
-        """Append one row (every column)."""
-        for key, value in row.items():
-            self.data[key][self.n] = value
-        self.n += 1
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        col = self.data[key][: self.n]
-        return col[:, 0] if col.shape[1] == 1 else col
 
 
 class MmtSession:

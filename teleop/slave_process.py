@@ -30,7 +30,7 @@ START_TIMEOUT_S = 120.0  # s, longest wait for the slave process to build its wo
 def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_poses: bool) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the master ends the session and stops us
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from teleop.mmt import Slave
+    from teleop.slave import Slave
     from urdf_gen.spec_loader import load_robot
 
     slave = Slave(load_robot(robot, sections=cfg.sections), cfg)

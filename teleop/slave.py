@@ -1,0 +1,152 @@
+"""The remote robot of the teleoperation demo: the dynamic soft squid in seawater (see :mod:`teleop.mmt`)."""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import astuple
+
+import numpy as np
+
+from sim.bullet import pb
+from sim.environment import add_seabed, add_sphere, contact_forces
+from sim.world import World
+from teleop.ik import clamp_config
+from teleop.mmt_config import MmtConfig
+from teleop.mmt_packets import CMD_HEADER, STATE_HEADER, STATE_TAIL, decode_configs, encode_shape
+from urdf_gen import naming
+from urdf_gen.errors import ConfigurationError
+from urdf_gen.pcc import PccConfig, rest_configs
+from urdf_gen.pcc_fit import pcc_from_points
+from urdf_gen.specs import RobotSpec
+
+SETTLED_RATE = 0.05  # rad/s or m/s: a limb whose joints are all slower than this is settled
+SENSOR_CUTOFF_HZ = 30.0  # low-pass of the slave's force sensor (a strain-gauge sensor's bandwidth)
+CONTACT_FORCE_N = 0.02  # |F| above which the slave reports contact (N)
+
+
+def add_environment(
+    world: World, rock: tuple[float, float, float], radius: float, seabed_z: float
+) -> tuple[int, int]:
+    """A seabed plane at ``seabed_z`` (m) and a rock sphere; returns their body ids."""
+    return add_seabed(world, seabed_z, half_extent=2.0), add_sphere(world, rock, radius)
+
+
+class Slave:
+    """The remote robot: the dynamic soft squid in water with the seabed and the true rock."""
+
+    def __init__(self, spec: RobotSpec, cfg: MmtConfig) -> None:
+        self.cfg = cfg
+        self.world = World(mode="dynamic", medium=cfg.medium)
+        self.robot = self.world.load_robot(spec)
+        seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
+        self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
+        self.setpoint = {
+            n: np.array([[c.bend, c.plane, c.length] for c in rest_configs(spec.limb(n).segments)])
+            for n, _ in self.shape
+        }
+        self.target = {n: v.copy() for n, v in self.setpoint.items()}
+        self._settled: set[str] = set()
+        self.cmd_seq = 0
+        self.cmd_time = 0.0  # when the command being tracked arrived (s)
+        self.force = np.zeros(3)  # low-passed sensor force on the haptic limb, world frame (N)
+        self.reflex = False
+        self.reflex_ticks = 0
+        limb = spec.limb(cfg.haptic_limb)
+        if limb.payload is None or limb.payload.kind != "force_sensor":
+            raise ConfigurationError(f"haptic limb '{limb.name}' carries no force sensor payload")
+        self._sensor_body, self._sensor_link = self.robot._links[limb.payload.frame]
+        self._r_tip = limb.segments[-1].radius_tip
+        self._rock_sum = np.zeros(3)
+        self._rock_n = 0
+        self._alpha = 1.0 - math.exp(-2.0 * math.pi * SENSOR_CUTOFF_HZ * self.world.dt)
+        self._ends = {n: [naming.segment_end_link(n, s) for s in range(1, k + 1)] for n, k in self.shape}
+
+    @property
+    def time(self) -> float:
+        """The slave's simulated time (s)."""
+        return self.world.time
+
+    def receive(self, payload: bytes) -> None:
+        """Accept a command packet if it is newer than the last one."""
+        if len(payload) < CMD_HEADER.size:
+            return
+        version, kind, seq, _ = CMD_HEADER.unpack_from(payload)
+        if version != 1 or kind != 1 or seq <= self.cmd_seq:
+            return
+        try:
+            cmd = decode_configs(payload[CMD_HEADER.size :], self.shape)
+        except struct.error:
+            return
+        self.cmd_seq = seq
+        self.cmd_time = self.world.time
+        spec = self.robot.spec
+        self.target = {  # quantization may step over a limit by half a step: the robot clamps
+            n: np.array(
+                [astuple(clamp_config(c, seg)) for c, seg in zip(v, spec.limb(n).segments, strict=True)]
+            )
+            for n, v in cmd.items()
+        }
+        self._settled.clear()
+
+    def tick(self, dt: float) -> None:
+        """Move the spring targets towards the command at bounded rates, step the physics, read the sensor."""
+        rates = np.array(self.cfg.slave_rates) * dt
+        haptic = self.cfg.haptic_limb
+        self.reflex = float(np.linalg.norm(self.force)) > self.cfg.force_limit
+        self.reflex_ticks += self.reflex
+        for name, _ in self.shape:
+            if name in self._settled or (self.reflex and name == haptic):
+                continue
+            sp = self.setpoint[name]
+            sp += np.clip(self.target[name] - sp, -rates, rates)
+            self.robot.set_pcc(name, [PccConfig(*row) for row in sp], mode="target")
+            if np.array_equal(sp, self.target[name]):
+                self._settled.add(name)
+        self.world.step()
+        raw = contact_forces(self.world, self._sensor_body).get(self._sensor_link)
+        self.force += self._alpha * ((np.zeros(3) if raw is None else raw) - self.force)
+        f = float(np.linalg.norm(self.force))
+        if f > CONTACT_FORCE_N:
+            tip = self.robot.link_pose(naming.tip_link(haptic))[:3, 3]
+            self._rock_sum += tip - (self.cfg.rock_radius + self._r_tip) * self.force / f
+            self._rock_n += 1
+
+    def measure(self) -> dict[str, list[PccConfig]]:
+        """Per-limb, per-segment arcs through the chain's segment ends (limb base frames)."""
+        out = {}
+        for name, _ in self.shape:
+            T_base = self.robot.T_world_limbbase(name)
+            ends = np.array([self.robot.link_pose(link)[:3, 3] for link in self._ends[name]])
+            out[name] = pcc_from_points((ends - T_base[:3, 3]) @ T_base[:3, :3])
+        return out
+
+    @property
+    def rock_located(self) -> np.ndarray:
+        """Mean rock centre found by touch ``(3,)`` (m, world), NaN before the first touch."""
+        return self._rock_sum / self._rock_n if self._rock_n else np.full(3, np.nan)
+
+    def tip(self) -> np.ndarray:
+        """The haptic limb's tip ``(3,)`` (m, world)."""
+        return self.robot.link_pose(naming.tip_link(self.cfg.haptic_limb))[:3, 3]
+
+    def state_packet(self, seq: int, t: float) -> bytes:
+        """Measured shapes, sensor force, located rock and tip, and the command being tracked."""
+        age = self.world.time - self.cmd_time
+        tail = STATE_TAIL.pack(*self.force, *self.rock_located, *self.tip())
+        body = encode_shape(self.measure(), [n for n, _ in self.shape])
+        return STATE_HEADER.pack(1, 2, seq, t, self.cmd_seq, age, self.settled_mask()) + body + tail
+
+    def settled_mask(self) -> int:
+        """Bit i set: limb i's joints all move slower than :data:`SETTLED_RATE`."""
+        mask = 0
+        for i, (name, _) in enumerate(self.shape):
+            idx = self.robot.joint_indices(name).tolist()
+            states = pb.getJointStates(self.robot.bodies[name], idx, physicsClientId=self.world.client)
+            if max(abs(st[1]) for st in states) < SETTLED_RATE:
+                mask |= 1 << i
+        return mask
+
+    def close(self) -> None:
+        """Disconnect the slave world."""
+        self.world.close()
