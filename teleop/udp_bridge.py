@@ -53,13 +53,10 @@ sends 0 N) until poses flow again (the renderer then ramps the force back in).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 import math
 import os
 import socket
-import struct
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -68,7 +65,29 @@ import numpy as np
 
 from teleop.devices.base import DeviceError, DeviceSample
 from teleop.udp_keys import KEY_ENV, MIN_KEY_BYTES, default_key_file, load_key_file, resolve_key
+from teleop.udp_packets import (  # noqa: F401  (the wire format, re-exported for callers)
+    BUTTON_ACTIONS,
+    FORCE_SIZE,
+    HEADER,
+    NONCE_SIZE,
+    POSE_SIZE,
+    SEQ_WINDOW,
+    TAG_SIZE,
+    TYPE_FORCE,
+    TYPE_HELLO,
+    TYPE_POSE,
+    TYPE_WELCOME,
+    _in_window,
+    decode,
+    encode_force,
+    encode_hello,
+    encode_pose,
+    encode_welcome,
+    session_id,
+)
 from urdf_gen.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "KEY_ENV",
@@ -85,112 +104,6 @@ __all__ = [
     "resolve_key",
     "session_id",
 ]
-
-MAGIC = b"PCCT"
-VERSION = 2
-TYPE_POSE = 1
-TYPE_FORCE = 2
-TYPE_HELLO = 3
-TYPE_WELCOME = 4
-TAG_SIZE = 16
-NONCE_SIZE = 16
-HEADER = struct.Struct("<4sBBIdQ")
-POSE_BODY = struct.Struct("<7dI")
-FORCE_BODY = struct.Struct("<3d")
-HELLO_BODY = struct.Struct("<16s")
-WELCOME_BODY = struct.Struct("<16s16s")
-BODIES = {TYPE_POSE: POSE_BODY, TYPE_FORCE: FORCE_BODY, TYPE_HELLO: HELLO_BODY, TYPE_WELCOME: WELCOME_BODY}
-SIZES = {kind: HEADER.size + body.size + TAG_SIZE for kind, body in BODIES.items()}
-POSE_SIZE = SIZES[TYPE_POSE]  # 102 bytes
-FORCE_SIZE = SIZES[TYPE_FORCE]  # 66 bytes
-_LENGTHS = frozenset(SIZES.values())
-SEQ_WINDOW = 1024  # largest accepted forward jump of the sequence number
-BUTTON_ACTIONS = ("next_limb", "next_segment", "follow")
-
-log = logging.getLogger(__name__)
-
-
-def _tag(key: bytes | None, data: bytes) -> bytes:
-    if key is None:
-        return bytes(TAG_SIZE)
-    return hmac.digest(key, data, "sha256")[:TAG_SIZE]
-
-
-def session_id(client_nonce: bytes, bridge_nonce: bytes) -> int:
-    """The session id (u64, never 0) of a handshake's two nonces."""
-    sid = int.from_bytes(
-        hashlib.sha256(b"pccbullet-udp" + client_nonce + bridge_nonce).digest()[:8], "little"
-    )
-    return sid or 1
-
-
-def _packet(
-    kind: int, seq: int, t: float, session: int, values: Sequence[object], key: bytes | None
-) -> bytes:
-    body = HEADER.pack(MAGIC, VERSION, kind, seq & 0xFFFFFFFF, t, session) + BODIES[kind].pack(*values)
-    return body + _tag(key, body)
-
-
-def encode_pose(
-    seq: int,
-    t: float,
-    position: Sequence[float],
-    quaternion: Sequence[float] = (0.0, 0.0, 0.0, 1.0),
-    buttons: int = 0,
-    key: bytes | None = None,
-    *,
-    session: int = 0,
-) -> bytes:
-    """A POSE datagram (102 bytes): position ``(3,)`` (m), quaternion ``(4,)`` x y z w."""
-    return _packet(TYPE_POSE, seq, t, session, (*position, *quaternion, buttons), key)
-
-
-def encode_force(
-    seq: int, t: float, force: Sequence[float], key: bytes | None = None, *, session: int = 0
-) -> bytes:
-    """A FORCE datagram (66 bytes): force ``(3,)`` (N, device frame)."""
-    return _packet(TYPE_FORCE, seq, t, session, tuple(force), key)
-
-
-def encode_hello(t: float, nonce: bytes, key: bytes | None = None) -> bytes:
-    """A HELLO datagram (58 bytes): the client's fresh ``nonce`` (16 bytes)."""
-    return _packet(TYPE_HELLO, 0, t, 0, (nonce,), key)
-
-
-def encode_welcome(
-    t: float, session: int, client_nonce: bytes, bridge_nonce: bytes, key: bytes | None = None
-) -> bytes:
-    """A WELCOME datagram (74 bytes): the answer to a HELLO."""
-    return _packet(TYPE_WELCOME, 0, t, session, (client_nonce, bridge_nonce), key)
-
-
-def decode(data: bytes, key: bytes | None = None) -> tuple[str, tuple]:
-    """Check a datagram; returns ``("ok", (type, seq, t, session, values))`` or ``(reason, ())``.
-
-    Reasons: ``size``, ``magic``, ``version``, ``type``, ``auth``, ``nan``.
-    """
-    if len(data) not in _LENGTHS:
-        return "size", ()
-    magic, version, kind, seq, t, session = HEADER.unpack_from(data)
-    if magic != MAGIC:
-        return "magic", ()
-    if version != VERSION:
-        return "version", ()
-    if kind not in SIZES:
-        return "type", ()
-    if SIZES[kind] != len(data):
-        return "type", ()
-    if key is not None and not hmac.compare_digest(_tag(key, data[:-TAG_SIZE]), data[-TAG_SIZE:]):
-        return "auth", ()
-    values = BODIES[kind].unpack_from(data, HEADER.size)
-    if not math.isfinite(t) or (kind in (TYPE_POSE, TYPE_FORCE) and not all(map(math.isfinite, values))):
-        return "nan", ()
-    return "ok", (kind, seq, t, session, values)
-
-
-def _in_window(seq: int, last: int) -> bool:
-    """``True`` when ``seq`` is 1..SEQ_WINDOW ahead of ``last`` (mod 2^32)."""
-    return 0 < (seq - last) % (1 << 32) <= SEQ_WINDOW
 
 
 def open_bridge(
