@@ -8,13 +8,20 @@ point, i.e. ``tau = K q*``: the model sags under its net weight in the medium ex
 with its own discretization (lumped nodes instead of rigid slices) and its own drag law. Each limb's
 model is stepped in the master's loop with the current command; its shape is read as one PCC arc per
 segment through the model's segment ends (:func:`urdf_gen.pcc_fit.pcc_from_points`, the same fit the
-slave applies to its chain), so the master shows, and the operator's IK solves for, the sagging arm.
+slave applies to its chain, through the compiled :func:`segment_ends`), so the master shows, and the
+operator's IK solves for, the sagging arm.
+
+The prediction is quasi-static: the models are critically damped (:data:`QUASI_STATIC_DAMPING`) and
+run :data:`TIME_SCALE` times faster than real time, so they relax to the command's static sag without
+swinging and about as fast as the real limb falls. A model that swung like the limb (damping ratio 0.1)
+fed its oscillation back into the operator's IK and the command went unstable; one at real-time speed
+lagged the limb's fall and the IK overshot (the grasper by 25 cm before it settled).
 
 Cost: one compiled model step is ~25 us a limb at 10 pieces a segment. The haptic limb is stepped every
 tick; the other limbs every ``stride`` ticks with a step of ``stride * dt`` (the integrator is
 implicit in the stiff terms), one of them per tick, so a tick pays for at most two limb steps. A limb
 whose command has not changed and whose model has come to rest (every strain rate below
-``rest_rate``) is not stepped until its command changes.
+:data:`REST_RATE`) is not stepped until its command changes.
 """
 
 from __future__ import annotations
