@@ -148,8 +148,6 @@ def _viewer_main(
 ) -> None:
     from sim.bullet import pb
 
-    if gui:
-        _yield_cpu()
     cid = pb.connect(pb.GUI if gui else pb.DIRECT)
     if gui:
         pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 0, physicsClientId=cid)
@@ -188,6 +186,8 @@ def _viewer_main(
             pb.configureDebugVisualizer(pb.COV_ENABLE_RGB_BUFFER_PREVIEW, 1, physicsClientId=cid)
         pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=cid)
     ready.set()
+    if gui:  # the window and the scene are up at full priority; the spinning render threads give way now
+        _yield_cpu()
     applied = 0
     while True:
         if gui:

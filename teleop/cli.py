@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from sim.experiments.cli import register_run, register_sweep
-from sim.export.cli import register_export
+from sim.export.register import register_export
 from teleop.devices import DEMO_DEVICES
 from urdf_gen import __version__, naming
 from urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
@@ -300,7 +300,8 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from teleop.demo import run_demo
+    import os
+
     from teleop.udp_bridge import load_key_file
 
     if args.udp_key_file is not None:  # a bad key file fails before the worlds are built
@@ -309,14 +310,27 @@ def _demo(args: argparse.Namespace) -> int:
     if args.device == "udp":
         udp_port_free(args.udp_port)
 
-    summary = run_demo(
-        out_dir=args.out,
-        headless=args.headless,
-        duration=args.duration,
-        device=args.device,
-        udp_port=args.udp_port,
-        udp_key_file=args.udp_key_file,
-    )
+    viewer = None
+    if not args.headless and os.environ.get("DISPLAY"):
+        # the window comes up before the demo's modules (PyBullet, numba, models) are even imported
+        from sim.viewer import ViewerProcess
+
+        viewer = ViewerProcess(None, gui=True)
+    try:
+        from teleop.demo import run_demo
+
+        summary = run_demo(
+            out_dir=args.out,
+            headless=args.headless,
+            duration=args.duration,
+            device=args.device,
+            udp_port=args.udp_port,
+            udp_key_file=args.udp_key_file,
+            viewer=viewer,
+        )
+    finally:
+        if viewer is not None:
+            viewer.close()
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -81,6 +81,7 @@ def run_demo(
     device: str = "auto",
     udp_port: int = 0,
     udp_key_file: Path | None = None,
+    viewer: ViewerProcess | None = None,
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -90,6 +91,9 @@ def run_demo(
             Any device other than ``"scripted"`` runs the loop in real time; headless runs with a
             human device still write the GIF, plots and summary.
         udp_port: the UDP bridge's port on 127.0.0.1 (``device="udp"``); 0 for any free one (logged).
+        viewer: a GUI viewer started early, without its scene (``ViewerProcess(None)``: the command line
+            starts it before importing this module, so a window says "loading" at once); ``None``:
+            started here.
         udp_key_file: the bridge's HMAC key file; ``None``: the default one if it exists
             (:func:`teleop.udp_bridge.resolve_key`), else no HMAC (logged).
     """
@@ -112,7 +116,7 @@ def run_demo(
     if gui:  # the window comes up at once and says it is loading while the worlds are built
         from sim.viewer import ViewerProcess
 
-        viewer = ViewerProcess(None, gui=True)
+        viewer = viewer or ViewerProcess(None, gui=True)
         try:
             with MmtSession(MmtConfig(), gui=False, slave=slave_kind) as session:
                 return _run_gui(session, viewer, out_dir, duration, n_sub, device, udp_port, udp_key_file)

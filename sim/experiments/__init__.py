@@ -8,18 +8,39 @@ Example::
     errors = section_tip_errors("out/camera/run.csv", "out/camera/run.csv", "camera")  # zero
 """
 
-from sim.experiments.inputs import Profile
-from sim.experiments.metrics import SectionTipErrors, load_columns, section_tip_errors
-from sim.experiments.runner import (
-    MODELS,
-    ModelInputs,
-    PccModel,
-    RunResult,
-    register_model,
-    run_experiment,
-)
-from sim.experiments.spec import ExperimentSpec, InputSpec, experiment_from_table, load_experiment
-from sim.experiments.sweep import SweepResult, plan_sweep, run_sweep
+from importlib import import_module
+from typing import Any
+
+# Names resolved on first use (PEP 562): importing the command line's registration
+# (``sim.experiments.cli``) must not load PyBullet, numba and the models (about a second).
+_LAZY = {
+    "ExperimentSpec": "sim.experiments.spec",
+    "InputSpec": "sim.experiments.spec",
+    "MODELS": "sim.experiments.runner",
+    "ModelInputs": "sim.experiments.runner",
+    "PccModel": "sim.experiments.runner",
+    "Profile": "sim.experiments.inputs",
+    "RunResult": "sim.experiments.runner",
+    "SectionTipErrors": "sim.experiments.metrics",
+    "SweepResult": "sim.experiments.sweep",
+    "experiment_from_table": "sim.experiments.spec",
+    "load_columns": "sim.experiments.metrics",
+    "load_experiment": "sim.experiments.spec",
+    "plan_sweep": "sim.experiments.sweep",
+    "register_model": "sim.experiments.runner",
+    "run_experiment": "sim.experiments.runner",
+    "run_sweep": "sim.experiments.sweep",
+    "section_tip_errors": "sim.experiments.metrics",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sim.experiments' has no attribute {name!r}")
+
 
 __all__ = [
     "MODELS",

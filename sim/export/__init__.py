@@ -11,10 +11,41 @@ Example::
     write_series([skin], "out", "skin", "vtk")   # out/skin_0000.vtp + out/skin.pvd
 """
 
-from sim.export.formats import FORMATS, load_mesh, read_pvd, write_mesh, write_pvd, write_series
-from sim.export.rigid import limb_base_pose, rigid_mesh, robot_rigid_meshes, section_poses, slice_dimensions
-from sim.export.skin import Backbone, backbone, frustum_volume, skin_mesh, tube_mesh
-from sim.export.workspace import point_cloud, sample_configs, workspace_hull, workspace_points
+from importlib import import_module
+from typing import Any
+
+# Names resolved on first use (PEP 562): registering the command line must not load trimesh and PyBullet.
+_LAZY = {
+    "Backbone": "sim.export.skin",
+    "FORMATS": "sim.export.formats",
+    "backbone": "sim.export.skin",
+    "frustum_volume": "sim.export.skin",
+    "limb_base_pose": "sim.export.rigid",
+    "load_mesh": "sim.export.formats",
+    "point_cloud": "sim.export.workspace",
+    "read_pvd": "sim.export.formats",
+    "rigid_mesh": "sim.export.rigid",
+    "robot_rigid_meshes": "sim.export.rigid",
+    "sample_configs": "sim.export.workspace",
+    "section_poses": "sim.export.rigid",
+    "skin_mesh": "sim.export.skin",
+    "slice_dimensions": "sim.export.rigid",
+    "tube_mesh": "sim.export.skin",
+    "workspace_hull": "sim.export.workspace",
+    "workspace_points": "sim.export.workspace",
+    "write_mesh": "sim.export.formats",
+    "write_pvd": "sim.export.formats",
+    "write_series": "sim.export.formats",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sim.export' has no attribute {name!r}")
+
 
 __all__ = [
     "FORMATS",

@@ -22,11 +22,11 @@ from typing import Any, cast
 import numpy as np
 import trimesh
 
-from sim.export.formats import FORMATS, write_series
+from sim.export.formats import write_series
+from sim.export.register import register_export  # noqa: F401  (the subcommand, for callers)
 from sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
 from sim.export.skin import skin_mesh
 from urdf_gen.catalog import robot_kind
-from urdf_gen.cli_args import integer, out_dir
 from urdf_gen.errors import ConfigurationError, PccBulletError
 from urdf_gen.pcc import PccConfig, rest_configs
 from urdf_gen.spec_loader import load_robot
@@ -127,28 +127,6 @@ def read_run_metadata(run_dir: Path) -> dict[str, Any]:
             f"{path} is not a run's metadata file ({exc.__class__.__name__}: {exc})"
         ) from exc
     return meta
-
-
-def register_export(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``export ROBOT_OR_RUN --out DIR --format stl|obj|ply|glb|vtk [--render] [--gif] [--mp4]``."""
-    p = subparsers.add_parser("export", help="meshes (skin + rigid sections) of a robot or a recorded run")
-    p.add_argument("source", help="bundled robot name, robot TOML, or a run folder from 'pccbullet run'")
-    p.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
-    p.add_argument("--format", choices=FORMATS, default="stl", help="mesh format (vtk: .vtp + .pvd)")
-    p.add_argument(
-        "--every", type=integer(1, 10**9), default=1, help="export every k-th recorded frame (runs only)"
-    )
-    p.add_argument(
-        "--ring", type=integer(3, 1024), default=32, help="polygon sides of skin and slices (default 32)"
-    )
-    p.add_argument("--render", action="store_true", help="offscreen PNG of the first and last frame")
-    p.add_argument("--gif", action="store_true", help="animated GIF of the skin")
-    p.add_argument("--mp4", action="store_true", help="MP4 of the skin (needs imageio-ffmpeg)")
-    p.add_argument(
-        "--workspace", type=integer(0, 10**6), default=0, help="N random tip samples per limb: cloud + hull"
-    )
-    p.set_defaults(handler=export_command)
-    return p
 
 
 def export_command(args: argparse.Namespace) -> int:

@@ -14,9 +14,9 @@ from typing import cast
 import numpy as np
 import trimesh
 
+from sim.export.register import FORMATS  # noqa: E402  (one list of format names)
 from urdf_gen.errors import ConfigurationError
 
-FORMATS = ("stl", "obj", "ply", "glb", "vtk")
 SUFFIX = {"stl": ".stl", "obj": ".obj", "ply": ".ply", "glb": ".glb", "vtk": ".vtp"}
 
 
