@@ -1,4 +1,5 @@
-"""Small helpers shared by the PneuNet and three-actuator robots: TOML field checks and a URDF builder.
+"""The URDF builder of the PneuNet and three-actuator robots (their TOML fields are read by
+:class:`urdf_gen.toml_fields.Fields`, like every other TOML).
 
 The URDF builder uses :mod:`xml.etree.ElementTree` and primitive geometry only (box, cylinder, sphere), so
 the files load in PyBullet, yourdfpy and MuJoCo's URDF compiler alike (MuJoCo strips mesh paths). Every
@@ -11,10 +12,8 @@ import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.toml_fields import as_finite
+from urdf_gen.errors import ConfigurationError
 
 __all__ = [
     "Box",
@@ -25,10 +24,6 @@ __all__ = [
     "box_inertia",
     "cylinder_inertia",
     "sphere_inertia",
-    "check_keys",
-    "get_number",
-    "get_int",
-    "get_str",
 ]
 
 # ----------------------------------------------------------------------------------------------- geometry
@@ -231,71 +226,3 @@ class UrdfRobot:
         path = out / filename
         path.write_text(self.to_string(), encoding="utf-8")
         return path
-
-
-# ----------------------------------------------------------------------------------------------- TOML
-
-
-def check_keys(
-    table: dict[str, Any],
-    source: str | Path,
-    allowed: tuple[str, ...],
-    required: tuple[str, ...],
-    prefix: str = "",
-) -> None:
-    """Raise :class:`SpecError` for a key of ``table`` not in ``allowed`` or a missing ``required`` key."""
-    for key, value in table.items():
-        if key not in allowed:
-            raise SpecError(source, prefix + key, value, "a known field, one of: " + ", ".join(allowed))
-    for key in required:
-        if key not in table:
-            raise SpecError(source, prefix + key, None, "a required field (missing)")
-
-
-def get_number(
-    table: dict[str, Any],
-    key: str,
-    source: str | Path,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    default: float | None = None,
-    prefix: str = "",
-) -> float:
-    """Read a finite number (int or float, never bool) in ``[low, high]``; ``(low, high]`` if ``low_open``."""
-    if key not in table and default is not None:
-        return float(default)
-    value = table.get(key)
-    lo_text = "-inf" if low is None else f"{low:g}"
-    hi_text = "inf" if high is None else f"{high:g}"
-    left = "(" if low_open or low is None else "["
-    right = "]" if high is not None else ")"
-    allowed = f"a number in {left}{lo_text}, {hi_text}{right}"
-    x = as_finite(value)
-    if x is None:  # not a number, NaN/inf, or an int too large for a float
-        raise SpecError(source, prefix + key, value, allowed)
-    if low is not None and (x < low or (low_open and x == low)):
-        raise SpecError(source, prefix + key, value, allowed)
-    if high is not None and x > high:
-        raise SpecError(source, prefix + key, value, allowed)
-    return x
-
-
-def get_int(
-    table: dict[str, Any], key: str, source: str | Path, low: int, high: int, prefix: str = ""
-) -> int:
-    """Read an integer (never bool) in ``[low, high]``."""
-    value = table.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise SpecError(source, prefix + key, value, f"an integer in [{low}, {high}]")
-    return value
-
-
-def get_str(table: dict[str, Any], key: str, source: str | Path, default: str | None = None) -> str:
-    """Read a non-empty string."""
-    if key not in table and default is not None:
-        return default
-    value = table.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise SpecError(source, key, value, "a non-empty string")
-    return value
