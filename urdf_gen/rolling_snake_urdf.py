@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from urdf_gen import urdf_xml as ux
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.rolling_snake_spec import RollingSnakeSpec
 from urdf_gen.types import FloatArray
@@ -40,45 +41,9 @@ _MIN_MASS = 1e-6  # kg, floor so that every link has a positive mass
 _VIRTUAL_FRACTION = 1e-3  # mass of a roll_k_mid link relative to a real link
 
 
-def _fmt(values: Sequence[float]) -> str:
-    return " ".join(f"{v:.12g}" for v in values)
-
-
-def _origin(parent: ET.Element, xyz: Sequence[float], rpy: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
-    ET.SubElement(parent, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
-
-
-def _inertial(link: ET.Element, mass: float, diag: Sequence[float], xyz: Sequence[float]) -> None:
-    inertial = ET.SubElement(link, "inertial")
-    _origin(inertial, xyz)
-    ET.SubElement(inertial, "mass", value=f"{mass:.12g}")
-    ET.SubElement(
-        inertial,
-        "inertia",
-        ixx=f"{diag[0]:.12g}",
-        ixy="0",
-        ixz="0",
-        iyy=f"{diag[1]:.12g}",
-        iyz="0",
-        izz=f"{diag[2]:.12g}",
-    )
-
-
-def _shape(
-    link: ET.Element, tag: str, xyz: Sequence[float], geometry: str, material: str | None, **attrs: str
-) -> None:
-    elem = ET.SubElement(link, tag)
-    _origin(elem, xyz)
-    geom = ET.SubElement(elem, "geometry")
-    ET.SubElement(geom, geometry, attrs)
-    if material is not None:
-        ET.SubElement(elem, "material", name=material)
-
-
 def _sphere_link(robot: ET.Element, name: str, mass: float, radius: float) -> None:
-    link = ET.SubElement(robot, "link", name=name)
     inertia = 0.4 * mass * radius * radius
-    _inertial(link, mass, (inertia, inertia, inertia), (0.0, 0.0, 0.0))
+    ux.inertial(ux.link(robot, name), mass, (inertia, inertia, inertia))
 
 
 def _body_link(robot: ET.Element, name: str, spec: RollingSnakeSpec, centre_z: float) -> None:
@@ -86,27 +51,12 @@ def _body_link(robot: ET.Element, name: str, spec: RollingSnakeSpec, centre_z: f
     rho = spec.body_radius_or_default
     length = spec.link_length
     ixx = mass * (3.0 * rho * rho + length * length) / 12.0
-    link = ET.SubElement(robot, "link", name=name)
-    _inertial(link, mass, (ixx, ixx, 0.5 * mass * rho * rho), (0.0, 0.0, centre_z))
-    _shape(
-        link,
-        "visual",
-        (0.0, 0.0, centre_z),
-        "cylinder",
-        "snake_link",
-        radius=f"{rho:.12g}",
-        length=f"{length:.12g}",
-    )
+    link = ux.link(robot, name)
+    centre = (0.0, 0.0, centre_z)
+    ux.inertial(link, mass, (ixx, ixx, 0.5 * mass * rho * rho), centre)
+    ux.shape(link, "visual", ux.cylinder(rho, length), centre, material_name="snake_link")
     # collision: a shortened core, so that neighbouring links do not touch when the joint bends
-    _shape(
-        link,
-        "collision",
-        (0.0, 0.0, centre_z),
-        "cylinder",
-        None,
-        radius=f"{rho:.12g}",
-        length=f"{0.5 * length:.12g}",
-    )
+    ux.shape(link, "collision", ux.cylinder(rho, 0.5 * length), centre)
 
 
 def _joint(
@@ -119,22 +69,8 @@ def _joint(
     axis: Sequence[float] | None = None,
     mimic: str | None = None,
 ) -> None:
-    joint = ET.SubElement(robot, "joint", name=name, type=kind)
-    _origin(joint, xyz)
-    ET.SubElement(joint, "parent", link=parent)
-    ET.SubElement(joint, "child", link=child)
-    if axis is not None:
-        ET.SubElement(joint, "axis", xyz=_fmt(axis))
-        ET.SubElement(
-            joint,
-            "limit",
-            lower=f"{-0.5 * math.pi:.12g}",
-            upper=f"{0.5 * math.pi:.12g}",
-            effort="100",
-            velocity="10",
-        )
-    if mimic is not None:
-        ET.SubElement(joint, "mimic", joint=mimic, multiplier="1", offset="0")
+    limit = None if axis is None else (-0.5 * math.pi, 0.5 * math.pi, "100", "10")
+    ux.joint(robot, name, kind, parent, child, xyz=xyz, axis=axis, limit=limit, mimic=mimic)
 
 
 def rolling_snake_joint_names(spec: RollingSnakeSpec) -> list[str]:
@@ -144,9 +80,8 @@ def rolling_snake_joint_names(spec: RollingSnakeSpec) -> list[str]:
 
 def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
     """The URDF of ``spec`` as an element tree (SI units, primitives only)."""
-    robot = ET.Element("robot", name=spec.name)
-    mat = ET.SubElement(robot, "material", name="snake_link")
-    ET.SubElement(mat, "color", rgba="0.75 0.75 0.8 1")
+    robot = ux.robot(spec.name)
+    ux.material(robot, "snake_link", "0.75 0.75 0.8 1")
     half = 0.5 * spec.link_length
     big_r = spec.contact_radius
     h0 = half - big_r
@@ -177,18 +112,13 @@ def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
     _sphere_link(robot, "tip", small, 0.25 * big_r)
     off = spec.tip_offset()
     _joint(robot, "tip_joint", "fixed", f"link_{spec.n_links}", "tip", (off[0], off[1], h0 + off[2]))
-    tree = ET.ElementTree(robot)
-    ET.indent(tree, space="  ")
-    return tree
+    ET.indent(robot, space="  ")
+    return ET.ElementTree(robot)
 
 
 def write_rolling_snake_urdf(spec: RollingSnakeSpec, out_dir: str | Path) -> Path:
     """Write ``<out_dir>/<spec.name>.urdf`` and return its path (``out_dir`` is created if missing)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{spec.name}.urdf"
-    rolling_snake_urdf_tree(spec).write(path, encoding="utf-8", xml_declaration=True)
-    return path
+    return ux.write_tree(rolling_snake_urdf_tree(spec), Path(out_dir) / f"{spec.name}.urdf")
 
 
 def rolling_snake_joint_values(
