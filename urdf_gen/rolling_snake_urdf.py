@@ -39,6 +39,7 @@ __all__ = [
 
 _MIN_MASS = 1e-6  # kg, floor so that every link has a positive mass
 _VIRTUAL_FRACTION = 1e-3  # mass of a roll_k_mid link relative to a real link
+_ROLL_LIMIT = (-0.5 * math.pi, 0.5 * math.pi, "100", "10")  # rad, rad, N m, rad/s of every roll joint
 
 
 def _sphere_link(robot: ET.Element, name: str, mass: float, radius: float) -> None:
@@ -59,20 +60,6 @@ def _body_link(robot: ET.Element, name: str, spec: RollingSnakeSpec, centre_z: f
     ux.shape(link, "collision", ux.cylinder(rho, 0.5 * length), centre)
 
 
-def _joint(
-    robot: ET.Element,
-    name: str,
-    kind: str,
-    parent: str,
-    child: str,
-    xyz: Sequence[float],
-    axis: Sequence[float] | None = None,
-    mimic: str | None = None,
-) -> None:
-    limit = None if axis is None else (-0.5 * math.pi, 0.5 * math.pi, "100", "10")
-    ux.joint(robot, name, kind, parent, child, xyz=xyz, axis=axis, limit=limit, mimic=mimic)
-
-
 def rolling_snake_joint_names(spec: RollingSnakeSpec) -> list[str]:
     """Names of the revolute joints in chain order: ``roll_1_a, roll_1_b, ..., roll_{n-1}_b``."""
     return [f"roll_{k}_{s}" for k in range(1, spec.n_links) for s in ("a", "b")]
@@ -89,7 +76,7 @@ def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
 
     _sphere_link(robot, "snake_base", small, 0.25 * big_r)
     _body_link(robot, "link_1", spec, 0.0)
-    _joint(robot, "base_to_link_1", "fixed", "snake_base", "link_1", spec.d1)
+    ux.joint(robot, "base_to_link_1", "fixed", "snake_base", "link_1", xyz=spec.d1)
     for k in range(1, spec.n_links):
         psi = spec.joint_plane(k)
         axis = (-math.sin(psi), math.cos(psi), 0.0)
@@ -97,21 +84,24 @@ def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
         start = h0 if k == 1 else 2.0 * h0  # lower cylinder axis in the parent link's frame
         mid = f"roll_{k}_mid"
         _sphere_link(robot, mid, small, 0.25 * big_r)
-        _joint(robot, f"roll_{k}_a", "revolute", parent, mid, (0.0, 0.0, start), axis)
+        ux.joint(
+            robot, f"roll_{k}_a", "revolute", parent, mid, xyz=(0.0, 0.0, start), axis=axis, limit=_ROLL_LIMIT
+        )
         _body_link(robot, f"link_{k + 1}", spec, h0)
-        _joint(
+        ux.joint(
             robot,
             f"roll_{k}_b",
             "revolute",
             mid,
             f"link_{k + 1}",
-            (0.0, 0.0, 2.0 * big_r),
-            axis,
+            xyz=(0.0, 0.0, 2.0 * big_r),
+            axis=axis,
+            limit=_ROLL_LIMIT,
             mimic=f"roll_{k}_a",
         )
     _sphere_link(robot, "tip", small, 0.25 * big_r)
     off = spec.tip_offset()
-    _joint(robot, "tip_joint", "fixed", f"link_{spec.n_links}", "tip", (off[0], off[1], h0 + off[2]))
+    ux.joint(robot, "tip_joint", "fixed", f"link_{spec.n_links}", "tip", xyz=(off[0], off[1], h0 + off[2]))
     ET.indent(robot, space="  ")
     return ET.ElementTree(robot)
 

@@ -90,16 +90,16 @@ def _joint(
     *,
     axis: tuple[int, int, int] | None = None,
     limits: tuple[float, float] | None = None,
-    xyz: object = (0, 0, 0),
-    rpy: object = (0, 0, 0),
+    xyz: ux.Vec = (0, 0, 0),
+    rpy: ux.Vec = (0, 0, 0),
 ) -> None:
     limit = None if limits is None else (limits[0], limits[1], f"{JOINT_EFFORT:g}", f"{JOINT_VELOCITY:g}")
-    ux.joint(robot, name, kind, parent, child, xyz=xyz, rpy=rpy, axis=axis, limit=limit)  # type: ignore[arg-type]
+    ux.joint(robot, name, kind, parent, child, xyz=xyz, rpy=rpy, axis=axis, limit=limit)
 
 
-def _geometry(parent: ET.Element, tag: str, shape: ET.Element, xyz: object, rgba: str | None = None) -> None:
+def _geometry(parent: ET.Element, tag: str, shape: ET.Element, xyz: ux.Vec, rgba: str | None = None) -> None:
     name = None if rgba is None else ("limb" if rgba == LIMB_RGBA else "head")
-    ux.shape(parent, tag, shape, xyz, material_name=name, rgba=rgba)  # type: ignore[arg-type]
+    ux.shape(parent, tag, shape, xyz, material_name=name, rgba=rgba)
 
 
 def section_limits(seg: SegmentSpec) -> dict[str, tuple[float, float]]:
