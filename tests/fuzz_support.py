@@ -239,13 +239,16 @@ def experiment_invariants(spec: Any) -> None:
 def run_fuzz(
     kind: str, n: int, seed: int, work: Path, *, case_budget: float = 5.0, on_case: Callable | None = None
 ) -> Report:
-    """Run ``n`` mutated cases of ``kind`` (``"robot"`` or ``"experiment"``) in this process.
+    """Run ``n`` mutated cases of ``kind`` in this process: ``"robot"`` (``ursula.toml``, loaded and its URDF
+    trees built), ``"experiment"`` (the bundled experiments) or ``"other_robot"`` (the bundled PneuNet,
+    three-actuator and rolling-snake TOMLs, loaded and their URDF written).
 
     Args:
         kind: which loader to fuzz. n: number of cases. seed: the random seed (cases are reproducible).
         work: scratch folder (files are written there). case_budget: wall-clock limit of one case (s).
     """
     from sim.experiments.spec import load_experiment
+    from urdf_gen.catalog import bundled, write_robot_urdf
     from urdf_gen.errors import PccBulletError
     from urdf_gen.spec_loader import load_robot
 
@@ -253,7 +256,8 @@ def run_fuzz(
     csv_dir = work / "csv"
     make_csvs(csv_dir)
     values = _values(csv_dir)
-    sources = [ROBOT_FILE] if kind == "robot" else EXPERIMENT_FILES
+    other_robots = [r.path for r in bundled() if r.kind != "pcc"]  # PneuNet, three-actuator, snakes
+    sources = {"robot": [ROBOT_FILE], "other_robot": other_robots}.get(kind, EXPERIMENT_FILES)
     texts = [p.read_bytes() for p in sources]
     report = Report()
     robot_text = ROBOT_FILE.read_bytes()
@@ -277,6 +281,8 @@ def run_fuzz(
             with budget(case_budget):
                 if kind == "robot":
                     robot_invariants(load_robot(path), urdf=True)
+                elif kind == "other_robot":
+                    write_robot_urdf(path, work / "urdf")
                 else:
                     experiment_invariants(load_experiment(path))
             outcome = "accepted"
@@ -304,11 +310,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--robots", type=int, default=5000)
     ap.add_argument("--experiments", type=int, default=5000)
+    ap.add_argument("--other-robots", type=int, default=5000, help="PneuNet, three-actuator, snake TOMLs")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--budget", type=float, default=5.0, help="per-case wall-clock budget (s)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        for kind, n in (("robot", args.robots), ("experiment", args.experiments)):
+        runs = (("robot", args.robots), ("experiment", args.experiments), ("other_robot", args.other_robots))
+        for kind, n in runs:
             t0 = time.perf_counter()
             rep = run_fuzz(kind, n, args.seed, Path(tmp), case_budget=args.budget)
             c = rep.counts

@@ -169,9 +169,13 @@ GOOD = (robots_dir() / "pneunet_4.toml").read_text()
         (
             "n_chambers = 4",
             "n_chambers = 4\nchambers = 4",
-            r"field 'chambers' = 4 is invalid; allowed: a known field",
+            r"field 'chambers' = 4 is invalid; allowed: a known key",
         ),
-        ("width_mm = 20.0", "", r"field 'width_mm' = None is invalid; allowed: a required field \(missing\)"),
+        (
+            "width_mm = 20.0",
+            "",
+            r"field 'width_mm' = None is invalid; allowed: a value \(the field is required\)",
+        ),
         (
             "chamber_length_mm = 15.0",
             "chamber_length_mm = -15.0",
@@ -199,6 +203,11 @@ GOOD = (robots_dir() / "pneunet_4.toml").read_text()
             "pressure_max_kpa = 0.0",
             r"field 'pressure_max_kpa' = 0\.0 is invalid; allowed: a number in \(0, 1000\]",
         ),
+        (  # the name becomes the file name: a path in it was a FileNotFoundError traceback
+            'name = "pneunet_4"',
+            'name = "../x"',
+            r"field 'name' = '\.\./x' is invalid; allowed: letters, digits and '_'",
+        ),
     ],
     ids=[
         "unknown_key",
@@ -210,6 +219,7 @@ GOOD = (robots_dir() / "pneunet_4.toml").read_text()
         "one_chamber",
         "wrong_kind",
         "zero_pressure",
+        "path_in_name",
     ],
 )
 def test_bad_toml_raises_spec_error(tmp_path: Path, old: str, new: str, match: str) -> None:

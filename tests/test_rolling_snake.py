@@ -310,15 +310,15 @@ orientation_deg = 0.0
     [
         (
             lambda s: s + "colour = 'red'\n",
-            r"field 'colour' = 'red' is invalid; allowed: one of the known keys",
+            r"field 'colour' = 'red' is invalid; allowed: a known key",
         ),
         (
             lambda s: s.replace("links = 6\n", ""),
-            r"field 'links' = None is invalid; allowed: a required field",
+            r"field 'links' = None is invalid; allowed: a value \(the field is required\)",
         ),
         (
             lambda s: s.replace("link_length_mm = 12.0", "link_length_mm = -12.0"),
-            r"field 'link_length_mm' = -12.0 is invalid; allowed: a number > 0",
+            r"field 'link_length_mm' = -12.0 is invalid; allowed: a number in \(0, inf\)",
         ),
         (
             lambda s: s.replace("cable_radius_mm = 3.5", "cable_radius_mm = 'wide'"),
@@ -330,7 +330,7 @@ orientation_deg = 0.0
         ),
         (
             lambda s: s.replace("links = 6", "links = 1"),
-            r"field 'links' = 1 is invalid; allowed: an integer >= 2",
+            r"field 'links' = 1 is invalid; allowed: an integer in \[2, 1000\]",
         ),
         (lambda s: s.replace('"rolling_snake"', '"pneunet"'), r"field 'kind' = 'pneunet' is invalid"),
         (lambda s: s + "density_g_cm3 = 7.86\n", r"field 'link_mass_g' = 5.0 is invalid; allowed: either"),
@@ -341,6 +341,14 @@ orientation_deg = 0.0
         ),
         (lambda s: s + "cable_phases_deg = [0, 90]\n", r"field 'cable_phases_deg' = \[0, 90\] is invalid"),
         (lambda s: s + "link_length_mm = 3\n", r"field '<file>'.*allowed: valid TOML"),
+        (  # an int too large for a float was an OverflowError traceback
+            lambda s: s.replace("link_length_mm = 12.0", "link_length_mm = 1" + "0" * 400),
+            r"field 'link_length_mm' = <int of 1329 bits> is invalid; allowed: a number in \(0, inf\)",
+        ),
+        (  # the name becomes the file name: a path in it was a FileNotFoundError traceback on writing
+            lambda s: s.replace('name = "t"', 'name = "../x"'),
+            r"field 'name' = '\.\./x' is invalid; allowed: letters, digits and '_'",
+        ),
     ],
     ids=[
         "unknown-key",
@@ -355,6 +363,8 @@ orientation_deg = 0.0
         "orientation-range",
         "phases-count",
         "bad-toml",
+        "huge-int",
+        "path-in-name",
     ],
 )
 def test_bad_toml_raises_spec_error(tmp_path: Path, edit, message: str) -> None:

@@ -214,9 +214,13 @@ GOOD = (robots_dir() / "seed004_spatial.toml").read_text()
         (
             "mass_g = 300.0",
             "mass_g = 300.0\ncolour = 'red'",
-            r"field 'colour' = 'red' is invalid; allowed: a known field",
+            r"field 'colour' = 'red' is invalid; allowed: a known key",
         ),
-        ("body_radius_mm = 35.0", "", r"field 'body_radius_mm' = None is invalid; allowed: a required field"),
+        (
+            "body_radius_mm = 35.0",
+            "",
+            r"field 'body_radius_mm' = None is invalid; allowed: a value \(the field is required\)",
+        ),
         (
             "actuator_distance_mm = 24.0",
             "actuator_distance_mm = -24.0",
@@ -242,6 +246,11 @@ GOOD = (robots_dir() / "seed004_spatial.toml").read_text()
             "n_sections = 2.5",
             r"field 'n_sections' = 2\.5 is invalid; allowed: an integer in \[1, 100\]",
         ),
+        (  # the name becomes the file name: a path in it was a FileNotFoundError traceback
+            'name = "seed004_spatial"',
+            'name = "../x"',
+            r"field 'name' = '\.\./x' is invalid; allowed: letters, digits and '_'",
+        ),
     ],
     ids=[
         "unknown_key",
@@ -251,6 +260,7 @@ GOOD = (robots_dir() / "seed004_spatial.toml").read_text()
         "min_above_l0",
         "wrong_kind",
         "float_sections",
+        "path_in_name",
     ],
 )
 def test_bad_toml_raises_spec_error(tmp_path: Path, old: str, new: str, match: str) -> None:

@@ -11,6 +11,9 @@ kind               robots                                                       
 ``three_actuator`` seed 004's three-actuator arm (``seed004_spatial``)          :mod:`three_actuator`
 =================  ===========================================================  ====================
 
+Each writer builds its tree with :mod:`urdf_gen.urdf_xml` (the one URDF builder) and each loader reads
+its TOML with :class:`urdf_gen.toml_fields.Fields` (the one field validator).
+
 Only ``pcc`` robots have limbs made of PCC segments (``pose``, the simulator's ``World.load_robot``);
 every kind has a URDF of the whole robot in one file.
 """

@@ -28,19 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.simple_urdf import (
-    Box,
-    Sphere,
-    UrdfRobot,
-    box_inertia,
-    check_keys,
-    get_int,
-    get_number,
-    get_str,
-    sphere_inertia,
-)
+from urdf_gen.simple_urdf import Box, Sphere, UrdfRobot, box_inertia, sphere_inertia
 from urdf_gen.spec_loader import robots_dir
-from urdf_gen.toml_fields import read_toml
+from urdf_gen.toml_fields import Fields, read_toml
 from urdf_gen.types import FloatArray, Transform
 
 __all__ = [
@@ -122,24 +112,6 @@ class PneuNetPose:
 
 # ------------------------------------------------------------------------------------------- loading
 
-_KEYS = (
-    "kind",
-    "name",
-    "n_chambers",
-    "chamber_length_mm",
-    "base_length_mm",
-    "tip_length_mm",
-    "width_mm",
-    "height_mm",
-    "mass_g",
-    "pressure_max_kpa",
-    "angle_coeff_linear_deg_per_kpa",
-    "angle_coeff_quadratic_deg_per_kpa2",
-    "youngs_modulus_mpa",
-    "poisson_ratio",
-)
-_REQUIRED = _KEYS[:12]
-
 
 def load_pneunet(path: str | Path) -> PneuNetSpec:
     """Load a PneuNet actuator TOML (lengths in mm, pressures in kPa, angles in degrees) into SI units.
@@ -151,34 +123,30 @@ def load_pneunet(path: str | Path) -> PneuNetSpec:
         SpecError: unreadable file, unknown or missing field, wrong ``kind``, non-numeric or out-of-range
             value; the message names the file, the field, the value and what is allowed.
     """
-    table = read_toml(path)
-    check_keys(table, path, _KEYS, _REQUIRED)
-    kind = table["kind"]
-    if kind != "pneunet":
-        raise SpecError(path, "kind", kind, "'pneunet'")
-    n = get_int(table, "n_chambers", path, 2, 64)
-    chamber = get_number(table, "chamber_length_mm", path, low=0.0, low_open=True) * 1e-3
-    base = get_number(table, "base_length_mm", path, low=0.0) * 1e-3
-    tip = get_number(table, "tip_length_mm", path, low=0.0) * 1e-3
+    f = Fields(read_toml(path), Path(path))
+    f.constant("kind", "pneunet")
+    name = f.identifier("name")
+    n = f.integer("n_chambers", 2, 64)
+    chamber = f.number("chamber_length_mm", 0.0, lo_open=True) * 1e-3
+    base = f.number("base_length_mm", 0.0) * 1e-3
+    tip = f.number("tip_length_mm", 0.0) * 1e-3
     lengths = [chamber] * n
     lengths[0] += base
     lengths[-1] += tip
-    return PneuNetSpec(
-        name=get_str(table, "name", path),
+    spec = PneuNetSpec(
+        name=name,
         link_lengths_m=tuple(lengths),
-        width_m=get_number(table, "width_mm", path, low=0.0, low_open=True) * 1e-3,
-        height_m=get_number(table, "height_mm", path, low=0.0, low_open=True) * 1e-3,
-        mass_kg=get_number(table, "mass_g", path, low=0.0, low_open=True) * 1e-3,
-        pressure_max_pa=get_number(table, "pressure_max_kpa", path, low=0.0, high=1000.0, low_open=True)
-        * _KPA,
-        angle_coeff_linear_rad_per_pa=get_number(table, "angle_coeff_linear_deg_per_kpa", path) * _DEG / _KPA,
-        angle_coeff_quadratic_rad_per_pa2=get_number(table, "angle_coeff_quadratic_deg_per_kpa2", path)
-        * _DEG
-        / _KPA**2,
-        youngs_modulus_pa=get_number(table, "youngs_modulus_mpa", path, low=0.0, low_open=True, default=1.16)
-        * 1e6,
-        poisson_ratio=get_number(table, "poisson_ratio", path, low=0.0, high=0.5, default=0.49),
+        width_m=f.number("width_mm", 0.0, lo_open=True) * 1e-3,
+        height_m=f.number("height_mm", 0.0, lo_open=True) * 1e-3,
+        mass_kg=f.number("mass_g", 0.0, lo_open=True) * 1e-3,
+        pressure_max_pa=f.number("pressure_max_kpa", 0.0, 1000.0, lo_open=True) * _KPA,
+        angle_coeff_linear_rad_per_pa=f.number("angle_coeff_linear_deg_per_kpa") * _DEG / _KPA,
+        angle_coeff_quadratic_rad_per_pa2=f.number("angle_coeff_quadratic_deg_per_kpa2") * _DEG / _KPA**2,
+        youngs_modulus_pa=f.number("youngs_modulus_mpa", 0.0, lo_open=True, default=1.16) * 1e6,
+        poisson_ratio=f.number("poisson_ratio", 0.0, 0.5, default=0.49),
     )
+    f.finish()
+    return spec
 
 
 def load_bundled_pneunet(name: str) -> PneuNetSpec:

@@ -58,33 +58,12 @@ from pathlib import Path
 from typing import Any
 
 from urdf_gen.errors import SpecError
-from urdf_gen.toml_fields import read_toml
+from urdf_gen.toml_fields import Fields, read_toml
 
 KIND = "rolling_snake"
 MOUNTS = ("ground", "ceiling")
 
-_REQUIRED = (
-    "kind",
-    "name",
-    "links",
-    "link_length_mm",
-    "contact_radius_mm",
-    "cable_radius_mm",
-    "orientation_deg",
-)
-_OPTIONAL = (
-    "link_mass_g",
-    "link_volume_mm3",
-    "density_g_cm3",
-    "mount",
-    "gravity_m_s2",
-    "cable_phases_deg",
-    "body_radius_mm",
-    "base_displacement_mm",
-    "tip_point_mm",
-    "material",
-    "description",
-)
+MAX_LINKS = 1000  # most links a rolling-joint snake TOML may ask for
 
 
 def default_cable_phases(orientation: float) -> tuple[float, float, float, float]:
@@ -242,20 +221,6 @@ def _same(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return all(abs((x - y + math.pi) % (2.0 * math.pi) - math.pi) < 1e-12 for x, y in zip(a, b, strict=True))
 
 
-def _number(
-    src: Path, table: dict[str, Any], key: str, *, positive: bool = True, allow_zero: bool = False
-) -> float:
-    value = table[key]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise SpecError(src, key, value, "a number")
-    value = float(value)
-    if not math.isfinite(value):
-        raise SpecError(src, key, value, "a finite number")
-    if positive and (value < 0.0 or (value == 0.0 and not allow_zero)):
-        raise SpecError(src, key, value, "a number >= 0" if allow_zero else "a number > 0")
-    return value
-
-
 def load_rolling_snake(path: str | Path) -> RollingSnakeSpec:
     """Read a ``kind = "rolling_snake"`` TOML file into a :class:`RollingSnakeSpec` (SI units).
 
@@ -265,90 +230,51 @@ def load_rolling_snake(path: str | Path) -> RollingSnakeSpec:
             ways or neither way. The message names the file, the field, the value and what is allowed.
     """
     src = Path(path)
-    table = read_toml(src)
-
-    known = set(_REQUIRED) | set(_OPTIONAL)
-    for key in table:
-        if key not in known:
-            raise SpecError(src, key, table[key], f"one of the known keys {sorted(known)}")
-    for key in _REQUIRED:
-        if key not in table:
-            raise SpecError(src, key, None, "a required field (missing)")
-    if table["kind"] != KIND:
-        raise SpecError(src, "kind", table["kind"], f"'{KIND}'")
-    name = table["name"]
-    if not isinstance(name, str) or not name:
-        raise SpecError(src, "name", name, "a non-empty string")
-    links = table["links"]
-    if isinstance(links, bool) or not isinstance(links, int) or links < 2:
-        raise SpecError(src, "links", links, "an integer >= 2")
-
+    f = Fields(read_toml(src), src)
+    f.constant("kind", KIND)
+    name = f.identifier("name")
+    links = f.integer("links", 2, MAX_LINKS)
     mm = 1e-3  # m per mm
-    length = _number(src, table, "link_length_mm") * mm
-    big_r = _number(src, table, "contact_radius_mm") * mm
-    small_r = _number(src, table, "cable_radius_mm") * mm
-    if small_r >= big_r:
-        raise SpecError(
-            src,
-            "cable_radius_mm",
-            table["cable_radius_mm"],
-            f"a number in (0, contact_radius_mm = {table['contact_radius_mm']})",
-        )
-    alpha_deg = _number(src, table, "orientation_deg", positive=False)
-    if not -180.0 <= alpha_deg <= 180.0:
-        raise SpecError(src, "orientation_deg", table["orientation_deg"], "a number in [-180, 180]")
-    alpha = math.radians(alpha_deg)
+    length = f.number("link_length_mm", 0.0, lo_open=True) * mm
+    contact_mm = f.number("contact_radius_mm", 0.0, lo_open=True)
+    cable_mm = f.number("cable_radius_mm", 0.0, lo_open=True)
+    if cable_mm >= contact_mm:
+        allowed = f"a number in (0, contact_radius_mm = {f.table['contact_radius_mm']})"
+        raise f.error("cable_radius_mm", f.table["cable_radius_mm"], allowed)
+    big_r, small_r = contact_mm * mm, cable_mm * mm
+    alpha = math.radians(f.number("orientation_deg", -180.0, 180.0))
 
-    has_mass = "link_mass_g" in table
-    has_vol = "link_volume_mm3" in table or "density_g_cm3" in table
     density: float | None = None
-    if has_mass and has_vol:
-        raise SpecError(
-            src,
+    if f.has("link_mass_g") and (f.has("link_volume_mm3") or f.has("density_g_cm3")):
+        raise f.error(
             "link_mass_g",
-            table["link_mass_g"],
+            f.table["link_mass_g"],
             "either link_mass_g or link_volume_mm3 with density_g_cm3, not both",
         )
-    if has_mass:
-        mass = _number(src, table, "link_mass_g", allow_zero=True) * 1e-3  # kg per g
-    elif has_vol:
-        for key in ("link_volume_mm3", "density_g_cm3"):
-            if key not in table:
-                raise SpecError(src, key, None, "a required field when the mass is given by volume")
-        volume = _number(src, table, "link_volume_mm3") * 1e-9  # m^3 per mm^3
-        density = _number(src, table, "density_g_cm3", allow_zero=True) * 1e3  # kg/m^3 per g/cm^3
+    if f.has("link_mass_g"):
+        mass = f.number("link_mass_g", 0.0) * 1e-3  # kg per g
+    elif f.has("link_volume_mm3") or f.has("density_g_cm3"):
+        volume = f.number("link_volume_mm3", 0.0, lo_open=True) * 1e-9  # m^3 per mm^3
+        density = f.number("density_g_cm3", 0.0) * 1e3  # kg/m^3 per g/cm^3
         mass = volume * density
     else:
-        raise SpecError(src, "link_mass_g", None, "link_mass_g, or link_volume_mm3 with density_g_cm3")
+        raise f.error("link_mass_g", None, "link_mass_g, or link_volume_mm3 with density_g_cm3")
 
-    mount = table.get("mount", "ground")
-    if mount not in MOUNTS:
-        raise SpecError(src, "mount", mount, f"one of {list(MOUNTS)}")
-    gravity = _number(src, table, "gravity_m_s2", allow_zero=True) if "gravity_m_s2" in table else 9.81
-    body_radius = _number(src, table, "body_radius_mm") * mm if "body_radius_mm" in table else 0.0
-
-    if "cable_phases_deg" in table:
-        raw = table["cable_phases_deg"]
-        if (
-            not isinstance(raw, list)
-            or len(raw) != 4
-            or any(isinstance(v, bool) or not isinstance(v, int | float) for v in raw)
-        ):
-            raise SpecError(src, "cable_phases_deg", raw, "a list of 4 numbers (degrees)")
-        phases = tuple(math.radians(float(v)) for v in raw)
+    mount = f.string("mount", choices=MOUNTS, default="ground")
+    gravity = f.number("gravity_m_s2", 0.0, default=9.81)
+    body_radius = f.number("body_radius_mm", 0.0, lo_open=True) * mm if f.has("body_radius_mm") else 0.0
+    if f.has("cable_phases_deg"):
+        phases = tuple(math.radians(v) for v in f.vector("cable_phases_deg", 4, unit="degrees"))
     else:
         phases = default_cable_phases(alpha)
     for key in ("material", "description"):
-        if key in table and not isinstance(table[key], str):
-            raise SpecError(src, key, table[key], "a string")
+        if not isinstance(f.raw(key, ""), str):
+            raise f.error(key, f.table[key], "a string")
     vectors: dict[str, tuple[float, float, float] | None] = {}
     for key in ("base_displacement_mm", "tip_point_mm"):
-        vectors[key] = None
-        if key in table:
-            vec = _vec3(table[key])
-            if vec is None:
-                raise SpecError(src, key, table[key], "a list of 3 finite numbers (mm)")
-            vectors[key] = (vec[0] * mm, vec[1] * mm, vec[2] * mm)
+        vec = f.vector(key, 3, unit="mm") if f.has(key) else None
+        vectors[key] = None if vec is None else (vec[0] * mm, vec[1] * mm, vec[2] * mm)
+    f.finish()
 
     return RollingSnakeSpec(
         name=name,

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from urdf_gen import urdf_xml as ux
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.rolling_snake_spec import RollingSnakeSpec
 from urdf_gen.types import FloatArray
@@ -38,47 +39,12 @@ __all__ = [
 
 _MIN_MASS = 1e-6  # kg, floor so that every link has a positive mass
 _VIRTUAL_FRACTION = 1e-3  # mass of a roll_k_mid link relative to a real link
-
-
-def _fmt(values: Sequence[float]) -> str:
-    return " ".join(f"{v:.12g}" for v in values)
-
-
-def _origin(parent: ET.Element, xyz: Sequence[float], rpy: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
-    ET.SubElement(parent, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
-
-
-def _inertial(link: ET.Element, mass: float, diag: Sequence[float], xyz: Sequence[float]) -> None:
-    inertial = ET.SubElement(link, "inertial")
-    _origin(inertial, xyz)
-    ET.SubElement(inertial, "mass", value=f"{mass:.12g}")
-    ET.SubElement(
-        inertial,
-        "inertia",
-        ixx=f"{diag[0]:.12g}",
-        ixy="0",
-        ixz="0",
-        iyy=f"{diag[1]:.12g}",
-        iyz="0",
-        izz=f"{diag[2]:.12g}",
-    )
-
-
-def _shape(
-    link: ET.Element, tag: str, xyz: Sequence[float], geometry: str, material: str | None, **attrs: str
-) -> None:
-    elem = ET.SubElement(link, tag)
-    _origin(elem, xyz)
-    geom = ET.SubElement(elem, "geometry")
-    ET.SubElement(geom, geometry, attrs)
-    if material is not None:
-        ET.SubElement(elem, "material", name=material)
+_ROLL_LIMIT = (-0.5 * math.pi, 0.5 * math.pi, "100", "10")  # rad, rad, N m, rad/s of every roll joint
 
 
 def _sphere_link(robot: ET.Element, name: str, mass: float, radius: float) -> None:
-    link = ET.SubElement(robot, "link", name=name)
     inertia = 0.4 * mass * radius * radius
-    _inertial(link, mass, (inertia, inertia, inertia), (0.0, 0.0, 0.0))
+    ux.inertial(ux.link(robot, name), mass, (inertia, inertia, inertia))
 
 
 def _body_link(robot: ET.Element, name: str, spec: RollingSnakeSpec, centre_z: float) -> None:
@@ -86,55 +52,12 @@ def _body_link(robot: ET.Element, name: str, spec: RollingSnakeSpec, centre_z: f
     rho = spec.body_radius_or_default
     length = spec.link_length
     ixx = mass * (3.0 * rho * rho + length * length) / 12.0
-    link = ET.SubElement(robot, "link", name=name)
-    _inertial(link, mass, (ixx, ixx, 0.5 * mass * rho * rho), (0.0, 0.0, centre_z))
-    _shape(
-        link,
-        "visual",
-        (0.0, 0.0, centre_z),
-        "cylinder",
-        "snake_link",
-        radius=f"{rho:.12g}",
-        length=f"{length:.12g}",
-    )
+    link = ux.link(robot, name)
+    centre = (0.0, 0.0, centre_z)
+    ux.inertial(link, mass, (ixx, ixx, 0.5 * mass * rho * rho), centre)
+    ux.shape(link, "visual", ux.cylinder(rho, length), centre, material_name="snake_link")
     # collision: a shortened core, so that neighbouring links do not touch when the joint bends
-    _shape(
-        link,
-        "collision",
-        (0.0, 0.0, centre_z),
-        "cylinder",
-        None,
-        radius=f"{rho:.12g}",
-        length=f"{0.5 * length:.12g}",
-    )
-
-
-def _joint(
-    robot: ET.Element,
-    name: str,
-    kind: str,
-    parent: str,
-    child: str,
-    xyz: Sequence[float],
-    axis: Sequence[float] | None = None,
-    mimic: str | None = None,
-) -> None:
-    joint = ET.SubElement(robot, "joint", name=name, type=kind)
-    _origin(joint, xyz)
-    ET.SubElement(joint, "parent", link=parent)
-    ET.SubElement(joint, "child", link=child)
-    if axis is not None:
-        ET.SubElement(joint, "axis", xyz=_fmt(axis))
-        ET.SubElement(
-            joint,
-            "limit",
-            lower=f"{-0.5 * math.pi:.12g}",
-            upper=f"{0.5 * math.pi:.12g}",
-            effort="100",
-            velocity="10",
-        )
-    if mimic is not None:
-        ET.SubElement(joint, "mimic", joint=mimic, multiplier="1", offset="0")
+    ux.shape(link, "collision", ux.cylinder(rho, 0.5 * length), centre)
 
 
 def rolling_snake_joint_names(spec: RollingSnakeSpec) -> list[str]:
@@ -144,9 +67,8 @@ def rolling_snake_joint_names(spec: RollingSnakeSpec) -> list[str]:
 
 def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
     """The URDF of ``spec`` as an element tree (SI units, primitives only)."""
-    robot = ET.Element("robot", name=spec.name)
-    mat = ET.SubElement(robot, "material", name="snake_link")
-    ET.SubElement(mat, "color", rgba="0.75 0.75 0.8 1")
+    robot = ux.robot(spec.name)
+    ux.material(robot, "snake_link", "0.75 0.75 0.8 1")
     half = 0.5 * spec.link_length
     big_r = spec.contact_radius
     h0 = half - big_r
@@ -154,7 +76,7 @@ def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
 
     _sphere_link(robot, "snake_base", small, 0.25 * big_r)
     _body_link(robot, "link_1", spec, 0.0)
-    _joint(robot, "base_to_link_1", "fixed", "snake_base", "link_1", spec.d1)
+    ux.joint(robot, "base_to_link_1", "fixed", "snake_base", "link_1", xyz=spec.d1)
     for k in range(1, spec.n_links):
         psi = spec.joint_plane(k)
         axis = (-math.sin(psi), math.cos(psi), 0.0)
@@ -162,33 +84,31 @@ def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
         start = h0 if k == 1 else 2.0 * h0  # lower cylinder axis in the parent link's frame
         mid = f"roll_{k}_mid"
         _sphere_link(robot, mid, small, 0.25 * big_r)
-        _joint(robot, f"roll_{k}_a", "revolute", parent, mid, (0.0, 0.0, start), axis)
+        ux.joint(
+            robot, f"roll_{k}_a", "revolute", parent, mid, xyz=(0.0, 0.0, start), axis=axis, limit=_ROLL_LIMIT
+        )
         _body_link(robot, f"link_{k + 1}", spec, h0)
-        _joint(
+        ux.joint(
             robot,
             f"roll_{k}_b",
             "revolute",
             mid,
             f"link_{k + 1}",
-            (0.0, 0.0, 2.0 * big_r),
-            axis,
+            xyz=(0.0, 0.0, 2.0 * big_r),
+            axis=axis,
+            limit=_ROLL_LIMIT,
             mimic=f"roll_{k}_a",
         )
     _sphere_link(robot, "tip", small, 0.25 * big_r)
     off = spec.tip_offset()
-    _joint(robot, "tip_joint", "fixed", f"link_{spec.n_links}", "tip", (off[0], off[1], h0 + off[2]))
-    tree = ET.ElementTree(robot)
-    ET.indent(tree, space="  ")
-    return tree
+    ux.joint(robot, "tip_joint", "fixed", f"link_{spec.n_links}", "tip", xyz=(off[0], off[1], h0 + off[2]))
+    ET.indent(robot, space="  ")
+    return ET.ElementTree(robot)
 
 
 def write_rolling_snake_urdf(spec: RollingSnakeSpec, out_dir: str | Path) -> Path:
     """Write ``<out_dir>/<spec.name>.urdf`` and return its path (``out_dir`` is created if missing)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{spec.name}.urdf"
-    rolling_snake_urdf_tree(spec).write(path, encoding="utf-8", xml_declaration=True)
-    return path
+    return ux.write_tree(rolling_snake_urdf_tree(spec), Path(out_dir) / f"{spec.name}.urdf")
 
 
 def rolling_snake_joint_values(

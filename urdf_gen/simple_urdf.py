@@ -1,4 +1,5 @@
-"""Small helpers shared by the PneuNet and three-actuator robots: TOML field checks and a URDF builder.
+"""The URDF builder of the PneuNet and three-actuator robots, over :mod:`urdf_gen.urdf_xml` (their TOML fields
+are read by :class:`urdf_gen.toml_fields.Fields`, like every other TOML).
 
 The URDF builder uses :mod:`xml.etree.ElementTree` and primitive geometry only (box, cylinder, sphere), so
 the files load in PyBullet, yourdfpy and MuJoCo's URDF compiler alike (MuJoCo strips mesh paths). Every
@@ -7,14 +8,14 @@ link gets a positive mass and a physically valid diagonal inertia (triangle ineq
 
 from __future__ import annotations
 
+import copy
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.toml_fields import as_finite
+from urdf_gen import urdf_xml as ux
+from urdf_gen.errors import ConfigurationError
 
 __all__ = [
     "Box",
@@ -25,10 +26,6 @@ __all__ = [
     "box_inertia",
     "cylinder_inertia",
     "sphere_inertia",
-    "check_keys",
-    "get_number",
-    "get_int",
-    "get_str",
 ]
 
 # ----------------------------------------------------------------------------------------------- geometry
@@ -77,8 +74,7 @@ def sphere_inertia(mass: float, radius: float) -> tuple[float, float, float]:
     return (i, i, i)
 
 
-def _fmt(values: tuple[float, ...] | list[float]) -> str:
-    return " ".join(f"{float(v):.9g}" for v in values)
+_DIGITS = 9  # significant digits of the numbers in these URDFs
 
 
 class UrdfRobot:
@@ -89,7 +85,7 @@ class UrdfRobot:
     """
 
     def __init__(self, name: str) -> None:
-        self.root = ET.Element("robot", name=name)
+        self.root = ux.robot(name)
         self._materials: set[str] = set()
         self._links: set[str] = set()
 
@@ -97,8 +93,7 @@ class UrdfRobot:
         """Declare a colour once at the top level (``rgba`` in [0, 1])."""
         if name in self._materials:
             return
-        material = ET.SubElement(self.root, "material", name=name)
-        ET.SubElement(material, "color", rgba=_fmt(rgba))
+        ux.material(self.root, name, rgba, _DIGITS)
         self._materials.add(name)
 
     def add_link(
@@ -137,37 +132,19 @@ class UrdfRobot:
         if min(inertia) <= 0.0 or ixx + iyy < izz - tol or ixx + izz < iyy - tol or iyy + izz < ixx - tol:
             raise ConfigurationError(f"link {name!r}: inertia {inertia!r} is not a valid rigid-body inertia")
         self._links.add(name)
-        link = ET.SubElement(self.root, "link", name=name)
-        inertial = ET.SubElement(link, "inertial")
-        ET.SubElement(inertial, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
-        ET.SubElement(inertial, "mass", value=f"{mass:.9g}")
-        ET.SubElement(
-            inertial,
-            "inertia",
-            ixx=f"{ixx:.9g}",
-            ixy="0",
-            ixz="0",
-            iyy=f"{iyy:.9g}",
-            iyz="0",
-            izz=f"{izz:.9g}",
-        )
+        link = ux.link(self.root, name)
+        ux.inertial(link, mass, inertia, xyz, rpy, _DIGITS)
         if geometry is None:
             return
-        tags = ("visual", "collision") if collision else ("visual",)
-        for tag in tags:
-            element = ET.SubElement(link, tag)
-            ET.SubElement(element, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
-            geom = ET.SubElement(element, "geometry")
-            if isinstance(geometry, Box):
-                ET.SubElement(geom, "box", size=_fmt(geometry.size))
-            elif isinstance(geometry, Cylinder):
-                ET.SubElement(
-                    geom, "cylinder", radius=f"{geometry.radius:.9g}", length=f"{geometry.length:.9g}"
-                )
-            else:
-                ET.SubElement(geom, "sphere", radius=f"{geometry.radius:.9g}")
-            if tag == "visual" and material is not None:
-                ET.SubElement(element, "material", name=material)
+        if isinstance(geometry, Box):
+            shape = ux.box(geometry.size, _DIGITS)
+        elif isinstance(geometry, Cylinder):
+            shape = ux.cylinder(geometry.radius, geometry.length, _DIGITS)
+        else:
+            shape = ux.sphere(geometry.radius, _DIGITS)
+        ux.shape(link, "visual", shape, xyz, rpy, material_name=material, digits=_DIGITS)
+        if collision:
+            ux.shape(link, "collision", copy.copy(shape), xyz, rpy, digits=_DIGITS)
 
     def add_joint(
         self,
@@ -199,103 +176,25 @@ class UrdfRobot:
             raise ConfigurationError(f"joint {name!r}: needs limits (lower < upper); got {limits!r}")
         if stiffness_note:
             self.root.append(ET.Comment(f" {stiffness_note} "))
-        joint = ET.SubElement(self.root, "joint", name=name, type=kind)
-        ET.SubElement(joint, "parent", link=parent)
-        ET.SubElement(joint, "child", link=child)
-        ET.SubElement(joint, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
-        if kind == "fixed":
-            return
-        ET.SubElement(joint, "axis", xyz=_fmt(axis))
-        lower, upper = limits  # type: ignore[misc]
-        ET.SubElement(
-            joint,
-            "limit",
-            lower=f"{lower:.9g}",
-            upper=f"{upper:.9g}",
-            effort=f"{effort:.9g}",
-            velocity=f"{velocity:.9g}",
+        ux.joint(
+            self.root,
+            name,
+            kind,
+            parent,
+            child,
+            xyz=xyz,
+            rpy=rpy,
+            axis=None if kind == "fixed" else axis,
+            limit=None if limits is None or kind == "fixed" else (*limits, effort, velocity),
+            damping=None if kind == "fixed" else damping,
+            origin_first=False,
+            digits=_DIGITS,
         )
-        if damping is not None:
-            ET.SubElement(joint, "dynamics", damping=f"{damping:.9g}", friction="0")
 
     def to_string(self) -> str:
         """The URDF document as a string (with XML declaration)."""
-        tree = ET.ElementTree(self.root)
-        ET.indent(tree, space="  ")
-        return '<?xml version="1.0"?>\n' + ET.tostring(self.root, encoding="unicode") + "\n"
+        return ux.to_text(self.root, short_declaration=True)
 
     def write(self, out_dir: str | Path, filename: str) -> Path:
         """Write the URDF to ``out_dir / filename`` (``out_dir`` created if missing); return the path."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / filename
-        path.write_text(self.to_string(), encoding="utf-8")
-        return path
-
-
-# ----------------------------------------------------------------------------------------------- TOML
-
-
-def check_keys(
-    table: dict[str, Any],
-    source: str | Path,
-    allowed: tuple[str, ...],
-    required: tuple[str, ...],
-    prefix: str = "",
-) -> None:
-    """Raise :class:`SpecError` for a key of ``table`` not in ``allowed`` or a missing ``required`` key."""
-    for key, value in table.items():
-        if key not in allowed:
-            raise SpecError(source, prefix + key, value, "a known field, one of: " + ", ".join(allowed))
-    for key in required:
-        if key not in table:
-            raise SpecError(source, prefix + key, None, "a required field (missing)")
-
-
-def get_number(
-    table: dict[str, Any],
-    key: str,
-    source: str | Path,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    default: float | None = None,
-    prefix: str = "",
-) -> float:
-    """Read a finite number (int or float, never bool) in ``[low, high]``; ``(low, high]`` if ``low_open``."""
-    if key not in table and default is not None:
-        return float(default)
-    value = table.get(key)
-    lo_text = "-inf" if low is None else f"{low:g}"
-    hi_text = "inf" if high is None else f"{high:g}"
-    left = "(" if low_open or low is None else "["
-    right = "]" if high is not None else ")"
-    allowed = f"a number in {left}{lo_text}, {hi_text}{right}"
-    x = as_finite(value)
-    if x is None:  # not a number, NaN/inf, or an int too large for a float
-        raise SpecError(source, prefix + key, value, allowed)
-    if low is not None and (x < low or (low_open and x == low)):
-        raise SpecError(source, prefix + key, value, allowed)
-    if high is not None and x > high:
-        raise SpecError(source, prefix + key, value, allowed)
-    return x
-
-
-def get_int(
-    table: dict[str, Any], key: str, source: str | Path, low: int, high: int, prefix: str = ""
-) -> int:
-    """Read an integer (never bool) in ``[low, high]``."""
-    value = table.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise SpecError(source, prefix + key, value, f"an integer in [{low}, {high}]")
-    return value
-
-
-def get_str(table: dict[str, Any], key: str, source: str | Path, default: str | None = None) -> str:
-    """Read a non-empty string."""
-    if key not in table and default is not None:
-        return default
-    value = table.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise SpecError(source, key, value, "a non-empty string")
-    return value
+        return ux.write_tree(self.root, Path(out_dir) / filename, short_declaration=True)

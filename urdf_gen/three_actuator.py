@@ -29,18 +29,9 @@ import numpy as np
 
 from urdf_gen.actuator_space import ActuatorLayout, seed004_chambers
 from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.simple_urdf import (
-    Cylinder,
-    UrdfRobot,
-    check_keys,
-    cylinder_inertia,
-    get_int,
-    get_number,
-    get_str,
-    sphere_inertia,
-)
+from urdf_gen.simple_urdf import Cylinder, UrdfRobot, cylinder_inertia, sphere_inertia
 from urdf_gen.spec_loader import robots_dir
-from urdf_gen.toml_fields import read_toml
+from urdf_gen.toml_fields import Fields, read_toml
 from urdf_gen.types import FloatArray, Transform
 
 __all__ = [
@@ -120,27 +111,6 @@ class Workspace:
 
 # ------------------------------------------------------------------------------------------- loading
 
-_KEYS = (
-    "kind",
-    "name",
-    "initial_length_mm",
-    "actuator_distance_mm",
-    "length_min_mm",
-    "length_max_mm",
-    "body_radius_mm",
-    "mass_g",
-    "n_sections",
-)
-_REQUIRED = (
-    "kind",
-    "name",
-    "initial_length_mm",
-    "actuator_distance_mm",
-    "body_radius_mm",
-    "mass_g",
-    "n_sections",
-)
-
 
 def load_three_actuator(path: str | Path) -> ThreeActuatorSpec:
     """Load a ``kind = "three_actuator"`` TOML (lengths in mm) into SI units.
@@ -149,23 +119,24 @@ def load_three_actuator(path: str | Path) -> ThreeActuatorSpec:
         SpecError: unknown or missing field, wrong kind, non-numeric or out-of-range value, or length
             limits that do not satisfy ``0 < length_min <= initial_length <= length_max``.
     """
-    table = read_toml(path)
-    check_keys(table, path, _KEYS, _REQUIRED)
-    if table["kind"] != "three_actuator":
-        raise SpecError(path, "kind", table["kind"], "'three_actuator'")
-    l0_mm = get_number(table, "initial_length_mm", path, low=0.0, low_open=True)
-    lmin_mm = get_number(table, "length_min_mm", path, low=0.0, high=l0_mm, low_open=True, default=l0_mm / 2)
-    lmax_mm = get_number(table, "length_max_mm", path, low=l0_mm, default=1.5 * l0_mm)
-    return ThreeActuatorSpec(
-        name=get_str(table, "name", path),
+    f = Fields(read_toml(path), Path(path))
+    f.constant("kind", "three_actuator")
+    name = f.identifier("name")
+    l0_mm = f.number("initial_length_mm", 0.0, lo_open=True)
+    lmin_mm = f.number("length_min_mm", 0.0, l0_mm, lo_open=True, default=l0_mm / 2)
+    lmax_mm = f.number("length_max_mm", l0_mm, default=1.5 * l0_mm)
+    spec = ThreeActuatorSpec(
+        name=name,
         initial_length_m=l0_mm * 1e-3,
-        distance_m=get_number(table, "actuator_distance_mm", path, low=0.0, low_open=True) * 1e-3,
+        distance_m=f.number("actuator_distance_mm", 0.0, lo_open=True) * 1e-3,
         length_min_m=lmin_mm * 1e-3,
         length_max_m=lmax_mm * 1e-3,
-        body_radius_m=get_number(table, "body_radius_mm", path, low=0.0, low_open=True) * 1e-3,
-        mass_kg=get_number(table, "mass_g", path, low=0.0, low_open=True) * 1e-3,
-        n_sections=get_int(table, "n_sections", path, 1, 100),
+        body_radius_m=f.number("body_radius_mm", 0.0, lo_open=True) * 1e-3,
+        mass_kg=f.number("mass_g", 0.0, lo_open=True) * 1e-3,
+        n_sections=f.integer("n_sections", 1, 100),
     )
+    f.finish()
+    return spec
 
 
 def load_bundled_three_actuator(name: str = "seed004_spatial") -> ThreeActuatorSpec:

@@ -206,11 +206,20 @@ class Fields:
     ) -> float:
         """A finite real in ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``)."""
         value = self.raw(key, default)
-        allowed = f"a number in {'(' if lo_open else '['}{lo:g}, {hi:g}]"
+        left = "(" if lo_open or lo == -math.inf else "["
+        right = "]" if hi < math.inf else ")"
+        allowed = f"a number in {left}{lo:g}, {hi:g}{right}"
         x = as_finite(value)
         if x is None or (x <= lo if lo_open else x < lo) or x > hi:
             raise self.error(key, value, allowed)
         return x
+
+    def constant(self, key: str, expected: str) -> str:
+        """The string ``expected`` and nothing else (e.g. ``kind = "pneunet"``)."""
+        value = self.raw(key)
+        if value != expected:
+            raise self.error(key, value, repr(expected))
+        return expected
 
     def integer(self, key: str, lo: int, hi: int, *, default: Any = _MISSING) -> int:
         """An integer in ``[lo, hi]``."""
@@ -240,12 +249,22 @@ class Fields:
         return value
 
     def vector(
-        self, key: str, n: int, lo: float = -math.inf, hi: float = math.inf, *, default: Any = _MISSING
+        self,
+        key: str,
+        n: int,
+        lo: float = -math.inf,
+        hi: float = math.inf,
+        *,
+        default: Any = _MISSING,
+        unit: str = "",
     ) -> tuple[float, ...]:
-        """A list of ``n`` finite numbers, each in ``[lo, hi]``."""
+        """A list of ``n`` finite numbers, each in ``[lo, hi]``; ``unit`` (e.g. ``"mm"``) is named in
+        messages."""
         value = self.raw(key, default)
-        allowed = f"a list of {n} finite numbers" + (
-            f" in [{lo:g}, {hi:g}]" if math.isfinite(lo - hi) else ""
+        allowed = (
+            f"a list of {n} finite numbers"
+            + (f" in [{lo:g}, {hi:g}]" if math.isfinite(lo - hi) else "")
+            + (f" ({unit})" if unit else "")
         )
         if not isinstance(value, list | tuple) or len(value) != n:
             raise self.error(key, value, allowed)

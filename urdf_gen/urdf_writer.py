@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from urdf_gen import naming
+from urdf_gen import urdf_xml as ux
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.geometry import MassProperties, frustum_mass_properties, frustum_mesh
 from urdf_gen.pcc import sinc
@@ -69,40 +70,14 @@ class UrdfOutput:
         return [self.head, *self.limbs.values(), *([self.combined] if self.combined else [])]
 
 
-def _fmt(values: object) -> str:
-    arr = np.atleast_1d(np.asarray(values, dtype=float))
-    return " ".join(f"{v:.12g}" for v in arr)
-
-
-def _origin(parent: ET.Element, xyz: object = (0, 0, 0), rpy: object = (0, 0, 0)) -> None:
-    ET.SubElement(parent, "origin", xyz=_fmt(xyz), rpy=_fmt(rpy))
-
-
-def _inertial(link: ET.Element, mp: MassProperties) -> None:
-    el = ET.SubElement(link, "inertial")
-    _origin(el, mp.com)
-    ET.SubElement(el, "mass", value=f"{mp.mass:.12g}")
-    I = mp.inertia  # noqa: E741
-    ET.SubElement(
-        el,
-        "inertia",
-        ixx=f"{I[0, 0]:.12g}",
-        ixy=f"{I[0, 1]:.12g}",
-        ixz=f"{I[0, 2]:.12g}",
-        iyy=f"{I[1, 1]:.12g}",
-        iyz=f"{I[1, 2]:.12g}",
-        izz=f"{I[2, 2]:.12g}",
-    )
-
-
 def _marker(mass: float, radius: float) -> MassProperties:
     i = 0.4 * mass * radius * radius  # solid sphere
     return MassProperties(mass, np.zeros(3), np.diag([i, i, i]))
 
 
 def _link(robot: ET.Element, name: str, mp: MassProperties) -> ET.Element:
-    link = ET.SubElement(robot, "link", name=name)
-    _inertial(link, mp)
+    link = ux.link(robot, name)
+    ux.inertial(link, mp.mass, mp.inertia, mp.com)
     return link
 
 
@@ -115,34 +90,16 @@ def _joint(
     *,
     axis: tuple[int, int, int] | None = None,
     limits: tuple[float, float] | None = None,
-    xyz: object = (0, 0, 0),
-    rpy: object = (0, 0, 0),
+    xyz: ux.Vec = (0, 0, 0),
+    rpy: ux.Vec = (0, 0, 0),
 ) -> None:
-    joint = ET.SubElement(robot, "joint", name=name, type=kind)
-    _origin(joint, xyz, rpy)
-    ET.SubElement(joint, "parent", link=parent)
-    ET.SubElement(joint, "child", link=child)
-    if axis is not None:
-        ET.SubElement(joint, "axis", xyz=_fmt(axis))
-    if limits is not None:
-        ET.SubElement(
-            joint,
-            "limit",
-            lower=f"{limits[0]:.12g}",
-            upper=f"{limits[1]:.12g}",
-            effort=f"{JOINT_EFFORT:g}",
-            velocity=f"{JOINT_VELOCITY:g}",
-        )
+    limit = None if limits is None else (limits[0], limits[1], f"{JOINT_EFFORT:g}", f"{JOINT_VELOCITY:g}")
+    ux.joint(robot, name, kind, parent, child, xyz=xyz, rpy=rpy, axis=axis, limit=limit)
 
 
-def _geometry(parent: ET.Element, tag: str, shape: ET.Element, xyz: object, rgba: str | None = None) -> None:
-    el = ET.SubElement(parent, tag)
-    _origin(el, xyz)
-    geom = ET.SubElement(el, "geometry")
-    geom.append(shape)
-    if rgba is not None:
-        mat = ET.SubElement(el, "material", name="limb" if rgba == LIMB_RGBA else "head")
-        ET.SubElement(mat, "color", rgba=rgba)
+def _geometry(parent: ET.Element, tag: str, shape: ET.Element, xyz: ux.Vec, rgba: str | None = None) -> None:
+    name = None if rgba is None else ("limb" if rgba == LIMB_RGBA else "head")
+    ux.shape(parent, tag, shape, xyz, material_name=name, rgba=rgba)
 
 
 def section_limits(seg: SegmentSpec) -> dict[str, tuple[float, float]]:
@@ -164,11 +121,8 @@ class _Builder:
     def __init__(self, spec: RobotSpec, name: str, *, fusestatic: bool = True) -> None:
         self.spec = spec
         self.meshes: dict[str, tuple[float, float, float]] = {}
-        self.robot = ET.Element("robot", name=name)
-        hint = ET.SubElement(self.robot, "mujoco")
-        compiler = ET.SubElement(hint, "compiler", meshdir=MESH_DIR, strippath="true", discardvisual="true")
-        if not fusestatic:
-            compiler.set("fusestatic", "false")
+        self.robot = ux.robot(name)
+        ux.mujoco_hint(self.robot, MESH_DIR, fusestatic=fusestatic)
 
     def head(self) -> None:
         h = self.spec.head
@@ -180,13 +134,11 @@ class _Builder:
             self.robot, naming.HEAD_LINK, MassProperties(h.mass, np.zeros(3), np.diag([ix, iyz, iyz]))
         )
         for tag in ("visual", "collision"):
-            el = ET.SubElement(link, tag)
-            _origin(el, rpy=(0, math.pi / 2, 0))
-            ET.SubElement(
-                ET.SubElement(el, "geometry"), "cylinder", radius=f"{r:.12g}", length=f"{length:.12g}"
+            rgba = HEAD_RGBA if tag == "visual" else None
+            name = "head" if tag == "visual" else None
+            ux.shape(
+                link, tag, ux.cylinder(r, length), rpy=(0, math.pi / 2, 0), material_name=name, rgba=rgba
             )
-            if tag == "visual":
-                ET.SubElement(ET.SubElement(el, "material", name="head"), "color", rgba=HEAD_RGBA)
 
     def limb(self, limb: LimbSpec) -> None:
         name = limb.name
@@ -195,7 +147,7 @@ class _Builder:
         _geometry(
             base,
             "visual",
-            ET.Element("cylinder", radius=f"{r_base:.12g}", length="0.01"),
+            ux.cylinder(r_base, "0.01"),
             (0, 0, -0.005),
             HEAD_RGBA,
         )
@@ -209,11 +161,8 @@ class _Builder:
             p = limb.payload
             payload = _link(self.robot, p.frame, _marker(p.mass, r_tip))
             if p.kind == "force_sensor":  # the sensor touches the world: a sphere the size of the tip
-                sphere = ET.Element("sphere", radius=f"{r_tip:.12g}")
-                _geometry(payload, "collision", sphere, (0, 0, 0))
-                _geometry(
-                    payload, "visual", ET.Element("sphere", radius=f"{r_tip:.12g}"), (0, 0, 0), HEAD_RGBA
-                )
+                _geometry(payload, "collision", ux.sphere(r_tip), (0, 0, 0))
+                _geometry(payload, "visual", ux.sphere(r_tip), (0, 0, 0), HEAD_RGBA)
             _joint(self.robot, f"{p.frame}_fixed", "fixed", naming.tip_link(name), p.frame, xyz=p.offset)
 
     def segment(self, limb: LimbSpec, s: int, seg: SegmentSpec, parent: str) -> str:
@@ -232,10 +181,8 @@ class _Builder:
             body = _link(self.robot, p, slice_mp.scaled(body_share))
             mesh_name = f"slice_{r0 * 1e3:.3f}_{r1 * 1e3:.3f}_{h * 1e3:.3f}mm.stl"
             self.meshes[mesh_name] = (r0, r1, h)
-            shape = ET.Element("mesh", filename=f"{MESH_DIR}/{mesh_name}")
-            _geometry(body, "visual", shape, (0, 0, 0), LIMB_RGBA)
-            cyl = ET.Element("cylinder", radius=f"{0.5 * (r0 + r1):.12g}", length=f"{h:.12g}")
-            _geometry(body, "collision", cyl, (0, 0, -0.5 * h))
+            _geometry(body, "visual", ux.mesh(f"{MESH_DIR}/{mesh_name}"), (0, 0, 0), LIMB_RGBA)
+            _geometry(body, "collision", ux.cylinder(0.5 * (r0 + r1), h), (0, 0, -0.5 * h))
             plane_lim = lim["plane_first"] if k == 1 else lim["plane"]
             bend_lim = lim["bend_half"] if k == 1 else lim["bend"]
             _joint(self.robot, f"{p}_plane", "revolute", parent, f"{p}_a", axis=(0, 0, 1), limits=plane_lim)
@@ -263,9 +210,8 @@ def limb_link_count(limb: LimbSpec) -> int:
 
 
 def _tree(root: ET.Element) -> ET.ElementTree:
-    tree = ET.ElementTree(root)
-    ET.indent(tree)
-    return tree
+    ET.indent(root)
+    return ET.ElementTree(root)
 
 
 def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
@@ -340,13 +286,13 @@ def write_urdf(
     for limb, (tree, limb_meshes) in zip(spec.limbs, trees, strict=True):
         meshes.update(limb_meshes)
         limbs[limb.name] = out / f"{spec.name}_{limb.name}.urdf"
-        tree.write(limbs[limb.name], encoding="utf-8", xml_declaration=True)
+        ux.write_tree(tree, limbs[limb.name])
     head = out / f"{spec.name}_head.urdf"
-    build_head_urdf(spec).write(head, encoding="utf-8", xml_declaration=True)
+    ux.write_tree(build_head_urdf(spec), head)
     whole = None
     if combined:
         whole = out / f"{spec.name}.urdf"
-        build_combined_urdf(spec)[0].write(whole, encoding="utf-8", xml_declaration=True)
+        ux.write_tree(build_combined_urdf(spec)[0], whole)
     written = []
     for name, (r0, r1, h) in meshes.items():
         path = out / MESH_DIR / name
