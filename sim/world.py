@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from sim.bullet import BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL, BulletGlobals, pb
+from sim.bullet import pb
+from sim.bullet_internals import BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL, BulletGlobals
 from sim.dynamics import CompliantLimb
 from sim.dynamics import medium as medium_by_name
 from urdf_gen import naming
@@ -41,7 +42,7 @@ PHYSICS_DT = 1e-3  # s, physics time step
 STANDARD_GRAVITY = 9.80665  # m/s^2
 SOLVER_ITERATIONS = 20
 CONTACT_BREAKING_THRESHOLD = 0.005  # m
-BROADPHASE_MARGIN = 0.005  # m, Bullet's AABB-tree margin (PyBullet sets 0; see sim.bullet)
+BROADPHASE_MARGIN = 0.005  # m, Bullet's AABB-tree margin (PyBullet sets 0; see sim.bullet_internals)
 
 log = logging.getLogger(__name__)
 
@@ -335,7 +336,7 @@ class World:
         # across processes); with the 5 mm broadphase margin below, the sort was 13-14 % of PyBullet's
         # step (URSULA N = 10 in water, 30 interleaved A/B blocks, twice).
         # Both the threshold and the broadphase margin are process-wide globals of Bullet's: this
-        # world holds its values only during its own physics calls (sim.bullet.BulletGlobals), so
+        # world holds its values only during its own physics calls (sim.bullet_internals.BulletGlobals), so
         # other PyBullet code in the process never sees them, and a connect elsewhere (which zeroes
         # the margin) cannot change this world mid-run. With PyBullet's margin of 0 every moving
         # collider leaves its tree box on every step and is re-inserted and re-tested (measured: 97 %
@@ -421,7 +422,7 @@ class World:
     @contextmanager
     def holding_globals(self) -> Iterator[None]:
         """Hold this world's broadphase margin and contact threshold (Bullet's process-wide globals,
-        :class:`sim.bullet.BulletGlobals`) for the block, as :meth:`step` and :meth:`load_robot` do;
+        :class:`sim.bullet_internals.BulletGlobals`) for the block, as :meth:`step` and :meth:`load_robot` do;
         put back what was found after. Wrap the creation of bodies of your own in this world's
         client in it to give them the tree boxes the world's bodies get."""
         found = self.bullet_globals.enter()

@@ -1,41 +1,45 @@
 """PyBullet plumbing: Bullet's process-wide margin and threshold held only during a world's own steps,
-and limbs loaded without limit constraints."""
+the ``PCCBULLET_SAFE=1`` switch that turns every private internal off (same numbers), and limbs loaded
+without limit constraints."""
 
 from __future__ import annotations
 
 import ctypes
+import math
 import sys
 
 import numpy as np
 import pytest
 
-from sim.bullet import (
+from sim.bullet import pb
+from sim.bullet_internals import (
     BROADPHASE_SYMBOL,
     CONTACT_BREAKING_SYMBOL,
+    SAFE_ENV,
     BulletGlobals,
-    _double_address,
-    _elf_symbol,
-    pb,
+    capi,
     set_broadphase_margin,
 )
+from sim.bullet_internals.symbols import double_address, elf_symbol
 from sim.dynamics import CompliantLimb
 from sim.world import BROADPHASE_MARGIN, CONTACT_BREAKING_THRESHOLD, World, limit_free_urdf
 from urdf_gen.errors import ConfigurationError
+from urdf_gen.pcc import PccConfig
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF symbol lookup")
 
 
 @linux_only
 def test_margin_symbol_is_an_8_byte_double_in_pybullet() -> None:
-    symbol = _elf_symbol(pb.__file__, "gDbvtMargin")
+    symbol = elf_symbol(pb.__file__, "gDbvtMargin")
     assert symbol is not None and symbol[0] > 0 and symbol[1] == 8
-    assert _elf_symbol(pb.__file__, "no_such_symbol_in_pybullet") is None
+    assert elf_symbol(pb.__file__, "no_such_symbol_in_pybullet") is None
 
 
 def _globals() -> tuple[float, float]:
     """Bullet's process-wide broadphase margin and contact-breaking threshold now (m)."""
     return tuple(  # type: ignore[return-value]
-        ctypes.c_double.from_address(_double_address(s)).value  # type: ignore[arg-type]
+        ctypes.c_double.from_address(double_address(s)).value  # type: ignore[arg-type]
         for s in (BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL)
     )
 
@@ -125,7 +129,7 @@ def test_a_foreign_connect_mid_run_changes_nothing_in_the_world() -> None:
         assert _globals() == (0.05, 0.03)  # the foreign values stay theirs
     finally:
         for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), before, strict=True):
-            ctypes.c_double.from_address(_double_address(symbol)).value = value  # type: ignore[arg-type]
+            ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
     assert changes == 0 and seen == 1  # detected (a debug log line) ...
     # ... and without effect (before: the boxes ended up to 0.4 mm elsewhere)
     assert np.abs(quiet).max() > 0.1 and np.array_equal(disturbed, quiet)
@@ -165,6 +169,102 @@ def _fat_box_found(margin: float) -> bool:
 def test_the_margin_reaches_bullets_tree() -> None:
     assert _fat_box_found(0.005)
     assert not _fat_box_found(0.0)
+
+
+def _moving_scene(steps: int) -> tuple[np.ndarray, int, tuple[str, ...], list[bool]]:
+    """URSULA (N = 5) in water, every limb's targets swinging every step (the limbs touch). Returns
+    every joint position and velocity after ``steps`` steps, the most contact points seen in a step,
+    the Bullet globals the world could not hold and each limb's ``direct_io``."""
+    with World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", sections=5)
+        limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
+        contacts = 0
+        for _ in range(steps):
+            t = world.time
+            for k, (name, segments) in enumerate(limbs):
+                configs = [
+                    PccConfig(0.9 * seg.bend_max * math.sin(3.0 * t + k), 0.5 * j + k, seg.length)
+                    for j, seg in enumerate(segments)
+                ]
+                robot.set_pcc(name, configs, mode="target")
+            world.step()
+            contacts = max(contacts, len(pb.getContactPoints(physicsClientId=world.client)))
+        state = np.concatenate(
+            [np.concatenate([robot.joints(n), robot.joint_velocities(n)]) for n, _ in limbs]
+        )
+        direct = [c.direct_io for c in robot.compliant.values()]
+        return state, contacts, world.bullet_globals.missing, direct
+
+
+@linux_only
+def test_the_safe_switch_gives_bit_identical_trajectories(monkeypatch: pytest.MonkeyPatch) -> None:
+    """URSULA's joints with and without the internals. Not so for every scene: 12 boxes falling on a
+    plane beside URSULA ended up to 1.7 mm elsewhere after 300 steps (the margin changes the order in
+    which Bullet finds overlapping pairs, hence its solver's order and rounding)."""
+    found = _globals()
+    inside, contacts, missing, direct = _moving_scene(400)
+    assert missing == () and direct == [capi.c_api() is not None] * 4  # the internals in use
+    monkeypatch.setenv(SAFE_ENV, "1")
+    try:
+        safe, contacts_safe, missing_safe, direct_safe = _moving_scene(400)
+    finally:
+        monkeypatch.delenv(SAFE_ENV)
+        # the safe world set its threshold PyBullet's way (process-wide, left in place): put it back
+        for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), found, strict=True):
+            ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
+    assert set(missing_safe) == {BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL} and direct_safe == [False] * 4
+    assert contacts >= 1 and contacts_safe >= 1  # limbs touching during the run
+    assert np.abs(inside).max() > 0.05  # the limbs moved
+    assert np.array_equal(safe, inside)
+
+
+def _world_fattens_tree_boxes() -> bool:
+    """In a dynamic world's client, move a sphere 1 mm with one world step and ask Bullet's tree for
+    a box 6 mm beyond the sphere's own AABB (past the 5 mm contact threshold's fattening): found only
+    if the world's 5 mm margin was in place."""
+    with World(mode="dynamic", gravity=(0, 0, 0)) as world:
+        cid = world.client
+        with world.holding_globals():
+            shape = pb.createCollisionShape(pb.GEOM_SPHERE, radius=0.05, physicsClientId=cid)
+            body = pb.createMultiBody(1.0, shape, -1, [0, 0, 0], physicsClientId=cid)
+        pb.resetBaseVelocity(body, [1.0, 0, 0], physicsClientId=cid)
+        world.step()
+        lo, hi = pb.getAABB(body, physicsClientId=cid)
+        overlaps = pb.getOverlappingObjects(
+            [hi[0] + 0.006, lo[1], lo[2]], [hi[0] + 0.007, hi[1], hi[2]], physicsClientId=cid
+        )
+        return bool(overlaps) and any(b == body for b, _ in overlaps)
+
+
+@linux_only
+def test_the_safe_switch_writes_no_bullet_global(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = _globals()
+    assert _world_fattens_tree_boxes()  # the control: the internals hold the 5 mm margin in a step
+    monkeypatch.setenv(SAFE_ENV, "1")
+    try:
+        assert capi.c_api() is None and double_address(BROADPHASE_SYMBOL) is None
+        with World(mode="kinematic") as world:
+            assert world.bullet_globals.values == {} and world.broadphase_margin == 0.0
+            with world.holding_globals():
+                pass
+        # the margin was never put in place during the world's step (PyBullet's 0 after connect)
+        assert not _world_fattens_tree_boxes()
+        monkeypatch.delenv(SAFE_ENV)
+        # the only change: the threshold, set through setPhysicsEngineParameter (PyBullet's own write)
+        assert _globals() == (0.0, CONTACT_BREAKING_THRESHOLD)
+    finally:
+        monkeypatch.delenv(SAFE_ENV, raising=False)
+        for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), found, strict=True):
+            ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", ["yes", "2", "true"])
+def test_a_bad_safe_switch_is_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(SAFE_ENV, value)
+    with pytest.raises(
+        ConfigurationError, match=rf"PCCBULLET_SAFE = '{value}' is invalid; allowed: 0, 1 or unset"
+    ):
+        World(mode="kinematic")
 
 
 def test_limit_free_copy_keeps_everything_but_the_limits(tmp_path) -> None:

@@ -1,4 +1,4 @@
-"""The dynamic mode's joint I/O through PyBullet's C API (sim.capi) against PyBullet's Python functions."""
+"""The dynamic mode's joint I/O through PyBullet's C API (sim.bullet_internals.capi) against PyBullet's Python functions."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from sim import capi
 from sim.bullet import pb
+from sim.bullet_internals import capi
 from sim.world import World
 from urdf_gen.pcc import PccConfig
 
@@ -181,7 +181,7 @@ def test_an_unpinned_pybullet_version_falls_back_to_the_same_numbers(
     direct, fast, _ = _run(200)
     monkeypatch.setattr(capi, "pybullet_version", lambda: "3.2.8")
     monkeypatch.setattr(capi, "_api", False)  # look it up again, under the faked version
-    with caplog.at_level(logging.DEBUG, logger="sim.capi"):
+    with caplog.at_level(logging.DEBUG, logger="sim.bullet_internals.capi"):
         assert capi.c_api() is None
         python, slow, _ = _run(200)
     assert "PyBullet 3.2.8 is not one of the C API's pinned versions (3.2.7)" in caplog.text
