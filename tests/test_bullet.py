@@ -135,6 +135,27 @@ def test_a_foreign_connect_mid_run_changes_nothing_in_the_world() -> None:
     assert np.abs(quiet).max() > 0.1 and np.array_equal(disturbed, quiet)
 
 
+@linux_only
+def test_nested_holds_are_not_foreign_changes() -> None:
+    """Robot loading holds the globals and the joint reset inside it holds them again: the inner hold
+    finds the world's own values (before: counted as one foreign change per limb)."""
+    before = _globals()
+    held = BulletGlobals({BROADPHASE_SYMBOL: 0.004, CONTACT_BREAKING_SYMBOL: 0.006})
+    try:
+        outer = held.enter()
+        inner = held.enter()
+        assert inner == (0.004, 0.006) and _globals() == (0.004, 0.006)
+        held.leave(inner)
+        held.leave(outer)
+        assert _globals() == before and held.foreign_changes == 0
+        assert set_broadphase_margin(0.05)  # someone else writes between two holds: counted
+        held.leave(held.enter())
+        assert held.foreign_changes == 1 and _globals() == (0.05, before[1])
+    finally:
+        for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), before, strict=True):
+            ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("bad", [-0.001, 1.5, float("nan")])
 def test_bad_margin_is_refused(bad: float) -> None:
     with pytest.raises(ValueError, match=r"broadphase margin = .* m is invalid; allowed: \[0, 1\] m"):

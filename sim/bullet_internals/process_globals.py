@@ -84,6 +84,8 @@ class BulletGlobals:
     :attr:`missing` and left alone: with all missing, :meth:`enter` and :meth:`leave` write nothing.
     :attr:`foreign_changes` counts the times the value found before a call differed from the one put
     back after the previous call (someone else connected or wrote it in between; logged at debug level).
+    Holds nest (a joint reset inside robot loading): an inner :meth:`enter` finds this world's own
+    values and is not counted.
     """
 
     def __init__(self, values: Mapping[str, float]) -> None:
@@ -102,6 +104,7 @@ class BulletGlobals:
         self.missing = tuple(missing)
         self.foreign_changes = 0
         self._last = tuple(c.value for c, _ in self._cells)
+        self._depth = 0  # holds open now
 
     def held(self, symbol: str) -> float | None:
         """The value held for ``symbol`` during this world's physics calls, ``None`` if not held."""
@@ -111,7 +114,8 @@ class BulletGlobals:
         """Put this world's values in place; returns the values found, for :meth:`leave`."""
         cells = self._cells
         found = tuple(c.value for c, _ in cells)
-        if found != self._last:
+        self._depth += 1
+        if found != self._last and self._depth == 1:
             self.foreign_changes += 1
             log.debug("Bullet globals changed outside this world: %s -> %s", self._last, found)
         for cell, value in cells:
@@ -122,4 +126,6 @@ class BulletGlobals:
         """Put back the values :meth:`enter` found."""
         for (cell, _), value in zip(self._cells, found, strict=True):
             cell.value = value
-        self._last = found
+        self._depth -= 1
+        if self._depth == 0:
+            self._last = found
