@@ -5,7 +5,6 @@ without limit constraints."""
 from __future__ import annotations
 
 import ctypes
-import math
 import sys
 
 import numpy as np
@@ -24,7 +23,6 @@ from sim.bullet_internals.symbols import double_address, elf_symbol
 from sim.dynamics import CompliantLimb
 from sim.world import BROADPHASE_MARGIN, CONTACT_BREAKING_THRESHOLD, World, limit_free_urdf
 from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF symbol lookup")
 
@@ -148,9 +146,9 @@ def test_nested_holds_are_not_foreign_changes() -> None:
         held.leave(inner)
         held.leave(outer)
         assert _globals() == before and held.foreign_changes == 0
-        assert set_broadphase_margin(0.05)  # someone else writes between two holds: counted
+        assert set_broadphase_margin(0.03)  # someone else writes between two holds: counted
         held.leave(held.enter())
-        assert held.foreign_changes == 1 and _globals() == (0.05, before[1])
+        assert held.foreign_changes == 1 and _globals() == (0.03, before[1])
     finally:
         for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), before, strict=True):
             ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
@@ -190,53 +188,6 @@ def _fat_box_found(margin: float) -> bool:
 def test_the_margin_reaches_bullets_tree() -> None:
     assert _fat_box_found(0.005)
     assert not _fat_box_found(0.0)
-
-
-def _moving_scene(steps: int) -> tuple[np.ndarray, int, tuple[str, ...], list[bool]]:
-    """URSULA (N = 5) in water, every limb's targets swinging every step (the limbs touch). Returns
-    every joint position and velocity after ``steps`` steps, the most contact points seen in a step,
-    the Bullet globals the world could not hold and each limb's ``direct_io``."""
-    with World(mode="dynamic", medium="water") as world:
-        robot = world.load_robot("ursula", sections=5)
-        limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
-        contacts = 0
-        for _ in range(steps):
-            t = world.time
-            for k, (name, segments) in enumerate(limbs):
-                configs = [
-                    PccConfig(0.9 * seg.bend_max * math.sin(3.0 * t + k), 0.5 * j + k, seg.length)
-                    for j, seg in enumerate(segments)
-                ]
-                robot.set_pcc(name, configs, mode="target")
-            world.step()
-            contacts = max(contacts, len(pb.getContactPoints(physicsClientId=world.client)))
-        state = np.concatenate(
-            [np.concatenate([robot.joints(n), robot.joint_velocities(n)]) for n, _ in limbs]
-        )
-        direct = [c.direct_io for c in robot.compliant.values()]
-        return state, contacts, world.bullet_globals.missing, direct
-
-
-@linux_only
-def test_the_safe_switch_gives_bit_identical_trajectories(monkeypatch: pytest.MonkeyPatch) -> None:
-    """URSULA's joints with and without the internals. Not so for every scene: 12 boxes falling on a
-    plane beside URSULA ended up to 1.7 mm elsewhere after 300 steps (the margin changes the order in
-    which Bullet finds overlapping pairs, hence its solver's order and rounding)."""
-    found = _globals()
-    inside, contacts, missing, direct = _moving_scene(400)
-    assert missing == () and direct == [capi.c_api() is not None] * 4  # the internals in use
-    monkeypatch.setenv(SAFE_ENV, "1")
-    try:
-        safe, contacts_safe, missing_safe, direct_safe = _moving_scene(400)
-    finally:
-        monkeypatch.delenv(SAFE_ENV)
-        # the safe world set its threshold PyBullet's way (process-wide, left in place): put it back
-        for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), found, strict=True):
-            ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
-    assert set(missing_safe) == {BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL} and direct_safe == [False] * 4
-    assert contacts >= 1 and contacts_safe >= 1  # limbs touching during the run
-    assert np.abs(inside).max() > 0.05  # the limbs moved
-    assert np.array_equal(safe, inside)
 
 
 def _world_fattens_tree_boxes() -> bool:
