@@ -4,7 +4,6 @@ without limit constraints."""
 
 from __future__ import annotations
 
-import ctypes
 import sys
 
 import numpy as np
@@ -16,8 +15,10 @@ from sim.bullet_internals import (
     CONTACT_BREAKING_SYMBOL,
     SAFE_ENV,
     BulletGlobals,
+    bullet_global,
     capi,
     set_broadphase_margin,
+    set_bullet_global,
 )
 from sim.bullet_internals.symbols import double_address, elf_symbol
 from sim.dynamics import CompliantLimb
@@ -34,12 +35,18 @@ def test_margin_symbol_is_an_8_byte_double_in_pybullet() -> None:
     assert elf_symbol(pb.__file__, "no_such_symbol_in_pybullet") is None
 
 
-def _globals() -> tuple[float, float]:
+SYMBOLS = (BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL)
+
+
+def _globals() -> tuple[float | None, ...]:
     """Bullet's process-wide broadphase margin and contact-breaking threshold now (m)."""
-    return tuple(  # type: ignore[return-value]
-        ctypes.c_double.from_address(double_address(s)).value  # type: ignore[arg-type]
-        for s in (BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL)
-    )
+    return tuple(bullet_global(s) for s in SYMBOLS)
+
+
+def _put_back(values: tuple[float | None, ...]) -> None:
+    """Write ``values`` (from :func:`_globals`) back into Bullet's globals."""
+    for symbol, value in zip(SYMBOLS, values, strict=True):
+        assert value is not None and set_bullet_global(symbol, value)
 
 
 def _drop_boxes(cid: int, n: int) -> list[int]:
@@ -126,8 +133,7 @@ def test_a_foreign_connect_mid_run_changes_nothing_in_the_world() -> None:
         disturbed, seen = _world_run(120)
         assert _globals() == (0.05, 0.03)  # the foreign values stay theirs
     finally:
-        for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), before, strict=True):
-            ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
+        _put_back(before)
     assert changes == 0 and seen == 1  # detected (a debug log line) ...
     # ... and without effect (before: the boxes ended up to 0.4 mm elsewhere)
     assert np.abs(quiet).max() > 0.1 and np.array_equal(disturbed, quiet)
@@ -150,14 +156,15 @@ def test_nested_holds_are_not_foreign_changes() -> None:
         held.leave(held.enter())
         assert held.foreign_changes == 1 and _globals() == (0.03, before[1])
     finally:
-        for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), before, strict=True):
-            ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
+        _put_back(before)
 
 
 @pytest.mark.parametrize("bad", [-0.001, 1.5, float("nan")])
 def test_bad_margin_is_refused(bad: float) -> None:
     with pytest.raises(ValueError, match=r"broadphase margin = .* m is invalid; allowed: \[0, 1\] m"):
         set_broadphase_margin(bad)
+    with pytest.raises(ValueError, match=r"gContactBreakingThreshold = .* m is invalid; allowed: \[0, 1\] m"):
+        set_bullet_global(CONTACT_BREAKING_SYMBOL, bad)
 
 
 def _fat_box_found(margin: float) -> bool:
@@ -226,8 +233,7 @@ def test_the_safe_switch_writes_no_bullet_global(monkeypatch: pytest.MonkeyPatch
         assert _globals() == (0.0, CONTACT_BREAKING_THRESHOLD)
     finally:
         monkeypatch.delenv(SAFE_ENV, raising=False)
-        for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), found, strict=True):
-            ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
+        _put_back(found)
 
 
 @pytest.mark.parametrize("value", ["yes", "2", "true"])

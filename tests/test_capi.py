@@ -3,7 +3,6 @@ functions, and the whole of PyBullet's internals against ``PCCBULLET_SAFE=1``.""
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import math
 import sys
@@ -12,8 +11,14 @@ import numpy as np
 import pytest
 
 from sim.bullet import pb
-from sim.bullet_internals import BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL, SAFE_ENV, capi
-from sim.bullet_internals.symbols import double_address
+from sim.bullet_internals import (
+    BROADPHASE_SYMBOL,
+    CONTACT_BREAKING_SYMBOL,
+    SAFE_ENV,
+    bullet_global,
+    capi,
+    set_bullet_global,
+)
 from sim.world import World
 from urdf_gen.pcc import PccConfig
 
@@ -71,7 +76,7 @@ def test_the_safe_switch_gives_bit_identical_trajectories(monkeypatch: pytest.Mo
     1.7 mm elsewhere after 300 steps (the margin changes the order in which Bullet finds overlapping
     pairs, hence its solver's order and rounding)."""
     symbols = (BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL)
-    found = [ctypes.c_double.from_address(double_address(s)).value for s in symbols]  # type: ignore[arg-type]
+    found = [bullet_global(s) for s in symbols]
     direct, inside, contacts, missing = _run(400)
     monkeypatch.setenv(SAFE_ENV, "1")
     try:
@@ -80,7 +85,7 @@ def test_the_safe_switch_gives_bit_identical_trajectories(monkeypatch: pytest.Mo
         monkeypatch.delenv(SAFE_ENV)
         # the safe world set its threshold PyBullet's way (process-wide, left in place): put it back
         for symbol, value in zip(symbols, found, strict=True):
-            ctypes.c_double.from_address(double_address(symbol)).value = value  # type: ignore[arg-type]
+            assert value is not None and set_bullet_global(symbol, value)
     assert missing == () and direct == [capi.c_api() is not None] * 4  # the internals in use
     assert set(missing_safe) == set(symbols) and direct_safe == [False] * 4
     assert contacts >= 1 and contacts_safe >= 1  # limbs touching during the run

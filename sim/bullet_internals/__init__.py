@@ -43,7 +43,9 @@ from sim.bullet_internals.process_globals import (
     CONTACT_BREAKING_SYMBOL,
     BulletGlobals,
     broadphase_margin,
+    bullet_global,
     set_broadphase_margin,
+    set_bullet_global,
 )
 from sim.bullet_internals.symbols import SAFE_ENV, enabled
 
@@ -53,6 +55,8 @@ __all__ = [
     "SAFE_ENV",
     "BulletGlobals",
     "broadphase_margin",
+    "bullet_global",
     "enabled",
     "set_broadphase_margin",
+    "set_bullet_global",
 ]

@@ -27,39 +27,49 @@ log = logging.getLogger(__name__)
 BROADPHASE_SYMBOL = "gDbvtMargin"
 
 
-def _broadphase_margin_address() -> int | None:
-    """Address of PyBullet's ``gDbvtMargin`` (a writable 8-byte double), or ``None`` if not found."""
-    return double_address(BROADPHASE_SYMBOL)
-
-
 def _sane(value: float) -> bool:
     return math.isfinite(value) and 0.0 <= value <= 1.0
 
 
-def broadphase_margin() -> float | None:
-    """PyBullet's current broadphase margin (m), or ``None`` where it cannot be found (or is not
-    looked for: ``PCCBULLET_SAFE=1``)."""
-    address = _broadphase_margin_address()
+def bullet_global(symbol: str) -> float | None:
+    """The current value of Bullet's process-wide double ``symbol`` (:data:`BROADPHASE_SYMBOL`,
+    :data:`CONTACT_BREAKING_SYMBOL`; m), or ``None`` where it cannot be found (or is not looked for:
+    ``PCCBULLET_SAFE=1``)."""
+    address = double_address(symbol)
     return None if address is None else float(ctypes.c_double.from_address(address).value)
 
 
-def set_broadphase_margin(margin: float) -> bool:
-    """Set Bullet's broadphase margin (m) for all PyBullet clients of this process; ``False`` if unavailable.
+def set_bullet_global(symbol: str, value: float) -> bool:
+    """Set Bullet's process-wide double ``symbol`` (m) for all PyBullet clients of this process;
+    ``False`` if unavailable.
 
-    Process-wide and left in place: :class:`sim.world.World` does not call this (it swaps the value in
-    for its own steps only, :class:`BulletGlobals`). PyBullet resets it to 0 on every ``connect``. A
-    wrong or unusual build (no symbol table, a value outside [0, 1] m already there) is left alone.
+    Process-wide and left in place: :class:`sim.world.World` does not call this (it swaps its values
+    in for its own calls only, :class:`BulletGlobals`). A wrong or unusual build (no symbol table, a
+    value outside [0, 1] m already there) is left alone.
     """
-    if not _sane(margin):
-        raise ValueError(f"broadphase margin = {margin!r} m is invalid; allowed: [0, 1] m")
-    address = _broadphase_margin_address()
+    if not _sane(value):
+        raise ValueError(f"{symbol} = {value!r} m is invalid; allowed: [0, 1] m")
+    address = double_address(symbol)
     if address is None:
         return False
-    value = ctypes.c_double.from_address(address)
-    if not _sane(value.value):
+    cell = ctypes.c_double.from_address(address)
+    if not _sane(cell.value):
         return False
-    value.value = margin
+    cell.value = value
     return True
+
+
+def broadphase_margin() -> float | None:
+    """PyBullet's current broadphase margin (m), or ``None`` where it cannot be found."""
+    return bullet_global(BROADPHASE_SYMBOL)
+
+
+def set_broadphase_margin(margin: float) -> bool:
+    """Set Bullet's broadphase margin (m) for all PyBullet clients of this process, left in place
+    (PyBullet resets it to 0 on every ``connect``); ``False`` if unavailable (:func:`set_bullet_global`)."""
+    if not _sane(margin):
+        raise ValueError(f"broadphase margin = {margin!r} m is invalid; allowed: [0, 1] m")
+    return set_bullet_global(BROADPHASE_SYMBOL, margin)
 
 
 # --- process-wide doubles held only during a world's own steps ------------------------------------
