@@ -48,8 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sim import capi
 from sim.bullet import pb
+from sim.bullet_internals import capi
 from sim.rigid_chain import MASS_COLUMN, ChainModel, spring_torques
 from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError

@@ -1,23 +1,26 @@
 """PyBullet plumbing: Bullet's process-wide margin and threshold held only during a world's own steps,
-and limbs loaded without limit constraints."""
+the ``PCCBULLET_SAFE=1`` switch that turns every private internal off (same numbers), and limbs loaded
+without limit constraints."""
 
 from __future__ import annotations
 
-import ctypes
 import sys
 
 import numpy as np
 import pytest
 
-from sim.bullet import (
+from sim.bullet import pb
+from sim.bullet_internals import (
     BROADPHASE_SYMBOL,
     CONTACT_BREAKING_SYMBOL,
+    SAFE_ENV,
     BulletGlobals,
-    _double_address,
-    _elf_symbol,
-    pb,
+    bullet_global,
+    capi,
     set_broadphase_margin,
+    set_bullet_global,
 )
+from sim.bullet_internals.symbols import double_address, elf_symbol
 from sim.dynamics import CompliantLimb
 from sim.world import BROADPHASE_MARGIN, CONTACT_BREAKING_THRESHOLD, World, limit_free_urdf
 from urdf_gen.errors import ConfigurationError
@@ -27,17 +30,23 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="EL
 
 @linux_only
 def test_margin_symbol_is_an_8_byte_double_in_pybullet() -> None:
-    symbol = _elf_symbol(pb.__file__, "gDbvtMargin")
+    symbol = elf_symbol(pb.__file__, "gDbvtMargin")
     assert symbol is not None and symbol[0] > 0 and symbol[1] == 8
-    assert _elf_symbol(pb.__file__, "no_such_symbol_in_pybullet") is None
+    assert elf_symbol(pb.__file__, "no_such_symbol_in_pybullet") is None
 
 
-def _globals() -> tuple[float, float]:
+SYMBOLS = (BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL)
+
+
+def _globals() -> tuple[float | None, ...]:
     """Bullet's process-wide broadphase margin and contact-breaking threshold now (m)."""
-    return tuple(  # type: ignore[return-value]
-        ctypes.c_double.from_address(_double_address(s)).value  # type: ignore[arg-type]
-        for s in (BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL)
-    )
+    return tuple(bullet_global(s) for s in SYMBOLS)
+
+
+def _put_back(values: tuple[float | None, ...]) -> None:
+    """Write ``values`` (from :func:`_globals`) back into Bullet's globals."""
+    for symbol, value in zip(SYMBOLS, values, strict=True):
+        assert value is not None and set_bullet_global(symbol, value)
 
 
 def _drop_boxes(cid: int, n: int) -> list[int]:
@@ -124,17 +133,38 @@ def test_a_foreign_connect_mid_run_changes_nothing_in_the_world() -> None:
         disturbed, seen = _world_run(120)
         assert _globals() == (0.05, 0.03)  # the foreign values stay theirs
     finally:
-        for symbol, value in zip((BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL), before, strict=True):
-            ctypes.c_double.from_address(_double_address(symbol)).value = value  # type: ignore[arg-type]
+        _put_back(before)
     assert changes == 0 and seen == 1  # detected (a debug log line) ...
     # ... and without effect (before: the boxes ended up to 0.4 mm elsewhere)
     assert np.abs(quiet).max() > 0.1 and np.array_equal(disturbed, quiet)
+
+
+@linux_only
+def test_nested_holds_are_not_foreign_changes() -> None:
+    """Robot loading holds the globals and the joint reset inside it holds them again: the inner hold
+    finds the world's own values (before: counted as one foreign change per limb)."""
+    before = _globals()
+    held = BulletGlobals({BROADPHASE_SYMBOL: 0.004, CONTACT_BREAKING_SYMBOL: 0.006})
+    try:
+        outer = held.enter()
+        inner = held.enter()
+        assert inner == (0.004, 0.006) and _globals() == (0.004, 0.006)
+        held.leave(inner)
+        held.leave(outer)
+        assert _globals() == before and held.foreign_changes == 0
+        assert set_broadphase_margin(0.03)  # someone else writes between two holds: counted
+        held.leave(held.enter())
+        assert held.foreign_changes == 1 and _globals() == (0.03, before[1])
+    finally:
+        _put_back(before)
 
 
 @pytest.mark.parametrize("bad", [-0.001, 1.5, float("nan")])
 def test_bad_margin_is_refused(bad: float) -> None:
     with pytest.raises(ValueError, match=r"broadphase margin = .* m is invalid; allowed: \[0, 1\] m"):
         set_broadphase_margin(bad)
+    with pytest.raises(ValueError, match=r"gContactBreakingThreshold = .* m is invalid; allowed: \[0, 1\] m"):
+        set_bullet_global(CONTACT_BREAKING_SYMBOL, bad)
 
 
 def _fat_box_found(margin: float) -> bool:
@@ -165,6 +195,54 @@ def _fat_box_found(margin: float) -> bool:
 def test_the_margin_reaches_bullets_tree() -> None:
     assert _fat_box_found(0.005)
     assert not _fat_box_found(0.0)
+
+
+def _world_fattens_tree_boxes() -> bool:
+    """In a dynamic world's client, move a sphere 1 mm with one world step and ask Bullet's tree for
+    a box 6 mm beyond the sphere's own AABB (past the 5 mm contact threshold's fattening): found only
+    if the world's 5 mm margin was in place."""
+    with World(mode="dynamic", gravity=(0, 0, 0)) as world:
+        cid = world.client
+        with world.holding_globals():
+            shape = pb.createCollisionShape(pb.GEOM_SPHERE, radius=0.05, physicsClientId=cid)
+            body = pb.createMultiBody(1.0, shape, -1, [0, 0, 0], physicsClientId=cid)
+        pb.resetBaseVelocity(body, [1.0, 0, 0], physicsClientId=cid)
+        world.step()
+        lo, hi = pb.getAABB(body, physicsClientId=cid)
+        overlaps = pb.getOverlappingObjects(
+            [hi[0] + 0.006, lo[1], lo[2]], [hi[0] + 0.007, hi[1], hi[2]], physicsClientId=cid
+        )
+        return bool(overlaps) and any(b == body for b, _ in overlaps)
+
+
+@linux_only
+def test_the_safe_switch_writes_no_bullet_global(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = _globals()
+    assert _world_fattens_tree_boxes()  # the control: the internals hold the 5 mm margin in a step
+    monkeypatch.setenv(SAFE_ENV, "1")
+    try:
+        assert capi.c_api() is None and double_address(BROADPHASE_SYMBOL) is None
+        with World(mode="kinematic") as world:
+            assert world.bullet_globals.values == {} and world.broadphase_margin == 0.0
+            with world.holding_globals():
+                pass
+        # the margin was never put in place during the world's step (PyBullet's 0 after connect)
+        assert not _world_fattens_tree_boxes()
+        monkeypatch.delenv(SAFE_ENV)
+        # the only change: the threshold, set through setPhysicsEngineParameter (PyBullet's own write)
+        assert _globals() == (0.0, CONTACT_BREAKING_THRESHOLD)
+    finally:
+        monkeypatch.delenv(SAFE_ENV, raising=False)
+        _put_back(found)
+
+
+@pytest.mark.parametrize("value", ["yes", "2", "true"])
+def test_a_bad_safe_switch_is_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(SAFE_ENV, value)
+    with pytest.raises(
+        ConfigurationError, match=rf"PCCBULLET_SAFE = '{value}' is invalid; allowed: 0, 1 or unset"
+    ):
+        World(mode="kinematic")
 
 
 def test_limit_free_copy_keeps_everything_but_the_limits(tmp_path) -> None:

@@ -1,4 +1,5 @@
-"""The dynamic mode's joint I/O through PyBullet's C API (sim.capi) against PyBullet's Python functions."""
+"""The dynamic mode's joint I/O through PyBullet's C API (sim.bullet_internals.capi) against PyBullet's Python
+functions, and the whole of PyBullet's internals against ``PCCBULLET_SAFE=1``."""
 
 from __future__ import annotations
 
@@ -9,8 +10,15 @@ import sys
 import numpy as np
 import pytest
 
-from sim import capi
 from sim.bullet import pb
+from sim.bullet_internals import (
+    BROADPHASE_SYMBOL,
+    CONTACT_BREAKING_SYMBOL,
+    SAFE_ENV,
+    bullet_global,
+    capi,
+    set_bullet_global,
+)
 from sim.world import World
 from urdf_gen.pcc import PccConfig
 
@@ -19,9 +27,10 @@ needs_c_api = pytest.mark.skipif(
 )
 
 
-def _run(steps: int, sections: int = 5) -> tuple[list[bool], np.ndarray, int]:
+def _run(steps: int, sections: int = 5) -> tuple[list[bool], np.ndarray, int, tuple[str, ...]]:
     """URSULA in water, every limb's targets moved every step; returns each limb's ``direct_io``, all
-    joint positions and velocities after every 10th step and the most contact points seen then."""
+    joint positions and velocities after every 10th step, the most contact points seen then and the
+    Bullet globals the world could not hold."""
     with World(mode="dynamic", medium="water") as world:
         robot = world.load_robot("ursula", sections=sections)
         limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
@@ -44,19 +53,44 @@ def _run(steps: int, sections: int = 5) -> tuple[list[bool], np.ndarray, int]:
                         row += [s[0], s[1]]
                 rows.append(row)
                 contacts = max(contacts, len(pb.getContactPoints(physicsClientId=world.client)))
-    return direct, np.array(rows), contacts
+        missing = world.bullet_globals.missing
+    return direct, np.array(rows), contacts, missing
 
 
 @needs_c_api
 def test_c_api_and_python_functions_give_bit_identical_trajectories(monkeypatch: pytest.MonkeyPatch) -> None:
-    direct, fast, contacts = _run(400)
+    direct, fast, contacts, _ = _run(400)
     monkeypatch.setenv(capi.ENV_SWITCH, "0")
-    python, slow, _ = _run(400)
+    python, slow, _, _ = _run(400)
     assert direct == [True] * 4 and python == [False] * 4
     assert fast.shape == slow.shape and fast.shape[0] == 40
     assert np.abs(fast[-1]).max() > 0.05  # the limbs moved
     assert contacts >= 1  # limbs touching (each other or the seabed) during the run
     assert np.array_equal(fast, slow)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF symbol lookup")
+def test_the_safe_switch_gives_bit_identical_trajectories(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every internal off (``PCCBULLET_SAFE=1``: C API and Bullet's globals): URSULA's joints are the
+    same, bit for bit. Not so for every scene: 12 boxes falling on a plane beside URSULA ended up to
+    1.7 mm elsewhere after 300 steps (the margin changes the order in which Bullet finds overlapping
+    pairs, hence its solver's order and rounding)."""
+    symbols = (BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL)
+    found = [bullet_global(s) for s in symbols]
+    direct, inside, contacts, missing = _run(400)
+    monkeypatch.setenv(SAFE_ENV, "1")
+    try:
+        direct_safe, safe, contacts_safe, missing_safe = _run(400)
+    finally:
+        monkeypatch.delenv(SAFE_ENV)
+        # the safe world set its threshold PyBullet's way (process-wide, left in place): put it back
+        for symbol, value in zip(symbols, found, strict=True):
+            assert value is not None and set_bullet_global(symbol, value)
+    assert missing == () and direct == [capi.c_api() is not None] * 4  # the internals in use
+    assert set(missing_safe) == set(symbols) and direct_safe == [False] * 4
+    assert contacts >= 1 and contacts_safe >= 1  # limbs touching during the run
+    assert np.abs(inside[-1]).max() > 0.05  # the limbs moved
+    assert np.array_equal(safe, inside)
 
 
 @needs_c_api
@@ -178,12 +212,12 @@ def test_the_installed_pybullet_is_a_pinned_version() -> None:
 def test_an_unpinned_pybullet_version_falls_back_to_the_same_numbers(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    direct, fast, _ = _run(200)
+    direct, fast, _, _ = _run(200)
     monkeypatch.setattr(capi, "pybullet_version", lambda: "3.2.8")
     monkeypatch.setattr(capi, "_api", False)  # look it up again, under the faked version
-    with caplog.at_level(logging.DEBUG, logger="sim.capi"):
+    with caplog.at_level(logging.DEBUG, logger="sim.bullet_internals.capi"):
         assert capi.c_api() is None
-        python, slow, _ = _run(200)
+        python, slow, _, _ = _run(200)
     assert "PyBullet 3.2.8 is not one of the C API's pinned versions (3.2.7)" in caplog.text
     assert direct == [True] * 4 and python == [False] * 4
     assert np.abs(fast[-1]).max() > 0.05 and np.array_equal(fast, slow)

@@ -68,23 +68,23 @@ def test_bad_limb_subsets_raise(limbs, match) -> None:
 def test_joint_resets_hold_the_worlds_broadphase_margin() -> None:
     """A kinematic reset moves the links' tree boxes: it runs with the world's Bullet globals held (as
     its steps do), and they are put back after, whatever they were."""
-    from sim import bullet
+    from sim import bullet_internals as internals
 
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)
         if not world.broadphase_margin:
             pytest.skip("Bullet's broadphase margin is not reachable in this PyBullet build")
         seen: list[float | None] = []
-        reset = bullet.pb.resetJointStatesMultiDof
+        reset = pb.resetJointStatesMultiDof
 
         def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-            seen.append(bullet.broadphase_margin())
+            seen.append(internals.broadphase_margin())
             return reset(*args, **kwargs)
 
-        bullet.pb.resetJointStatesMultiDof = spy
+        pb.resetJointStatesMultiDof = spy
         try:
-            before = bullet.broadphase_margin()
+            before = internals.broadphase_margin()
             robot.set_pcc("camera", [PccConfig(0.4, 0.2, 0.6)])
         finally:
-            bullet.pb.resetJointStatesMultiDof = reset
-        assert seen == [world.broadphase_margin] and bullet.broadphase_margin() == before
+            pb.resetJointStatesMultiDof = reset
+        assert seen == [world.broadphase_margin] and internals.broadphase_margin() == before

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 from tqdm import tqdm
 
+from sim import bullet_internals
 from sim.experiments.outputs import Manifest, remove_recorded, save_csv, save_npz, write_json
 from sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
 from sim.world import World
@@ -236,6 +237,7 @@ def run_experiment(
             "broadphase_margin_m": world.broadphase_margin,
             "contact_breaking_threshold_m": world.contact_breaking_threshold,
             "bullet_globals_held": sorted(world.bullet_globals.values),
+            "bullet_internals": bullet_internals.enabled(),
             "joint_io": {
                 name: ("c_api" if limb.direct_io else "python") for name, limb in robot.compliant.items()
             },
