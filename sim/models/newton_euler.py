@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.models.ne_batch import NEParams, ne_dynamics
+from sim.models.ne_batch_dynamics import ne_dynamics
 from sim.models.ne_kinematics import (
     chain_rotations,
     cross,
@@ -50,6 +50,7 @@ from sim.models.ne_kinematics import (
     piece_terms_analytic,
     skew,
 )
+from sim.models.ne_params import NEParams
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.specs import LimbSpec
 from urdf_gen.types import FloatArray
