@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from sim.models.ne_kernels import SERIES_BELOW, SERIES_TERMS, series_matrix
+from sim.models.ne_piece_kernels import SERIES_BELOW, SERIES_TERMS, series_matrix
 from urdf_gen.types import FloatArray
 
 _NTERMS = SERIES_TERMS
