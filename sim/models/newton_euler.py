@@ -18,7 +18,9 @@ bending curvatures about x and y, torsion; see :mod:`sim.models.ne_kinematics` f
 * Gravity [G_i] and, in water, buoyancy ``-rho_w V g`` at each node, added mass ``C_a rho_w V`` (applied
   isotropically to the node's translational inertia) and Morison quadratic drag on the velocity normal
   to the backbone, ``f = -1/2 rho_w C_d (2 r l) |v_n| v_n`` with ``C_d = 1.2`` (circular cylinder,
-  subcritical Reynolds number). Axial skin friction is neglected.
+  subcritical Reynolds number). Axial skin friction is neglected. The fluid is a
+  :class:`sim.medium.Medium` (the record the PyBullet world reads too; ``Medium``, ``VACUUM``, ``AIR``,
+  ``WATER``, ``SEAWATER`` are re-exported here); ``C_d`` is its ``drag_normal``.
 * External tip load [f_load, M_load]: force and moment at the last node, limb-base frame.
 * Actuation [tau(p)]: generalized forces from :mod:`sim.models.actuators`.
 
@@ -37,10 +39,17 @@ stiff linear ``K``, ``D`` terms implicitly (:mod:`sim.models.integrators`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from sim.medium import AIR, Medium, medium
+from sim.medium import CYLINDER_ADDED_MASS_COEFFICIENT as CYLINDER_ADDED_MASS_COEFFICIENT  # re-exported
+from sim.medium import CYLINDER_DRAG_COEFFICIENT as CYLINDER_DRAG_COEFFICIENT
+from sim.medium import FRESH_WATER_DENSITY as FRESH_WATER_DENSITY
+from sim.medium import SEAWATER as SEAWATER
+from sim.medium import SEAWATER_DENSITY as SEAWATER_DENSITY
+from sim.medium import VACUUM as VACUUM
+from sim.medium import WATER as WATER
 from sim.models.ne_batch_dynamics import ne_dynamics
 from sim.models.ne_kinematics import (
     chain_rotations,
@@ -56,36 +65,12 @@ from urdf_gen.specs import LimbSpec
 from urdf_gen.types import FloatArray
 
 G_EARTH = 9.81  # m/s^2
-SEAWATER_DENSITY = 1025.0  # kg/m^3
-CYLINDER_DRAG_COEFFICIENT = 1.2  # -, circular cylinder in cross flow, Re ~ 1e3..2e5
-CYLINDER_ADDED_MASS_COEFFICIENT = 1.0  # -, potential flow around a circular cylinder
-
-
-@dataclass(frozen=True, slots=True)
-class Medium:
-    """The fluid around a limb: density (kg/m^3), drag coefficient C_d (-), added-mass coefficient C_a (-)."""
-
-    name: str
-    density: float
-    drag_coefficient: float
-    added_mass_coefficient: float
-
-
-VACUUM = Medium("vacuum", 0.0, 0.0, 0.0)
-AIR = Medium("air", 1.204, 0.0, 0.0)  # buoyancy kept, drag and added mass negligible
-SEAWATER = Medium("seawater", SEAWATER_DENSITY, CYLINDER_DRAG_COEFFICIENT, CYLINDER_ADDED_MASS_COEFFICIENT)
-FRESH_WATER_DENSITY = 1000.0  # kg/m^3, the "water" medium of the PyBullet world (sim.dynamics.WATER)
 
 
 def medium_named(name: str) -> Medium:
-    """The model's medium for a world medium name: ``"air"``, ``"water"`` (fresh) or ``"seawater"``."""
-    if name == "air":
-        return AIR
-    if name == "seawater":
-        return SEAWATER
-    if name == "water":
-        return Medium(name, FRESH_WATER_DENSITY, SEAWATER.drag_coefficient, SEAWATER.added_mass_coefficient)
-    raise ConfigurationError(f"medium = {name!r} is invalid; allowed: 'air', 'water', 'seawater'")
+    """Deprecated alias of :func:`sim.medium.medium`: the medium of a world medium name (one record for
+    the world and the model since both read :class:`sim.medium.Medium`)."""
+    return medium(name)
 
 
 def gravity_in_limb_base(
