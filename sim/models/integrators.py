@@ -25,7 +25,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from sim.models import ne_kernels
+from sim.models import ne_kernels, ne_statics
 from sim.models.ne_batch import MultiLimbModel, solve_spd_lower
 from sim.models.newton_euler import LimbModel
 from urdf_gen.errors import ConfigurationError
@@ -187,26 +187,11 @@ def static_equilibrium(
 ) -> FloatArray:
     """Solve ``Q(q, 0) + tau - K q = 0`` for ``q`` ``(4n,)`` with load continuation (Powell hybrid method).
 
-    Gravity, buoyancy, tip force and ``tau`` are scaled together from 1/load_steps to 1.
+    Gravity, buoyancy, tip force and ``tau`` are scaled together from 1/load_steps to 1. Kept for its
+    defaults (4 load steps, a start ``q0``); it is :func:`sim.models.ne_statics.static_equilibrium` with
+    the residual divided by the stiffness, which also raises :class:`ConfigurationError` if no
+    equilibrium is found.
     """
-    from scipy.optimize import root
-
-    q = model.rest_state() if q0 is None else np.array(q0, dtype=float)
-    zero = np.zeros(model.dof)
-    g = model.gravity.copy()
-    try:
-        for k in range(1, load_steps + 1):
-            s = k / load_steps
-            model.gravity = s * g
-            tf = None if tip_force is None else s * np.asarray(tip_force)
-            t = zero if tau is None else s * np.asarray(tau)
-
-            def residual(x: FloatArray, t=t, tf=tf) -> FloatArray:
-                _, Q = model.dynamics(x, zero, tf, with_mass=False)
-                return (Q + t - model.K * x) / model.K
-
-            sol = root(residual, q, method="hybr", options={"xtol": 1e-12})
-            q = sol.x
-    finally:
-        model.gravity = g
-    return q
+    return ne_statics.static_equilibrium(
+        model, tau, tip_force=tip_force, load_steps=load_steps, q0=q0, normalized=True
+    )

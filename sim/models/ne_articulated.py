@@ -21,22 +21,14 @@ def _spatial_inertia_add(Jn: FloatArray, i: int, IA: FloatArray) -> None:
     for r in range(3):
         for c in range(3):
             IA[r, c] += Jn[i, 3 * r + c]
-    h0, h1, h2, m = Jn[i, 9], Jn[i, 10], Jn[i, 11], Jn[i, 12]
-    IA[0, 4] -= h2
-    IA[0, 5] += h1
-    IA[1, 3] += h2
-    IA[1, 5] -= h0
-    IA[2, 3] -= h1
-    IA[2, 4] += h0
-    IA[4, 0] -= h2
-    IA[5, 0] += h1
-    IA[3, 1] += h2
-    IA[5, 1] -= h0
-    IA[3, 2] -= h1
-    IA[4, 2] += h0
-    IA[3, 3] += m
-    IA[4, 4] += m
-    IA[5, 5] += m
+    m = Jn[i, 12]
+    for r in range(3):  # h^ above the diagonal, -h^ below it: h^[r, b] = -h_c, h^[r, c] = h_b
+        b, c = (r + 1) % 3, (r + 2) % 3
+        IA[r, 3 + b] -= Jn[i, 9 + c]
+        IA[r, 3 + c] += Jn[i, 9 + b]
+        IA[3 + b, r] -= Jn[i, 9 + c]
+        IA[3 + c, r] += Jn[i, 9 + b]
+        IA[3 + r, 3 + r] += m
 
 
 @numba.njit(cache=True)
