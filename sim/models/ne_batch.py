@@ -22,6 +22,7 @@ in :mod:`sim.models.ne_piece_kinematics`, one dynamics evaluation (:func:`ne_dyn
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from sim.models.ne_batch_dynamics import ne_dynamics, solve_spd_lower
 from sim.models.ne_params import BACKENDS, NEParams, _limb_loads, check_backend
 from sim.models.ne_piece_kinematics import bend_functions, piece_kinematics, prefix_rotations
 from sim.models.newton_euler import LimbModel
+from sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
 from urdf_gen.types import FloatArray
 
 __all__ = [
@@ -45,7 +47,7 @@ __all__ = [
 ]
 
 
-class MultiLimbModel:
+class MultiLimbModel(StrainModel):
     """Several :class:`~sim.models.newton_euler.LimbModel` s evaluated together (one kernel call per step).
 
     The state is the concatenation of the limbs' states (``dof = sum 4 n_l``); :meth:`split` cuts a
@@ -117,8 +119,13 @@ class MultiLimbModel:
     def _kernel_loads(self, x: FloatArray | None) -> FloatArray:
         return self._no_load if x is None else _limb_loads(x, self.L)
 
-    def _gravity(self) -> FloatArray:
-        return _limb_loads(self.gravity, self.L)
+    def _kernel_inputs(self, q: Vec, qd: Vec, loads: Loads) -> tuple[Any, ...]:
+        """The arguments the two kernels of :mod:`sim.models.ne_kernels` share: ``limbs, pieces, use_drag,
+        gravity, tip_force, tip_moment, q, qd``."""
+        gravity = _limb_loads(self.gravity, self.L)
+        force, moment = self._kernel_loads(loads[0]), self._kernel_loads(loads[1])
+        q, qd = self._vector(q), self._vector(qd)
+        return self._limbs, self._pieces, self._use_drag, gravity, force, moment, q, qd
 
     def _vector(self, x: FloatArray) -> FloatArray:
         """``(dof,)`` float64 C-contiguous (no copy if ``x`` already is one)."""
@@ -127,76 +134,44 @@ class MultiLimbModel:
             x = np.broadcast_to(x, (self.dof,))
         return np.ascontiguousarray(x)
 
-    def dynamics(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        tip_force: FloatArray | None = None,
-        tip_moment: FloatArray | None = None,
-        *,
-        with_mass: bool = True,
-    ) -> tuple[list[FloatArray] | None, FloatArray]:
+    def _numpy_dynamics(self, qp: Vec, qdp: Vec, loads: Loads, with_mass: bool, symmetric: bool) -> Any:
+        """:func:`ne_dynamics` by the numpy backend on padded ``(L, N, 4)`` states: ``M`` ``(L, 4N, 4N)``
+        (or ``None``) and ``Q`` ``(dof,)``."""
+        M, Q = ne_dynamics(
+            self.prm,
+            qp,
+            qdp,
+            self.gravity,
+            self._loads(loads[0]),
+            self._loads(loads[1]),
+            with_mass=with_mass,
+            symmetric=symmetric,
+            backend="numpy",
+        )
+        return M, Q.reshape(-1)[self._index]
+
+    def _dynamics(self, q: Vec, qd: Vec, loads: Loads, with_mass: bool) -> tuple[list[Vec] | None, Vec]:
         """Per-limb mass matrices (list of ``(4 n_l, 4 n_l)``) and Q ``(dof,)``; loads ``(L, 3)``."""
         if self.backend == "numba":
             L, N = self.L, self.N
             Qf = np.empty(self.dof)
             Mb = np.zeros((L, 4 * N, 4 * N) if with_mass else (L, 0, 0))
-            ne_kernels.dynamics_kernel(
-                self._limbs,
-                self._pieces,
-                self._use_drag,
-                self._gravity(),
-                self._kernel_loads(tip_force),
-                self._kernel_loads(tip_moment),
-                self._vector(q),
-                self._vector(qd),
-                with_mass,
-                Qf,
-                Mb,
-            )
+            ne_kernels.dynamics_kernel(*self._kernel_inputs(q, qd, loads), with_mass, Qf, Mb)  # type: ignore[call-arg]  # numba stub
             M: FloatArray | None = Mb if with_mass else None
         else:
-            M, Q = ne_dynamics(
-                self.prm,
-                self._pad(q),
-                self._pad(qd),
-                self.gravity,
-                self._loads(tip_force),
-                self._loads(tip_moment),
-                with_mass=with_mass,
-                backend="numpy",
-            )
-            Qf = Q.reshape(-1)[self._index]
+            M, Qf = self._numpy_dynamics(self._pad(q), self._pad(qd), loads, with_mass, True)
         if M is None:
             return None, Qf
         return [M[i, :d, :d] for i, d in enumerate(self._dofs)], Qf
 
-    def acceleration(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        tau: FloatArray | None = None,
-        tip_force: FloatArray | None = None,
-        tip_moment: FloatArray | None = None,
-    ) -> FloatArray:
-        """Strain accelerations ``(dof,)`` from the full equations of motion (explicit)."""
+    def _acceleration(self, q: Vec, qd: Vec, tau: Opt, loads: Loads) -> Vec:
         q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
         if self.backend == "numba":
-            _, _, a, ok = self._step_kernel(q, qd, 0.0, tau, 0.5, tip_force, tip_moment)
+            _, _, a, ok = self._step_kernel(q, qd, 0.0, tau, 0.5, loads)
             if ok:
                 return a
-        M, Q = ne_dynamics(
-            self.prm,
-            self._pad(q),
-            self._pad(qd),
-            self.gravity,
-            self._loads(tip_force),
-            self._loads(tip_moment),
-            symmetric=False,
-            backend="numpy",
-        )
-        assert M is not None  # the numpy backend always forms M
-        rhs = Q.reshape(-1)[self._index] - self.K * q - self.D * qd
+        M, Q = self._numpy_dynamics(self._pad(q), self._pad(qd), loads, True, False)
+        rhs = Q - self.K * q - self.D * qd
         if tau is not None:
             rhs = rhs + tau
         return self._solve_blocks(M, rhs)
@@ -208,50 +183,21 @@ class MultiLimbModel:
             out[a:b] = solve_spd_lower(M[i, :d, :d], rhs[a:b])
         return out
 
-    def step(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        dt: float,
-        tau: FloatArray | None = None,
-        *,
-        theta: float = 0.5,
-        tip_force: FloatArray | None = None,
-        tip_moment: FloatArray | None = None,
-    ) -> tuple[FloatArray, FloatArray]:
-        """One step of :func:`sim.models.integrators.step` for all limbs (same scheme, same results).
-
-        With the ``"numba"`` backend the whole step is one call of
+    def _step(self, q: Vec, qd: Vec, dt: float, tau: Opt, theta: float, loads: Loads) -> Pair:
+        """With the ``"numba"`` backend the whole step is one call of
         :func:`sim.models.ne_kernels.step_kernel`; if a limb's matrix is not numerically positive
-        definite there, the step is redone by the numpy path (whose solve falls back to LU).
-        """
+        definite there, the step is redone by the numpy path (whose solve falls back to LU)."""
         if self.backend == "numba":
-            qn, qdn, _, ok = self._step_kernel(q, qd, dt, tau, theta, tip_force, tip_moment)
+            qn, qdn, _, ok = self._step_kernel(q, qd, dt, tau, theta, loads)
             if ok:
                 return qn, qdn
-        return self._step_numpy(q, qd, dt, tau, theta, tip_force, tip_moment)
+        return self._step_numpy(q, qd, dt, tau, theta, loads)
 
-    def _step_kernel(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        dt: float,
-        tau: FloatArray | None,
-        theta: float,
-        tip_force: FloatArray | None,
-        tip_moment: FloatArray | None,
-    ) -> tuple[FloatArray, FloatArray, FloatArray, bool]:
+    def _step_kernel(self, q: Vec, qd: Vec, dt: float, tau: Opt, theta: float, loads: Loads) -> Any:
         """One call of :func:`sim.models.ne_kernels.step_kernel`: ``(q', qd', acceleration, ok)``
         (``dt = 0``: the explicit acceleration)."""
-        return ne_kernels.step_kernel(
-            self._limbs,
-            self._pieces,
-            self._use_drag,
-            self._gravity(),
-            self._kernel_loads(tip_force),
-            self._kernel_loads(tip_moment),
-            self._vector(q),
-            self._vector(qd),
+        return ne_kernels.step_kernel(  # type: ignore[call-arg]  # numba stub: no *args
+            *self._kernel_inputs(q, qd, loads),
             self._no_tau if tau is None else self._vector(tau),
             self._vector(self.K),
             self._vector(self.D),
@@ -259,42 +205,18 @@ class MultiLimbModel:
             float(theta),
         )
 
-    def _step_numpy(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        dt: float,
-        tau: FloatArray | None,
-        theta: float,
-        tip_force: FloatArray | None,
-        tip_moment: FloatArray | None,
-    ) -> tuple[FloatArray, FloatArray]:
+    def _step_numpy(self, q: Vec, qd: Vec, dt: float, tau: Opt, theta: float, loads: Loads) -> Pair:
         q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
         L, N = self.L, self.N
         buf = self._buf
         buf[0, self._index] = q + 0.5 * dt * qd
         buf[1, self._index] = qd
-        M, Q = ne_dynamics(
-            self.prm,
-            buf[0].reshape(L, N, 4),
-            buf[1].reshape(L, N, 4),
-            self.gravity,
-            self._loads(tip_force),
-            self._loads(tip_moment),
-            symmetric=False,
-            backend="numpy",
-        )
-        assert M is not None  # the numpy backend always forms M
-        K, D = self.K, self.D
-        rhs = Q.reshape(-1)[self._index] - K * (q + theta * dt * qd) - D * qd
-        if tau is not None:
-            rhs += tau
+        M, Q = self._numpy_dynamics(buf[0].reshape(L, N, 4), buf[1].reshape(L, N, 4), loads, True, False)
+        rhs = implicit_rhs(self, Q, q, qd, tau, theta * dt)
         diag = self._diag.get((dt, theta))
         if diag is None:
             diag = np.zeros(L * N * 4)
-            diag[self._index] = theta * dt * D + (theta * dt) ** 2 * K
+            diag[self._index] = theta * dt * self.D + (theta * dt) ** 2 * self.K
             diag = self._diag.setdefault((dt, theta), diag.reshape(L, -1))
         M.reshape(L, -1)[:, :: 4 * N + 1] += diag
-        a = self._solve_blocks(M, rhs)
-        qd_new = qd + dt * a
-        return q + dt * ((1.0 - theta) * qd + theta * qd_new), qd_new
+        return theta_update(q, qd, self._solve_blocks(M, rhs), dt, theta)

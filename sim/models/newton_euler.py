@@ -39,6 +39,7 @@ stiff linear ``K``, ``D`` terms implicitly (:mod:`sim.models.integrators`).
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -50,7 +51,8 @@ from sim.medium import SEAWATER as SEAWATER
 from sim.medium import SEAWATER_DENSITY as SEAWATER_DENSITY
 from sim.medium import VACUUM as VACUUM
 from sim.medium import WATER as WATER
-from sim.models.ne_batch_dynamics import ne_dynamics
+from sim.models import ne_kernels
+from sim.models.ne_batch_dynamics import ne_dynamics, solve_spd_lower
 from sim.models.ne_kinematics import (
     chain_rotations,
     cross,
@@ -60,6 +62,7 @@ from sim.models.ne_kinematics import (
     skew,
 )
 from sim.models.ne_params import NEParams
+from sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.specs import LimbSpec
 from urdf_gen.types import FloatArray
@@ -73,6 +76,11 @@ def medium_named(name: str) -> Medium:
     return medium(name)
 
 
+def _load(x: FloatArray | None) -> FloatArray:
+    """A tip load or gravity as the kernels' ``(1, 3)`` float64 C-contiguous array (zeros for ``None``)."""
+    return np.zeros((1, 3)) if x is None else np.ascontiguousarray(x, dtype=float).reshape(1, 3)
+
+
 def gravity_in_limb_base(
     limb: LimbSpec, g_head: tuple[float, float, float] = (0.0, 0.0, -G_EARTH)
 ) -> FloatArray:
@@ -80,7 +88,7 @@ def gravity_in_limb_base(
     return limb.T_head_base()[:3, :3].T @ np.asarray(g_head, dtype=float)
 
 
-class LimbModel:
+class LimbModel(StrainModel):
     """Newton–Euler strain-space model of one limb (see the module docstring).
 
     Args:
@@ -220,28 +228,12 @@ class LimbModel:
         self._prm_cache = (key, prm)
         return prm
 
-    def dynamics(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        tip_force: FloatArray | None = None,
-        tip_moment: FloatArray | None = None,
-        *,
-        with_mass: bool = True,
-    ) -> tuple[FloatArray | None, FloatArray]:
-        """Mass matrix and non-elastic generalized forces at ``(q, qd)``.
-
-        Evaluated by the fused kernel :func:`sim.models.ne_batch.ne_dynamics` (exact, analytic bias terms);
-        :func:`reference_dynamics` is the original step-by-step implementation of the same equations.
-
-        Args:
-            q, qd: state ``(4n,)``. tip_force (N), tip_moment (N m): ``(3,)`` in the limb base frame.
-            with_mass: compute ``M`` (else ``None`` is returned for it).
-
-        Returns:
-            M ``(4n, 4n)`` and Q ``(4n,)`` such that ``M q'' = Q + tau - K q - D qd``.
-        """
+    def _dynamics(self, q: Vec, qd: Vec, loads: Loads, with_mass: bool) -> tuple[FloatArray | None, Vec]:
+        """:meth:`dynamics` by the fused kernel :func:`sim.models.ne_batch.ne_dynamics` (exact, analytic
+        bias terms); :func:`reference_dynamics` is the original step-by-step implementation of the same
+        equations."""
         n = self.n
+        tip_force, tip_moment = loads
         M, Q = ne_dynamics(
             self.batch_params(),
             np.asarray(q, dtype=float).reshape(1, n, 4),
@@ -253,21 +245,44 @@ class LimbModel:
         )
         return (None if M is None else M[0]), Q[0]
 
-    def acceleration(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        tau: FloatArray | None = None,
-        tip_force: FloatArray | None = None,
-        tip_moment: FloatArray | None = None,
-    ) -> FloatArray:
-        """Strain accelerations ``(4n,)`` from the full equations of motion (explicit)."""
-        M, Q = self.dynamics(q, qd, tip_force, tip_moment)
+    def _acceleration(self, q: Vec, qd: Vec, tau: Opt, loads: Loads) -> Vec:
+        M, Q = self._dynamics(q, qd, loads, True)
         assert M is not None  # with_mass=True
         rhs = Q - self.K * q - self.D * qd
         if tau is not None:
             rhs = rhs + tau
-        return np.linalg.solve(M, rhs)
+        return cast(Vec, np.linalg.solve(M, rhs))
+
+    def _step(self, q: Vec, qd: Vec, dt: float, tau: Opt, theta: float, loads: Loads) -> Pair:
+        """A plain limb: one call of the compiled :func:`sim.models.ne_kernels.step_kernel`; a subclass
+        with forces of its own, or a mass matrix that is not numerically positive definite there: its
+        :meth:`dynamics` and a Cholesky solve (which falls back to LU)."""
+        if type(self) is LimbModel:
+            n = self.dof
+            prm = self.batch_params()
+            limbs, pieces = prm.packed()
+            qn, qdn, _, ok = ne_kernels.step_kernel(
+                limbs,
+                pieces,
+                prm.drag is not None,
+                _load(self.gravity),
+                _load(loads[0]),
+                _load(loads[1]),
+                np.ascontiguousarray(q, dtype=float),
+                np.ascontiguousarray(qd, dtype=float),
+                np.zeros(n) if tau is None else np.ascontiguousarray(np.broadcast_to(tau, (n,)), dtype=float),
+                np.ascontiguousarray(self.K, dtype=float),
+                np.ascontiguousarray(self.D, dtype=float),
+                float(dt),
+                float(theta),
+            )
+            if ok:
+                return qn, qdn
+        M, Q = self._dynamics(q + 0.5 * dt * qd, qd, loads, True)
+        assert M is not None  # with_mass=True
+        rhs = implicit_rhs(self, Q, q, qd, tau, theta * dt)
+        M.flat[:: len(M) + 1] += theta * dt * self.D + (theta * dt) ** 2 * self.K  # a fresh array
+        return theta_update(q, qd, solve_spd_lower(M, rhs), dt, theta)  # M is SPD: Cholesky
 
     def energy(self, q: FloatArray, qd: FloatArray) -> float:
         """Kinetic + elastic + gravity/buoyancy potential energy (J); potential zero at the base."""
