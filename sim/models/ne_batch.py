@@ -28,7 +28,7 @@ import numpy as np
 
 from sim.models import ne_kernels
 from sim.models.ne_batch_dynamics import ne_dynamics, solve_spd_lower
-from sim.models.ne_params import BACKENDS, NEParams, _limb_loads, check_backend
+from sim.models.ne_params import BACKENDS, NEParams, check_backend, kernel_loads
 from sim.models.ne_piece_kinematics import bend_functions, piece_kinematics, prefix_rotations
 from sim.models.newton_euler import LimbModel
 from sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
@@ -90,9 +90,7 @@ class MultiLimbModel(StrainModel):
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         self._limbs = np.ascontiguousarray(np.stack([starts, counts], axis=1))
         self._pieces = np.ascontiguousarray(padded[self._index[::4] // 4])
-        self._use_drag = self.prm.drag is not None
-        self._no_load = np.zeros((self.L, 3))  # read-only inputs of the kernels
-        self._no_tau = np.zeros(self.dof)
+        self._no_tau = np.zeros(self.dof)  # a read-only input of the kernels
 
     @classmethod
     def from_limbs(cls, limbs: Sequence, pieces_per_segment: int = 10, **kwargs) -> MultiLimbModel:
@@ -116,16 +114,11 @@ class MultiLimbModel(StrainModel):
     def _loads(x: FloatArray | None) -> FloatArray | None:
         return None if x is None else np.asarray(x, dtype=float).reshape(-1, 3)
 
-    def _kernel_loads(self, x: FloatArray | None) -> FloatArray:
-        return self._no_load if x is None else _limb_loads(x, self.L)
-
     def _kernel_inputs(self, q: Vec, qd: Vec, loads: Loads) -> tuple[Any, ...]:
-        """The arguments the two kernels of :mod:`sim.models.ne_kernels` share: ``limbs, pieces, use_drag,
-        gravity, tip_force, tip_moment, q, qd``."""
-        gravity = _limb_loads(self.gravity, self.L)
-        force, moment = self._kernel_loads(loads[0]), self._kernel_loads(loads[1])
+        """The arguments the two kernels of :mod:`sim.models.ne_kernels` share: ``limbs, pieces, loads,
+        q, qd``."""
         q, qd = self._vector(q), self._vector(qd)
-        return self._limbs, self._pieces, self._use_drag, gravity, force, moment, q, qd
+        return self._limbs, self._pieces, kernel_loads(self.L, self.gravity, *loads), q, qd
 
     def _vector(self, x: FloatArray) -> FloatArray:
         """``(dof,)`` float64 C-contiguous (no copy if ``x`` already is one)."""

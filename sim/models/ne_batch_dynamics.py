@@ -22,7 +22,7 @@ import numpy as np
 from scipy.linalg import lapack
 
 from sim.models import ne_kernels
-from sim.models.ne_params import NEParams, _limb_loads, check_backend
+from sim.models.ne_params import NEParams, check_backend, kernel_loads
 from sim.models.ne_piece_kinematics import piece_kinematics, prefix_rotations
 from urdf_gen.types import FloatArray
 
@@ -78,10 +78,7 @@ def ne_dynamics(
     ne_kernels.dynamics_kernel(
         limbs,
         pieces,
-        prm.drag is not None,
-        _limb_loads(gravity, L),
-        _limb_loads(tip_force, L),
-        _limb_loads(tip_moment, L),
+        kernel_loads(L, gravity, tip_force, tip_moment),
         np.ascontiguousarray(q, dtype=float).reshape(-1),
         np.ascontiguousarray(qd, dtype=float).reshape(-1),
         with_mass,

@@ -33,7 +33,9 @@ Data layout shared by the kernels: the pieces of all limbs are rows of ``pieces`
 1/2 rho C_d A]``; limb ``l`` is the pieces ``start .. start + count - 1`` with
 ``limbs[l] = (start, count)``; per-dof vectors (``q, qd, tau, K, D, Q``) are flat ``(4 P,)`` with piece
 ``k``'s strains at ``4 k .. 4 k + 3``; mass matrices live in ``(L, 4 Nmax, 4 Nmax)`` buffers, limb ``l``
-in the top-left ``4 count`` block of ``M[l]``. Loads are ``(L, 3)`` arrays (zeros for none).
+in the top-left ``4 count`` block of ``M[l]``. ``loads`` ``(L, 3, 3)``: per limb the gravity (m/s^2), tip
+force (N) and tip moment (N m) in its base frame (:func:`sim.models.ne_params.kernel_loads`); a limb's
+drag terms are evaluated where one of its pieces has a drag factor.
 
 Compilation: callers pass float64 C-contiguous arrays and int64 ``limbs`` only, so each kernel compiles
 once, on its first call (~12 s for both kernels on the 2-core reference machine), and is then loaded
@@ -260,13 +262,19 @@ def _max_pieces(limbs: np.ndarray) -> int:
 
 
 @numba.njit(cache=True)
+def _has_drag(pieces: FloatArray, start: int, n: int) -> bool:
+    """Whether a piece of the limb has a drag factor (else the drag terms are skipped)."""
+    for k in range(start, start + n):
+        if pieces[k, 6] != 0.0:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
 def dynamics_kernel(
     limbs: np.ndarray,
     pieces: FloatArray,
-    use_drag: bool,
-    gravity: FloatArray,
-    tip_force: FloatArray,
-    tip_moment: FloatArray,
+    loads: FloatArray,
     q: FloatArray,
     qd: FloatArray,
     with_mass: bool,
@@ -282,7 +290,8 @@ def dynamics_kernel(
     FT = np.empty((6, 4 * nmax))
     for li in range(limbs.shape[0]):
         start, n = limbs[li, 0], limbs[li, 1]
-        _forward(start, n, pieces, use_drag, gravity[li], tip_force[li], tip_moment[li], q, qd, S, U, Jn)
+        g, tf, tm = loads[li, 0], loads[li, 1], loads[li, 2]
+        _forward(start, n, pieces, _has_drag(pieces, start, n), g, tf, tm, q, qd, S, U, Jn)
         _generalized_forces(start, n, S, U, Q)
         if with_mass:
             _mass_matrix(n, S, Jn, FT, M[li])
@@ -292,10 +301,7 @@ def dynamics_kernel(
 def step_kernel(
     limbs: np.ndarray,
     pieces: FloatArray,
-    use_drag: bool,
-    gravity: FloatArray,
-    tip_force: FloatArray,
-    tip_moment: FloatArray,
+    loads: FloatArray,
     q: FloatArray,
     qd: FloatArray,
     tau: FloatArray,
@@ -333,7 +339,8 @@ def step_kernel(
     ok = True
     for li in range(limbs.shape[0]):
         start, n = limbs[li, 0], limbs[li, 1]
-        _forward(start, n, pieces, use_drag, gravity[li], tip_force[li], tip_moment[li], q_m, qd, S, U, Jn)
+        g, tf, tm = loads[li, 0], loads[li, 1], loads[li, 2]
+        _forward(start, n, pieces, _has_drag(pieces, start, n), g, tf, tm, q_m, qd, S, U, Jn)
         _generalized_forces(start, n, S, U, a)
         for j in range(4 * start, 4 * (start + n)):
             a[j] = a[j] - K[j] * q_k[j] - D[j] * qd[j] + tau[j]

@@ -129,3 +129,11 @@ def _limb_loads(x: FloatArray | None, L: int) -> FloatArray:
     if x.shape != (L, 3):
         x = np.broadcast_to(x.reshape(-1, 3), (L, 3))
     return np.ascontiguousarray(x)
+
+
+def kernel_loads(
+    L: int, gravity: FloatArray, tip_force: FloatArray | None, tip_moment: FloatArray | None
+) -> FloatArray:
+    """The kernels' ``loads`` ``(L, 3, 3)`` float64 C-contiguous: per limb gravity (m/s^2), tip force (N)
+    and tip moment (N m) (each as in :func:`_limb_loads`: ``None`` zeros, a ``(3,)`` row for every limb)."""
+    return np.stack([_limb_loads(gravity, L), _limb_loads(tip_force, L), _limb_loads(tip_moment, L)], axis=1)

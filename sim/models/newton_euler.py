@@ -61,7 +61,7 @@ from sim.models.ne_kinematics import (
     piece_terms_analytic,
     skew,
 )
-from sim.models.ne_params import NEParams
+from sim.models.ne_params import NEParams, kernel_loads
 from sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.specs import LimbSpec
@@ -74,11 +74,6 @@ def medium_named(name: str) -> Medium:
     """Deprecated alias of :func:`sim.medium.medium`: the medium of a world medium name (one record for
     the world and the model since both read :class:`sim.medium.Medium`)."""
     return medium(name)
-
-
-def _load(x: FloatArray | None) -> FloatArray:
-    """A tip load or gravity as the kernels' ``(1, 3)`` float64 C-contiguous array (zeros for ``None``)."""
-    return np.zeros((1, 3)) if x is None else np.ascontiguousarray(x, dtype=float).reshape(1, 3)
 
 
 def gravity_in_limb_base(
@@ -264,10 +259,7 @@ class LimbModel(StrainModel):
             qn, qdn, _, ok = ne_kernels.step_kernel(
                 limbs,
                 pieces,
-                prm.drag is not None,
-                _load(self.gravity),
-                _load(loads[0]),
-                _load(loads[1]),
+                kernel_loads(1, self.gravity, *loads),
                 np.ascontiguousarray(q, dtype=float),
                 np.ascontiguousarray(qd, dtype=float),
                 np.zeros(n) if tau is None else np.ascontiguousarray(np.broadcast_to(tau, (n,)), dtype=float),
