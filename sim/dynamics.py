@@ -36,13 +36,15 @@ Medium (air too): buoyancy ``-rho_w / rho m g`` at the centre of mass of every l
 uniform, so their centre of volume is their centre of mass; payloads get no buoyancy, their volume
 being unknown, as in the Newton–Euler model), and Morison-style quadratic drag on each slice at its
 centre of mass, ``-1/2 rho_w Cd d l |v_n| v_n`` across its axis and ``-1/2 rho_w Cd_axial pi d l
-|v_a| v_a`` along it; both enter as joint torques ``J^T f`` (the base is fixed, so this is exact).
+|v_a| v_a`` along it; both enter as joint torques ``J^T f`` (the base is fixed, so this is exact). The
+fluid is a :class:`sim.medium.Medium` (``Cd`` its ``drag_normal``, ``Cd_axial`` its ``drag_axial``), the
+same record the Newton–Euler model reads; ``Medium``, ``AIR``, ``WATER``, ``SEAWATER``, ``MEDIA`` and
+``medium`` are re-exported here.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 
@@ -50,6 +52,12 @@ import numpy as np
 
 from sim.bullet import pb
 from sim.bullet_internals import capi
+from sim.medium import AIR as AIR  # re-exported, like the names below
+from sim.medium import MEDIA as MEDIA
+from sim.medium import SEAWATER as SEAWATER
+from sim.medium import WATER as WATER
+from sim.medium import Medium
+from sim.medium import medium as medium
 from sim.rigid_chain import MASS_COLUMN, ChainModel, spring_torques
 from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
@@ -59,36 +67,6 @@ from urdf_gen.specs import LimbSpec
 from urdf_gen.types import FloatArray
 
 _POSITION, _VELOCITY = itemgetter(0), itemgetter(1)  # fields of a getJointStates entry
-
-
-@dataclass(frozen=True, slots=True)
-class Medium:
-    """The fluid around the robot.
-
-    Attributes:
-        name: ``"air"`` or ``"water"``.
-        density: (kg/m^3).
-        drag_normal: drag coefficient across a slice (-), cylinder in cross-flow.
-        drag_axial: skin-friction coefficient along a slice (-).
-    """
-
-    name: str
-    density: float
-    drag_normal: float = 1.1
-    drag_axial: float = 0.01
-
-
-AIR = Medium("air", 1.204, 1.1, 0.01)  # 20 degC
-WATER = Medium("water", 1000.0, 1.1, 0.01)  # fresh water; use SEAWATER for the ocean
-SEAWATER = Medium("seawater", 1025.0, 1.1, 0.01)
-MEDIA = {m.name: m for m in (AIR, WATER, SEAWATER)}
-
-
-def medium(name: str) -> Medium:
-    """A medium by name; raises :class:`ConfigurationError` listing the names."""
-    if name not in MEDIA:
-        raise ConfigurationError(f"medium = {name!r} is invalid; allowed: {', '.join(MEDIA)}")
-    return MEDIA[name]
 
 
 def joint_stiffness(limb: LimbSpec) -> FloatArray:

@@ -28,8 +28,9 @@ class ModelTwin:
     def __init__(
         self, robot: Any, limb: str, pieces_per_segment: int | None = None, tau: FloatArray | None = None
     ):
+        from sim.medium import medium
         from sim.models.integrators import step
-        from sim.models.newton_euler import LimbModel, medium_named
+        from sim.models.newton_euler import LimbModel
 
         self.robot = robot
         self.limb = limb
@@ -37,7 +38,7 @@ class ModelTwin:
         self.T_world_base = robot.T_world_limbbase(limb)
         gravity = self.T_world_base[:3, :3].T @ np.asarray(robot.world.gravity, dtype=float)
         n = pieces_per_segment or spec.segments[0].sections
-        self.model = LimbModel(spec, n, gravity=gravity, medium=medium_named(robot.world.medium.name))
+        self.model = LimbModel(spec, n, gravity=gravity, medium=medium(robot.world.medium.name))
         self.q = self.model.rest_state()
         self.qd = np.zeros_like(self.q)
         self.tau = tau

@@ -32,9 +32,10 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
+from sim.medium import medium as medium_by_name
 from sim.models.integrators import step as model_step
 from sim.models.joint_targets import state_from_pcc
-from sim.models.newton_euler import LimbModel, medium_named
+from sim.models.newton_euler import LimbModel
 from urdf_gen.pcc import PccConfig
 from urdf_gen.pcc_fit import pcc_from_points
 from urdf_gen.specs import RobotSpec
@@ -120,7 +121,7 @@ class SagPredictor:
         self._ends: dict[str, np.ndarray] = {}  # index of each segment's last piece
         self.q: dict[str, FloatArray] = {}
         self.qd: dict[str, FloatArray] = {}
-        med = medium_named(medium)
+        med = medium_by_name(medium)
         for limb in spec.limbs:
             g_base = T_world_base[limb.name][:3, :3].T @ np.asarray(gravity, dtype=float)
             m = LimbModel(

@@ -168,11 +168,11 @@ def test_step_kernel_reports_a_singular_limb() -> None:
     limbs = np.array([[0, 3]], dtype=np.int64)
     pieces = np.zeros((3, ne_kernels.PIECE_COLUMNS))
     pieces[:, 0] = 0.02
-    z3, z = np.zeros((1, 3)), np.zeros(12)
-    *_, ok = ne_kernels.step_kernel(limbs, pieces, False, z3, z3, z3, z, z, z, z, z, 1e-3, 0.5)
+    z33, z = np.zeros((1, 3, 3)), np.zeros(12)
+    *_, ok = ne_kernels.step_kernel(limbs, pieces, z33, z, z, z, z, z, 1e-3, 0.5)
     assert ok is False
     pieces[:, 1:6] = 0.01  # mass and inertia: positive definite
-    *_, ok = ne_kernels.step_kernel(limbs, pieces, False, z3, z3, z3, z, z, z, z, z, 1e-3, 0.5)
+    *_, ok = ne_kernels.step_kernel(limbs, pieces, z33, z, z, z, z, z, 1e-3, 0.5)
     assert ok is True
 
 

@@ -225,3 +225,33 @@ def test_medium_named_matches_the_world_media() -> None:
         ConfigurationError, match=r"medium = 'oil' is invalid; allowed: 'air', 'water', 'seawater'"
     ):
         medium_named("oil")
+
+
+def test_one_medium_for_the_world_and_the_model() -> None:
+    """One record per medium (sim.medium): the world's and the model's are the same object; C_d = 1.2 and
+    C_a = 1.0 in every fluid, air included, where the model's drag now dissipates energy."""
+    import dataclasses
+
+    from sim import dynamics
+    from sim.medium import AIR as AIR_
+    from sim.medium import WATER, medium
+    from sim.models.newton_euler import AIR, medium_named
+    from urdf_gen.errors import ConfigurationError
+
+    for name in ("air", "water", "seawater"):
+        assert medium_named(name) is dynamics.medium(name) is medium(name)
+    assert AIR is AIR_ and (AIR.drag_normal, AIR.drag_coefficient, AIR.added_mass_coefficient) == (
+        1.2,
+        1.2,
+        1.0,
+    )
+    assert WATER.reynolds_number(0.1, 0.04) == pytest.approx(0.1 * 0.04 / 1.004e-6)
+    with pytest.raises(
+        ConfigurationError, match=r"medium = 'oil' is invalid; allowed: 'air', 'water', 'seawater'"
+    ):
+        dynamics.medium("oil")
+    still_air = dataclasses.replace(AIR, drag_normal=0.0)
+    rng = np.random.default_rng(0)
+    q, qd = 0.05 * rng.standard_normal(4 * 8), 0.5 * rng.standard_normal(4 * 8)
+    Q = [LimbModel(rod(), 8, gravity=np.zeros(3), medium=m).dynamics(q, qd)[1] for m in (AIR, still_air)]
+    assert float((Q[0] - Q[1]) @ qd) < -1e-9  # drag power is negative

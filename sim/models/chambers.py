@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.models.newton_euler import LimbModel
+from sim.models.strain_model import Loads, Vec
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.specs import LimbSpec
 from urdf_gen.types import FloatArray
@@ -82,17 +83,9 @@ class ChamberWallLimb(LimbModel):
         lam = np.maximum(1.0 + eps, _MIN_STRETCH)
         return self.wall_rigidity / 3.0 * (lam - lam**-3)
 
-    def dynamics(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        tip_force: FloatArray | None = None,
-        tip_moment: FloatArray | None = None,
-        *,
-        with_mass: bool = True,
-    ) -> tuple[FloatArray | None, FloatArray]:
+    def _dynamics(self, q: Vec, qd: Vec, loads: Loads, with_mass: bool) -> tuple[FloatArray | None, Vec]:
         """As :meth:`LimbModel.dynamics`, plus the nonlinear part of the wall force in ``Q``."""
-        M, Q = super().dynamics(q, qd, tip_force, tip_moment, with_mass=with_mass)
+        M, Q = super()._dynamics(q, qd, loads, with_mass)
         if self.law == "linear":
             return M, Q
         eps = np.asarray(q, dtype=float)[0::4]

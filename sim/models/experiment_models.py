@@ -34,12 +34,13 @@ def _segment_pcc(model: Any, q: np.ndarray) -> list[PccConfig]:
 
 class _LimbRunner:
     def __init__(self, spec: Any, limb: Any, pieces: int) -> None:
+        from sim.medium import medium
         from sim.models.actuators import ChamberActuation, TendonActuation
         from sim.models.hydraulics import HydraulicDrive, load_hydraulic_drive
-        from sim.models.newton_euler import LimbModel, medium_named
+        from sim.models.newton_euler import LimbModel
 
         self.limb = limb
-        self.model = LimbModel(limb, pieces, medium=medium_named(spec.medium))
+        self.model = LimbModel(limb, pieces, medium=medium(spec.medium))
         self.q = self.model.rest_state()
         self.qd = np.zeros_like(self.q)
         count = limb.actuators.count * len(limb.segments)

@@ -13,9 +13,11 @@ a unit-determinant amplification matrix, i.e. no secular energy growth, stable f
 stiffness and free of numerical damping (energy is conserved up to the explicit nonlinear terms);
 ``theta = 1`` adds strong numerical damping of the fastest modes. One linear solve per step.
 
-A :class:`~sim.models.newton_euler.LimbModel` or :class:`~sim.models.ne_batch.MultiLimbModel` step is
-one call of the compiled :func:`sim.models.ne_kernels.step_kernel` (the linear solve by the
-articulated-body recursion, exact); other models go through their ``dynamics`` and a Cholesky solve.
+:func:`step` is :meth:`sim.models.strain_model.StrainModel.step` (``step(model, q, qd, dt, ...)``): a
+:class:`~sim.models.newton_euler.LimbModel` or :class:`~sim.models.ne_batch.MultiLimbModel` step is one
+call of the compiled :func:`sim.models.ne_kernels.step_kernel` (the linear solve by the articulated-body
+recursion, exact); a subclass with forces of its own (e.g. :class:`~sim.models.chambers.ChamberWallLimb`)
+goes through its ``dynamics`` and a Cholesky solve.
 """
 
 from __future__ import annotations
@@ -25,104 +27,13 @@ from collections.abc import Callable
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from sim.models import ne_kernels
-from sim.models.ne_batch import MultiLimbModel, solve_spd_lower
+from sim.models import ne_statics
 from sim.models.newton_euler import LimbModel
+from sim.models.strain_model import StrainModel
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.types import FloatArray
 
-
-def step(
-    model: LimbModel | MultiLimbModel,
-    q: FloatArray,
-    qd: FloatArray,
-    dt: float,
-    tau: FloatArray | None = None,
-    *,
-    theta: float = 0.5,
-    tip_force: FloatArray | None = None,
-    tip_moment: FloatArray | None = None,
-) -> tuple[FloatArray, FloatArray]:
-    """Advance one step of ``dt`` (s).
-
-    Args:
-        model: the limb, or a :class:`~sim.models.ne_batch.MultiLimbModel` (all its limbs in one step;
-            state, tau: concatenated, tip loads ``(L, 3)``). q, qd: state ``(4n,)``. tau: generalized
-            actuation ``(4n,)`` or ``None``.
-        theta: implicitness of the elastic/damping terms in [0.5, 1].
-        tip_force (N), tip_moment (N m): ``(3,)`` in the limb base frame.
-
-    Returns:
-        the new ``(q, qd)``.
-    """
-    if isinstance(model, MultiLimbModel):
-        return model.step(q, qd, dt, tau, theta=theta, tip_force=tip_force, tip_moment=tip_moment)
-    if type(model) is LimbModel:
-        out = _kernel_step(model, q, qd, dt, tau, theta, tip_force, tip_moment)
-        if out is not None:
-            return out
-    return _dynamics_step(model, q, qd, dt, tau, theta, tip_force, tip_moment)
-
-
-def _load(x: FloatArray | None) -> FloatArray:
-    return np.zeros((1, 3)) if x is None else np.ascontiguousarray(x, dtype=float).reshape(1, 3)
-
-
-def _kernel_step(
-    model: LimbModel,
-    q: FloatArray,
-    qd: FloatArray,
-    dt: float,
-    tau: FloatArray | None,
-    theta: float,
-    tip_force: FloatArray | None,
-    tip_moment: FloatArray | None,
-) -> tuple[FloatArray, FloatArray] | None:
-    """:func:`step` by the compiled kernel; ``None`` if the mass matrix is not numerically positive
-    definite (the caller then takes :func:`_dynamics_step`, whose solve falls back to LU)."""
-    prm = model.batch_params()
-    limbs, pieces = prm.packed()
-    n = model.dof
-    qn, qdn, _, ok = ne_kernels.step_kernel(
-        limbs,
-        pieces,
-        prm.drag is not None,
-        _load(model.gravity),
-        _load(tip_force),
-        _load(tip_moment),
-        np.ascontiguousarray(q, dtype=float),
-        np.ascontiguousarray(qd, dtype=float),
-        np.zeros(n) if tau is None else np.ascontiguousarray(np.broadcast_to(tau, (n,)), dtype=float),
-        np.ascontiguousarray(model.K, dtype=float),
-        np.ascontiguousarray(model.D, dtype=float),
-        float(dt),
-        float(theta),
-    )
-    return (qn, qdn) if ok else None
-
-
-def _dynamics_step(
-    model: LimbModel,
-    q: FloatArray,
-    qd: FloatArray,
-    dt: float,
-    tau: FloatArray | None,
-    theta: float,
-    tip_force: FloatArray | None,
-    tip_moment: FloatArray | None,
-) -> tuple[FloatArray, FloatArray]:
-    """:func:`step` through ``model.dynamics`` and a Cholesky solve (any model with that interface)."""
-    M, Q = model.dynamics(q + 0.5 * dt * qd, qd, tip_force, tip_moment)
-    assert M is not None  # with_mass=True
-    K, D = model.K, model.D
-    rhs = Q - K * (q + theta * dt * qd) - D * qd
-    if tau is not None:
-        rhs += tau
-    A = M  # dynamics() returns a fresh array
-    A.flat[:: len(A) + 1] += theta * dt * D + (theta * dt) ** 2 * K
-    a = solve_spd_lower(A, rhs)  # M is symmetric positive definite: Cholesky
-    qd_new = qd + dt * a
-    return q + dt * ((1.0 - theta) * qd + theta * qd_new), qd_new
+step = StrainModel.step  # step(model, q, qd, dt, tau=None, *, theta=0.5, tip_force=None, tip_moment=None)
 
 
 def simulate(
@@ -187,26 +98,11 @@ def static_equilibrium(
 ) -> FloatArray:
     """Solve ``Q(q, 0) + tau - K q = 0`` for ``q`` ``(4n,)`` with load continuation (Powell hybrid method).
 
-    Gravity, buoyancy, tip force and ``tau`` are scaled together from 1/load_steps to 1.
+    Gravity, buoyancy, tip force and ``tau`` are scaled together from 1/load_steps to 1. Kept for its
+    defaults (4 load steps, a start ``q0``); it is :func:`sim.models.ne_statics.static_equilibrium` with
+    the residual divided by the stiffness, which also raises :class:`ConfigurationError` if no
+    equilibrium is found.
     """
-    from scipy.optimize import root
-
-    q = model.rest_state() if q0 is None else np.array(q0, dtype=float)
-    zero = np.zeros(model.dof)
-    g = model.gravity.copy()
-    try:
-        for k in range(1, load_steps + 1):
-            s = k / load_steps
-            model.gravity = s * g
-            tf = None if tip_force is None else s * np.asarray(tip_force)
-            t = zero if tau is None else s * np.asarray(tau)
-
-            def residual(x: FloatArray, t=t, tf=tf) -> FloatArray:
-                _, Q = model.dynamics(x, zero, tf, with_mass=False)
-                return (Q + t - model.K * x) / model.K
-
-            sol = root(residual, q, method="hybr", options={"xtol": 1e-12})
-            q = sol.x
-    finally:
-        model.gravity = g
-    return q
+    return ne_statics.static_equilibrium(
+        model, tau, tip_force=tip_force, load_steps=load_steps, q0=q0, normalized=True
+    )

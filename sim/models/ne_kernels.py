@@ -33,7 +33,9 @@ Data layout shared by the kernels: the pieces of all limbs are rows of ``pieces`
 1/2 rho C_d A]``; limb ``l`` is the pieces ``start .. start + count - 1`` with
 ``limbs[l] = (start, count)``; per-dof vectors (``q, qd, tau, K, D, Q``) are flat ``(4 P,)`` with piece
 ``k``'s strains at ``4 k .. 4 k + 3``; mass matrices live in ``(L, 4 Nmax, 4 Nmax)`` buffers, limb ``l``
-in the top-left ``4 count`` block of ``M[l]``. Loads are ``(L, 3)`` arrays (zeros for none).
+in the top-left ``4 count`` block of ``M[l]``. ``loads`` ``(L, 3, 3)``: per limb the gravity (m/s^2), tip
+force (N) and tip moment (N m) in its base frame (:func:`sim.models.ne_params.kernel_loads`); a limb's
+drag terms are evaluated where one of its pieces has a drag factor.
 
 Compilation: callers pass float64 C-contiguous arrays and int64 ``limbs`` only, so each kernel compiles
 once, on its first call (~12 s for both kernels on the 2-core reference machine), and is then loaded
@@ -48,170 +50,29 @@ import math
 import numba
 import numpy as np
 
+from sim.models.ne_articulated import _articulated_solve
+from sim.models.ne_piece_kernels import (
+    SERIES_BELOW,
+    SERIES_TERMS,
+    _cross,
+    bend_functions,
+    piece_local,
+    series_matrix,
+)
 from urdf_gen.types import FloatArray
 
-SERIES_BELOW = 0.5  # rad: below this bend angle the bend-angle functions use their Taylor series
-SERIES_TERMS = 7  # series terms (powers of th^2 up to th^12): truncation < 1e-19 at th = 0.5
+__all__ = [
+    "PIECE_COLUMNS",
+    "SERIES_BELOW",
+    "SERIES_TERMS",
+    "bend_functions",
+    "dynamics_kernel",
+    "piece_local",
+    "series_matrix",
+    "step_kernel",
+]
 
-
-def series_matrix() -> FloatArray:
-    """Taylor coefficients (in powers of th^2) of A, B, C, A'/th, B'/th, C'/th, (A'/th)'/th, (B'/th)'/th.
-
-    ``(8, SERIES_TERMS)``; row ``r`` column ``j`` is the coefficient of ``th^(2 j)`` of function ``r``.
-    """
-    k = SERIES_TERMS + 2
-
-    def base(offset: int) -> list[float]:
-        return [(-1) ** j / math.factorial(2 * j + offset) for j in range(k)]
-
-    def deriv(c: list[float]) -> list[float]:  # f(t) = sum c_j t^2j  ->  f'(t)/t
-        return [2 * (j + 1) * c[j + 1] for j in range(len(c) - 1)]
-
-    a, b, c = base(2), base(1), base(3)
-    rows = [a, b, c, deriv(a), deriv(b), deriv(c), deriv(deriv(a)), deriv(deriv(b))]
-    return np.array([r[:SERIES_TERMS] for r in rows])
-
-
-_SERIES = series_matrix()  # frozen into the compiled code as a constant
-_SERIES_BELOW2 = SERIES_BELOW * SERIES_BELOW
 PIECE_COLUMNS = 7  # columns of the ``pieces`` array
-
-
-@numba.njit(cache=True)
-def _horner(row: int, x: float) -> float:
-    acc = _SERIES[row, SERIES_TERMS - 1]
-    for j in range(SERIES_TERMS - 2, -1, -1):
-        acc = acc * x + _SERIES[row, j]
-    return acc
-
-
-@numba.njit(cache=True)
-def bend_functions(th2: float) -> tuple[float, float, float, float, float, float, float, float]:
-    """A, B, C, A'/th, B'/th, C'/th, (A'/th)'/th, (B'/th)'/th of the squared bend angle ``th2``.
-
-    ``A = (1 - cos th)/th^2``, ``B = sin th / th``, ``C = (th - sin th)/th^3`` (scalar twin of
-    :func:`sim.models.ne_batch.bend_functions`: series below :data:`SERIES_BELOW`, closed form above).
-    """
-    if th2 < _SERIES_BELOW2:
-        return (
-            _horner(0, th2),
-            _horner(1, th2),
-            _horner(2, th2),
-            _horner(3, th2),
-            _horner(4, th2),
-            _horner(5, th2),
-            _horner(6, th2),
-            _horner(7, th2),
-        )
-    t = math.sqrt(th2)
-    s, c = math.sin(t), math.cos(t)
-    i1 = 1.0 / t
-    i2 = i1 * i1
-    i3 = i2 * i1
-    i5 = i3 * i2
-    omc = 1.0 - c
-    ts, tc = t * s, t * c
-    return (
-        omc * i2,
-        s * i1,
-        (t - s) * i3,
-        (ts - 2.0 * omc) * i2 * i2,
-        (tc - s) * i3,
-        (3.0 * s - 2.0 * t - tc) * i5,
-        (t * tc - 5.0 * ts + 8.0 * omc) * i3 * i3,
-        (3.0 * s - 3.0 * tc - t * ts) * i5,
-    )
-
-
-@numba.njit(cache=True)
-def _put(
-    X: FloatArray,
-    k: int,
-    c_rp: float,
-    c_up: float,
-    ex: float,
-    ey: float,
-    z: float,
-    rx: float,
-    ry: float,
-    ux: float,
-    uy: float,
-) -> None:
-    # column k = c_rp (ry, -rx, 0) + c_up (uy, -ux, 0) + (ex, ey, z)
-    X[k, 0] = c_rp * ry + c_up * uy + ex
-    X[k, 1] = -c_rp * rx - c_up * ux + ey
-    X[k, 2] = z
-
-
-@numba.njit(cache=True)
-def piece_local(l0: float, q: FloatArray, v: FloatArray, o: int, R: FloatArray, X: FloatArray) -> None:
-    """Local rotation ``R`` ``(3, 3)`` and columns ``X`` ``(13, 3)`` of the piece with strains
-    ``q[o:o + 4]`` and rates ``v[o:o + 4]`` (column ``k`` of :func:`sim.models.ne_batch.piece_kinematics`'
-    ``X`` is row ``k`` here)."""
-    e, ux, uy, w = l0 * v[o], l0 * v[o + 1], l0 * v[o + 2], l0 * v[o + 3]
-    rx, ry = l0 * q[o + 1], l0 * q[o + 2]
-    arc = l0 * q[o] + l0
-    tau = l0 * q[o + 3]
-    ct, st = math.cos(tau), math.sin(tau)
-    th2 = rx * rx + ry * ry
-    ru = rx * ux + ry * uy
-    uu = ux * ux + uy * uy
-    cr = rx * uy - ry * ux
-    A, B, C, dA, dB, dC, ddA, ddB = bend_functions(th2)
-    ll = l0 * arc
-    Ad, Bd, Cd = dA * ru, dB * ru, dC * ru
-    Add = dA * uu + ddA * ru * ru
-    Bdd = dB * uu + ddB * ru * ru
-    Rb22 = 1.0 - A * th2
-    Axy = A * rx * ry
-    b00, b01, b02 = 1.0 - A * ry * ry, Axy, B * ry
-    b10, b11, b12 = Axy, 1.0 - A * rx * rx, -B * rx
-    b20, b21 = -B * ry, B * rx
-    R[0, 0], R[0, 1], R[0, 2] = b00 * ct + b01 * st, b01 * ct - b00 * st, b02
-    R[1, 0], R[1, 1], R[1, 2] = b10 * ct + b11 * st, b11 * ct - b10 * st, b12
-    R[2, 0], R[2, 1], R[2, 2] = b20 * ct + b21 * st, b21 * ct - b20 * st, Rb22
-    _put(X, 0, l0 * A, 0.0, 0.0, 0.0, l0 * B, rx, ry, ux, uy)  # Jp: eps
-    _put(X, 1, ll * dA * rx, 0.0, 0.0, -ll * A, ll * dB * rx, rx, ry, ux, uy)  # Jp: kx
-    _put(X, 2, ll * dA * ry, 0.0, ll * A, 0.0, ll * dB * ry, rx, ry, ux, uy)  # Jp: ky
-    _put(X, 3, 0.0, 0.0, 0.0, 0.0, 0.0, rx, ry, ux, uy)  # Jp: kz
-    _put(X, 4, 0.0, 0.0, 0.0, 0.0, 0.0, rx, ry, ux, uy)  # Jw: eps
-    _put(X, 5, -l0 * C * ry, 0.0, l0, 0.0, -l0 * A * ry, rx, ry, ux, uy)  # Jw: kx
-    _put(X, 6, l0 * C * rx, 0.0, 0.0, l0, l0 * A * rx, rx, ry, ux, uy)  # Jw: ky
-    _put(X, 7, l0 * B, 0.0, 0.0, 0.0, l0 * Rb22, rx, ry, ux, uy)  # Jw: kz
-    _put(  # d/dt(Jp) v
-        X,
-        8,
-        2.0 * e * Ad + arc * Add,
-        2.0 * (e * A + arc * Ad),
-        0.0,
-        0.0,
-        2.0 * e * Bd + arc * Bdd,
-        rx,
-        ry,
-        ux,
-        uy,
-    )
-    _put(  # d/dt(Jw) v
-        X,
-        9,
-        cr * Cd + w * Bd,
-        cr * C + w * B,
-        0.0,
-        0.0,
-        cr * Ad - w * (Ad * th2 + 2.0 * A * ru),
-        rx,
-        ry,
-        ux,
-        uy,
-    )
-    _put(X, 10, e * A + arc * Ad, arc * A, 0.0, 0.0, e * B + arc * Bd, rx, ry, ux, uy)  # Jp v
-    _put(X, 11, arc * A, 0.0, 0.0, 0.0, arc * B, rx, ry, ux, uy)  # p
-    _put(X, 12, C * cr + w * B, 0.0, ux, uy, A * cr + w * Rb22, rx, ry, ux, uy)  # Jw v
-
-
-@numba.njit(cache=True)
-def _cross(a0: float, a1: float, a2: float, b0: float, b1: float, b2: float) -> tuple[float, float, float]:
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
 @numba.njit(cache=True)
@@ -393,166 +254,6 @@ def _mass_matrix(n: int, S: FloatArray, Jn: FloatArray, FT: FloatArray, M: Float
 
 
 @numba.njit(cache=True)
-def _spatial_inertia_add(Jn: FloatArray, i: int, IA: FloatArray) -> None:
-    """``IA += [[J, h^], [-h^, m I]]`` for node ``i`` (``Jn[i]`` = J row-major, h = m o, m)."""
-    for r in range(3):
-        for c in range(3):
-            IA[r, c] += Jn[i, 3 * r + c]
-    h0, h1, h2, m = Jn[i, 9], Jn[i, 10], Jn[i, 11], Jn[i, 12]
-    IA[0, 4] -= h2
-    IA[0, 5] += h1
-    IA[1, 3] += h2
-    IA[1, 5] -= h0
-    IA[2, 3] -= h1
-    IA[2, 4] += h0
-    IA[4, 0] -= h2
-    IA[5, 0] += h1
-    IA[3, 1] += h2
-    IA[5, 1] -= h0
-    IA[3, 2] -= h1
-    IA[4, 2] += h0
-    IA[3, 3] += m
-    IA[4, 4] += m
-    IA[5, 5] += m
-
-
-@numba.njit(cache=True)
-def _articulated_solve(
-    start: int,
-    n: int,
-    S: FloatArray,
-    Jn: FloatArray,
-    K: FloatArray,
-    D: FloatArray,
-    c1: float,
-    c2: float,
-    x: FloatArray,
-    W: FloatArray,
-    Z: FloatArray,
-    Lf: FloatArray,
-) -> bool:
-    """Solve ``(M + c1 D + c2 K) y = x`` in place on the limb's dofs ``x[4 start:4 (start + n)]``.
-
-    ``M = S^T Ic S`` is the mass matrix of :func:`_mass_matrix`; the system is solved without forming it,
-    by the articulated-body recursion (Featherstone's ABA at zero velocity, the diagonal ``c1 D + c2 K``
-    acting as joint armature): tip to base, the articulated inertia ``IA_i`` and bias force ``pA_i``
-    with ``D_i = S_i^T IA_i S_i + diag_i = L_i L_i^T``, ``W_i = IA_i S_i L_i^-T``,
-    ``z_i = L_i^-1 (x_i - S_i^T pA_i)``, ``IA_{i-1} = I_{i-1} + IA_i - W_i W_i^T``,
-    ``pA_{i-1} = pA_i + W_i z_i``; then base to tip ``y_i = L_i^-T (z_i - W_i^T a_{i-1})``,
-    ``a_i = a_{i-1} + S_i y_i``. Exact (same solution as a Cholesky solve of the assembled matrix) in
-    ``O(n)``. Returns False if a pivot block is not numerically positive definite.
-    ``W (N, 6, 4)``, ``Z (N, 4)``, ``Lf (N, 10)``: work.
-    """
-    IA = np.zeros((6, 6))
-    pA = np.zeros(6)
-    _spatial_inertia_add(Jn, n - 1, IA)
-    for i in range(n - 1, -1, -1):
-        o = 4 * (start + i)
-        Si = S[i]
-        Wi = W[i]  # holds U_i = IA_i S_i first
-        for r in range(6):  # (independent sums in the inner statements: no latency-bound chains)
-            u0 = u1 = u2 = u3 = 0.0
-            for k in range(6):
-                ia = IA[r, k]
-                u0 += ia * Si[k, 0]
-                u1 += ia * Si[k, 1]
-                u2 += ia * Si[k, 2]
-                u3 += ia * Si[k, 3]
-            Wi[r, 0], Wi[r, 1], Wi[r, 2], Wi[r, 3] = u0, u1, u2, u3
-        d00 = d10 = d11 = d20 = d21 = d22 = d30 = d31 = d32 = d33 = 0.0  # S^T U (lower triangle)
-        x0, x1, x2, x3 = x[o], x[o + 1], x[o + 2], x[o + 3]
-        for k in range(6):
-            s0, s1, s2, s3 = Si[k, 0], Si[k, 1], Si[k, 2], Si[k, 3]
-            u0, u1, u2 = Wi[k, 0], Wi[k, 1], Wi[k, 2]
-            d00 += s0 * u0
-            d10 += s1 * u0
-            d11 += s1 * u1
-            d20 += s2 * u0
-            d21 += s2 * u1
-            d22 += s2 * u2
-            d30 += s3 * u0
-            d31 += s3 * u1
-            d32 += s3 * u2
-            d33 += s3 * Wi[k, 3]
-            p = pA[k]
-            x0 -= s0 * p
-            x1 -= s1 * p
-            x2 -= s2 * p
-            x3 -= s3 * p
-        d00 += c1 * D[o] + c2 * K[o]
-        d11 += c1 * D[o + 1] + c2 * K[o + 1]
-        d22 += c1 * D[o + 2] + c2 * K[o + 2]
-        d33 += c1 * D[o + 3] + c2 * K[o + 3]
-        # Cholesky of the 4 x 4 pivot block D_i = L L^T; Lf[i] = (L10, L20, L21, L30, L31, L32, 1/diag)
-        if not d00 > 0.0:
-            return False
-        l00 = math.sqrt(d00)
-        i0 = 1.0 / l00
-        l10, l20, l30 = d10 * i0, d20 * i0, d30 * i0
-        e = d11 - l10 * l10
-        if not e > 0.0:
-            return False
-        l11 = math.sqrt(e)
-        i1 = 1.0 / l11
-        l21 = (d21 - l20 * l10) * i1
-        l31 = (d31 - l30 * l10) * i1
-        e = d22 - l20 * l20 - l21 * l21
-        if not e > 0.0:
-            return False
-        l22 = math.sqrt(e)
-        i2 = 1.0 / l22
-        l32 = (d32 - l30 * l20 - l31 * l21) * i2
-        e = d33 - l30 * l30 - l31 * l31 - l32 * l32
-        if not e > 0.0:
-            return False
-        i3 = 1.0 / math.sqrt(e)
-        Lf[i, 0], Lf[i, 1], Lf[i, 2], Lf[i, 3], Lf[i, 4], Lf[i, 5] = l10, l20, l21, l30, l31, l32
-        Lf[i, 6], Lf[i, 7], Lf[i, 8], Lf[i, 9] = i0, i1, i2, i3
-        z0 = x0 * i0  # z = L^-1 (x_i - S^T pA)
-        z1 = (x1 - l10 * z0) * i1
-        z2 = (x2 - l20 * z0 - l21 * z1) * i2
-        z3 = (x3 - l30 * z0 - l31 * z1 - l32 * z2) * i3
-        Z[i, 0], Z[i, 1], Z[i, 2], Z[i, 3] = z0, z1, z2, z3
-        for r in range(6):  # W = U L^-T, row by row
-            w0 = Wi[r, 0] * i0
-            w1 = (Wi[r, 1] - l10 * w0) * i1
-            w2 = (Wi[r, 2] - l20 * w0 - l21 * w1) * i2
-            w3 = (Wi[r, 3] - l30 * w0 - l31 * w1 - l32 * w2) * i3
-            Wi[r, 0], Wi[r, 1], Wi[r, 2], Wi[r, 3] = w0, w1, w2, w3
-        if i == 0:
-            break
-        for r in range(6):  # pA += W z, IA -= W W^T, then IA += I_{i-1}
-            w0, w1, w2, w3 = Wi[r, 0], Wi[r, 1], Wi[r, 2], Wi[r, 3]
-            pA[r] += w0 * z0 + w1 * z1 + w2 * z2 + w3 * z3
-            for c in range(r + 1):
-                v = IA[r, c] - (w0 * Wi[c, 0] + w1 * Wi[c, 1] + w2 * Wi[c, 2] + w3 * Wi[c, 3])
-                IA[r, c] = v
-                IA[c, r] = v
-        _spatial_inertia_add(Jn, i - 1, IA)
-    acc = np.zeros(6)
-    for i in range(n):
-        o = 4 * (start + i)
-        Si = S[i]
-        Wi = W[i]
-        y0, y1, y2, y3 = Z[i, 0], Z[i, 1], Z[i, 2], Z[i, 3]  # z - W^T a_{i-1}
-        for r in range(6):
-            ar = acc[r]
-            y0 -= Wi[r, 0] * ar
-            y1 -= Wi[r, 1] * ar
-            y2 -= Wi[r, 2] * ar
-            y3 -= Wi[r, 3] * ar
-        l10, l20, l21, l30, l31, l32 = Lf[i, 0], Lf[i, 1], Lf[i, 2], Lf[i, 3], Lf[i, 4], Lf[i, 5]
-        y3 = y3 * Lf[i, 9]  # L^-T
-        y2 = (y2 - l32 * y3) * Lf[i, 8]
-        y1 = (y1 - l21 * y2 - l31 * y3) * Lf[i, 7]
-        y0 = (y0 - l10 * y1 - l20 * y2 - l30 * y3) * Lf[i, 6]
-        x[o], x[o + 1], x[o + 2], x[o + 3] = y0, y1, y2, y3
-        for r in range(6):
-            acc[r] += Si[r, 0] * y0 + Si[r, 1] * y1 + Si[r, 2] * y2 + Si[r, 3] * y3
-    return True
-
-
-@numba.njit(cache=True)
 def _max_pieces(limbs: np.ndarray) -> int:
     nmax = 1
     for li in range(limbs.shape[0]):
@@ -561,13 +262,19 @@ def _max_pieces(limbs: np.ndarray) -> int:
 
 
 @numba.njit(cache=True)
+def _has_drag(pieces: FloatArray, start: int, n: int) -> bool:
+    """Whether a piece of the limb has a drag factor (else the drag terms are skipped)."""
+    for k in range(start, start + n):
+        if pieces[k, 6] != 0.0:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
 def dynamics_kernel(
     limbs: np.ndarray,
     pieces: FloatArray,
-    use_drag: bool,
-    gravity: FloatArray,
-    tip_force: FloatArray,
-    tip_moment: FloatArray,
+    loads: FloatArray,
     q: FloatArray,
     qd: FloatArray,
     with_mass: bool,
@@ -583,7 +290,8 @@ def dynamics_kernel(
     FT = np.empty((6, 4 * nmax))
     for li in range(limbs.shape[0]):
         start, n = limbs[li, 0], limbs[li, 1]
-        _forward(start, n, pieces, use_drag, gravity[li], tip_force[li], tip_moment[li], q, qd, S, U, Jn)
+        g, tf, tm = loads[li, 0], loads[li, 1], loads[li, 2]
+        _forward(start, n, pieces, _has_drag(pieces, start, n), g, tf, tm, q, qd, S, U, Jn)
         _generalized_forces(start, n, S, U, Q)
         if with_mass:
             _mass_matrix(n, S, Jn, FT, M[li])
@@ -593,10 +301,7 @@ def dynamics_kernel(
 def step_kernel(
     limbs: np.ndarray,
     pieces: FloatArray,
-    use_drag: bool,
-    gravity: FloatArray,
-    tip_force: FloatArray,
-    tip_moment: FloatArray,
+    loads: FloatArray,
     q: FloatArray,
     qd: FloatArray,
     tau: FloatArray,
@@ -634,7 +339,8 @@ def step_kernel(
     ok = True
     for li in range(limbs.shape[0]):
         start, n = limbs[li, 0], limbs[li, 1]
-        _forward(start, n, pieces, use_drag, gravity[li], tip_force[li], tip_moment[li], q_m, qd, S, U, Jn)
+        g, tf, tm = loads[li, 0], loads[li, 1], loads[li, 2]
+        _forward(start, n, pieces, _has_drag(pieces, start, n), g, tf, tm, q_m, qd, S, U, Jn)
         _generalized_forces(start, n, S, U, a)
         for j in range(4 * start, 4 * (start + n)):
             a[j] = a[j] - K[j] * q_k[j] - D[j] * qd[j] + tau[j]

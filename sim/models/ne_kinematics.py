@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.models.ne_piece_kinematics import piece_kinematics
 from urdf_gen.types import FloatArray
 
 _SMALL = 0.05  # rad: below this bend angle the series expansions are used
@@ -162,10 +163,9 @@ def piece_terms_analytic(
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
     """:func:`piece_terms` with exact (analytic) bias terms ``d/dt(Jp) v`` and ``d/dt(Jw) v``.
 
-    See :func:`sim.models.ne_batch.piece_kinematics` for the formulas. Same returns as :func:`piece_terms`.
+    See :func:`sim.models.ne_piece_kinematics.piece_kinematics` for the formulas. Same returns as
+    :func:`piece_terms`.
     """
-    from sim.models.ne_batch import piece_kinematics
-
     R, X = piece_kinematics(
         np.asarray(l0, dtype=float), np.asarray(q, dtype=float), np.asarray(v, dtype=float)
     )

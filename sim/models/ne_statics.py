@@ -125,6 +125,8 @@ def static_equilibrium(
     load_steps: int = 10,
     tol: float = 1e-12,
     shear: bool = False,
+    q0: FloatArray | None = None,
+    normalized: bool = False,
 ) -> FloatArray:
     """Strain state ``q`` ``(4n,)`` where the limb is at rest under gravity, ``tau`` and a tip load.
 
@@ -138,6 +140,9 @@ def static_equilibrium(
         shear: add the transverse shear compliance of :class:`TimoshenkoShear` (opt-in); the returned
             ``q`` is then the strain state of the sheared equilibrium, and its positions are
             ``TimoshenkoShear(model, tip_force).node_positions(q)``.
+        q0: starting state ``(4n,)`` of the first increment (default: straight).
+        normalized: give the root finder the residual divided by the stiffness ``K`` (strain units),
+            as :func:`sim.models.integrators.static_equilibrium` does; the acceptance test is the same.
 
     Raises:
         ConfigurationError: ``load_steps < 1`` or the root finder fails at some increment.
@@ -145,8 +150,9 @@ def static_equilibrium(
     if not (isinstance(load_steps, int) and load_steps >= 1):
         raise ConfigurationError(f"load_steps = {load_steps!r} is invalid; allowed: an integer >= 1")
     gravity = model.gravity
-    q = model.rest_state()
+    q = model.rest_state() if q0 is None else np.array(q0, dtype=float)
     zero = np.zeros(model.dof)
+    unit = model.K if normalized else 1.0
     try:
         for s in np.arange(1, load_steps + 1) / load_steps:
             model.gravity = gravity * s
@@ -159,13 +165,14 @@ def static_equilibrium(
             def residual(x: FloatArray, t: FloatArray = t, f=f, m=m, sh=sh) -> FloatArray:  # noqa: ANN001
                 _, Q = model.dynamics(x, zero, f, m, with_mass=False)
                 r = Q + t - model.K * x
-                return r if sh is None else r + sh.force(x)
+                r = r if sh is None else r + sh.force(x)
+                return r / model.K if normalized else r
 
             sol = root(residual, q, method="hybr", tol=tol)
             scale = 1.0 + float(np.max(np.abs(model.K * sol.x)))
             if (
                 not np.all(np.isfinite(sol.x))
-                or np.max(np.abs(residual(sol.x))) > (1e-7 if shear else 1e-9) * scale
+                or np.max(np.abs(unit * residual(sol.x))) > (1e-7 if shear else 1e-9) * scale
             ):
                 raise ConfigurationError(f"static equilibrium not found at load {s:.2f}: {sol.message}")
             q = sol.x

@@ -18,7 +18,9 @@ bending curvatures about x and y, torsion; see :mod:`sim.models.ne_kinematics` f
 * Gravity [G_i] and, in water, buoyancy ``-rho_w V g`` at each node, added mass ``C_a rho_w V`` (applied
   isotropically to the node's translational inertia) and Morison quadratic drag on the velocity normal
   to the backbone, ``f = -1/2 rho_w C_d (2 r l) |v_n| v_n`` with ``C_d = 1.2`` (circular cylinder,
-  subcritical Reynolds number). Axial skin friction is neglected.
+  subcritical Reynolds number). Axial skin friction is neglected. The fluid is a
+  :class:`sim.medium.Medium` (the record the PyBullet world reads too; ``Medium``, ``VACUUM``, ``AIR``,
+  ``WATER``, ``SEAWATER`` are re-exported here); ``C_d`` is its ``drag_normal``.
 * External tip load [f_load, M_load]: force and moment at the last node, limb-base frame.
 * Actuation [tau(p)]: generalized forces from :mod:`sim.models.actuators`.
 
@@ -37,11 +39,20 @@ stiff linear ``K``, ``D`` terms implicitly (:mod:`sim.models.integrators`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
-from sim.models.ne_batch import NEParams, ne_dynamics
+from sim.medium import AIR, Medium, medium
+from sim.medium import CYLINDER_ADDED_MASS_COEFFICIENT as CYLINDER_ADDED_MASS_COEFFICIENT  # re-exported
+from sim.medium import CYLINDER_DRAG_COEFFICIENT as CYLINDER_DRAG_COEFFICIENT
+from sim.medium import FRESH_WATER_DENSITY as FRESH_WATER_DENSITY
+from sim.medium import SEAWATER as SEAWATER
+from sim.medium import SEAWATER_DENSITY as SEAWATER_DENSITY
+from sim.medium import VACUUM as VACUUM
+from sim.medium import WATER as WATER
+from sim.models import ne_kernels
+from sim.models.ne_batch_dynamics import ne_dynamics, solve_spd_lower
 from sim.models.ne_kinematics import (
     chain_rotations,
     cross,
@@ -50,41 +61,19 @@ from sim.models.ne_kinematics import (
     piece_terms_analytic,
     skew,
 )
+from sim.models.ne_params import NEParams, kernel_loads
+from sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.specs import LimbSpec
 from urdf_gen.types import FloatArray
 
 G_EARTH = 9.81  # m/s^2
-SEAWATER_DENSITY = 1025.0  # kg/m^3
-CYLINDER_DRAG_COEFFICIENT = 1.2  # -, circular cylinder in cross flow, Re ~ 1e3..2e5
-CYLINDER_ADDED_MASS_COEFFICIENT = 1.0  # -, potential flow around a circular cylinder
-
-
-@dataclass(frozen=True, slots=True)
-class Medium:
-    """The fluid around a limb: density (kg/m^3), drag coefficient C_d (-), added-mass coefficient C_a (-)."""
-
-    name: str
-    density: float
-    drag_coefficient: float
-    added_mass_coefficient: float
-
-
-VACUUM = Medium("vacuum", 0.0, 0.0, 0.0)
-AIR = Medium("air", 1.204, 0.0, 0.0)  # buoyancy kept, drag and added mass negligible
-SEAWATER = Medium("seawater", SEAWATER_DENSITY, CYLINDER_DRAG_COEFFICIENT, CYLINDER_ADDED_MASS_COEFFICIENT)
-FRESH_WATER_DENSITY = 1000.0  # kg/m^3, the "water" medium of the PyBullet world (sim.dynamics.WATER)
 
 
 def medium_named(name: str) -> Medium:
-    """The model's medium for a world medium name: ``"air"``, ``"water"`` (fresh) or ``"seawater"``."""
-    if name == "air":
-        return AIR
-    if name == "seawater":
-        return SEAWATER
-    if name == "water":
-        return Medium(name, FRESH_WATER_DENSITY, SEAWATER.drag_coefficient, SEAWATER.added_mass_coefficient)
-    raise ConfigurationError(f"medium = {name!r} is invalid; allowed: 'air', 'water', 'seawater'")
+    """Deprecated alias of :func:`sim.medium.medium`: the medium of a world medium name (one record for
+    the world and the model since both read :class:`sim.medium.Medium`)."""
+    return medium(name)
 
 
 def gravity_in_limb_base(
@@ -94,7 +83,7 @@ def gravity_in_limb_base(
     return limb.T_head_base()[:3, :3].T @ np.asarray(g_head, dtype=float)
 
 
-class LimbModel:
+class LimbModel(StrainModel):
     """Newton–Euler strain-space model of one limb (see the module docstring).
 
     Args:
@@ -234,28 +223,12 @@ class LimbModel:
         self._prm_cache = (key, prm)
         return prm
 
-    def dynamics(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        tip_force: FloatArray | None = None,
-        tip_moment: FloatArray | None = None,
-        *,
-        with_mass: bool = True,
-    ) -> tuple[FloatArray | None, FloatArray]:
-        """Mass matrix and non-elastic generalized forces at ``(q, qd)``.
-
-        Evaluated by the fused kernel :func:`sim.models.ne_batch.ne_dynamics` (exact, analytic bias terms);
-        :func:`reference_dynamics` is the original step-by-step implementation of the same equations.
-
-        Args:
-            q, qd: state ``(4n,)``. tip_force (N), tip_moment (N m): ``(3,)`` in the limb base frame.
-            with_mass: compute ``M`` (else ``None`` is returned for it).
-
-        Returns:
-            M ``(4n, 4n)`` and Q ``(4n,)`` such that ``M q'' = Q + tau - K q - D qd``.
-        """
+    def _dynamics(self, q: Vec, qd: Vec, loads: Loads, with_mass: bool) -> tuple[FloatArray | None, Vec]:
+        """:meth:`dynamics` by the fused kernel :func:`sim.models.ne_batch.ne_dynamics` (exact, analytic
+        bias terms); :func:`reference_dynamics` is the original step-by-step implementation of the same
+        equations."""
         n = self.n
+        tip_force, tip_moment = loads
         M, Q = ne_dynamics(
             self.batch_params(),
             np.asarray(q, dtype=float).reshape(1, n, 4),
@@ -267,21 +240,41 @@ class LimbModel:
         )
         return (None if M is None else M[0]), Q[0]
 
-    def acceleration(
-        self,
-        q: FloatArray,
-        qd: FloatArray,
-        tau: FloatArray | None = None,
-        tip_force: FloatArray | None = None,
-        tip_moment: FloatArray | None = None,
-    ) -> FloatArray:
-        """Strain accelerations ``(4n,)`` from the full equations of motion (explicit)."""
-        M, Q = self.dynamics(q, qd, tip_force, tip_moment)
+    def _acceleration(self, q: Vec, qd: Vec, tau: Opt, loads: Loads) -> Vec:
+        M, Q = self._dynamics(q, qd, loads, True)
         assert M is not None  # with_mass=True
         rhs = Q - self.K * q - self.D * qd
         if tau is not None:
             rhs = rhs + tau
-        return np.linalg.solve(M, rhs)
+        return cast(Vec, np.linalg.solve(M, rhs))
+
+    def _step(self, q: Vec, qd: Vec, dt: float, tau: Opt, theta: float, loads: Loads) -> Pair:
+        """A plain limb: one call of the compiled :func:`sim.models.ne_kernels.step_kernel`; a subclass
+        with forces of its own, or a mass matrix that is not numerically positive definite there: its
+        :meth:`dynamics` and a Cholesky solve (which falls back to LU)."""
+        if type(self) is LimbModel:
+            n = self.dof
+            prm = self.batch_params()
+            limbs, pieces = prm.packed()
+            qn, qdn, _, ok = ne_kernels.step_kernel(
+                limbs,
+                pieces,
+                kernel_loads(1, self.gravity, *loads),
+                np.ascontiguousarray(q, dtype=float),
+                np.ascontiguousarray(qd, dtype=float),
+                np.zeros(n) if tau is None else np.ascontiguousarray(np.broadcast_to(tau, (n,)), dtype=float),
+                np.ascontiguousarray(self.K, dtype=float),
+                np.ascontiguousarray(self.D, dtype=float),
+                float(dt),
+                float(theta),
+            )
+            if ok:
+                return qn, qdn
+        M, Q = self._dynamics(q + 0.5 * dt * qd, qd, loads, True)
+        assert M is not None  # with_mass=True
+        rhs = implicit_rhs(self, Q, q, qd, tau, theta * dt)
+        M.flat[:: len(M) + 1] += theta * dt * self.D + (theta * dt) ** 2 * self.K  # a fresh array
+        return theta_update(q, qd, solve_spd_lower(M, rhs), dt, theta)  # M is SPD: Cholesky
 
     def energy(self, q: FloatArray, qd: FloatArray) -> float:
         """Kinetic + elastic + gravity/buoyancy potential energy (J); potential zero at the base."""
