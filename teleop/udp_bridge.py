@@ -1,16 +1,7 @@
 """UDP bridge: an external device process streams its pose in and receives the force out.
 
-Wire format (little endian, fixed size, version 2)::
-
-    header  = magic b"PCCT" | version u8 | type u8 | seq u32 | t f64 | session u64      (26 bytes)
-    HELLO   = header | client nonce 16 B                                       | tag 16 B  (58 B)
-    WELCOME = header | client nonce 16 B | bridge nonce 16 B                   | tag 16 B  (74 B)
-    POSE    = header | position 3 f64 (m) | quaternion x y z w 4 f64 | buttons u32 | tag 16 B  (102 B)
-    FORCE   = header | force 3 f64 (N)                                         | tag 16 B  (66 B)
-
-``tag`` is HMAC-SHA256 (truncated to 16 bytes) over everything before it when a shared key is set, and
-16 zero bytes otherwise. Buttons: bit 0 = next limb, bit 1 = next segment, bit 2 = light follows camera.
-``t`` is the sender's monotonic clock (s).
+The wire format (fixed-size packets, HMAC tags, the session id in every packet) is in
+:mod:`teleop.udp_packets`.
 
 **Session handshake.** The device process (:class:`UdpBridgeClient`) sends HELLO with a fresh random
 nonce; the bridge answers WELCOME with its own fresh nonce and the session id, the first 8 bytes of

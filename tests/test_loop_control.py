@@ -65,8 +65,13 @@ def test_without_catch_sigint_ctrl_c_raises() -> None:
         if world.steps == 3:
             os.kill(os.getpid(), signal.SIGINT)
 
-    with pytest.raises(KeyboardInterrupt):
-        Loop(world, step=tick).run(1.0)
+    # Python's own handler, whatever the process inherited (a shell may start it with SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            Loop(world, step=tick).run(1.0)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("duration", [0.0, -1.0, math.nan, math.inf])

@@ -8,8 +8,7 @@ Example::
     errors = section_tip_errors("out/camera/run.csv", "out/camera/run.csv", "camera")  # zero
 """
 
-from importlib import import_module
-from typing import Any
+from sim.lazy import lazy_attributes
 
 # Names resolved on first use (PEP 562): importing the command line's registration
 # (``sim.experiments.cli``) must not load PyBullet, numba and the models (about a second).
@@ -34,13 +33,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'sim.experiments' has no attribute {name!r}")
-
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "MODELS",

@@ -11,8 +11,7 @@ Example::
     write_series([skin], "out", "skin", "vtk")   # out/skin_0000.vtp + out/skin.pvd
 """
 
-from importlib import import_module
-from typing import Any
+from sim.lazy import lazy_attributes
 
 # Names resolved on first use (PEP 562): registering the command line must not load trimesh and PyBullet.
 _LAZY = {
@@ -39,13 +38,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'sim.export' has no attribute {name!r}")
-
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "FORMATS",
