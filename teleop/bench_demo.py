@@ -22,7 +22,6 @@ def bench_demo(seconds: float = 10.0, sections: int = 10) -> dict[str, Any]:
     probe = machine_jitter()
     with MmtSession(MmtConfig(sections=sections), slave="process") as session:
         stats = session.run(scripted_operator(), seconds, realtime=True)
-        faults = session.haptics.faults_latched if hasattr(session.haptics, "faults_latched") else None
         metrics = session.metrics()
     slave: dict[str, Any] = stats.pop("slave")  # type: ignore[assignment]
     return {
@@ -34,7 +33,8 @@ def bench_demo(seconds: float = 10.0, sections: int = 10) -> dict[str, Any]:
             "tick_p99_ms": stats["step_p99_ms"],
             "late_ticks": stats["overruns"],
             "ticks": stats["physics_steps"],
-            "haptic_faults_latched": faults,
+            "haptic_faults_latched": metrics["haptic_faults_latched"],
+            "haptic_recoveries": metrics["haptic_recoveries"],
         },
         "slave": {
             "real_time_factor": slave.get("real_time_factor"),

@@ -92,6 +92,7 @@ IK_OFFSET_TAU = 0.2  # s, low-pass of the offsets the operator's IK solves throu
 IK_MAX_STEP = 1e-3  # rad or m per tick: the command moves at most ~1 rad/s or 1 m/s
 SHOW_TOLERANCE = 1e-6  # rad or m: smaller changes of a limb's model are not shown (tip moves < 2 um)
 SHOW_EVERY = 20  # ticks between two poses of the limbs that only show (50 Hz); the haptic one: every tick
+RECOVER_TICKS = 1000  # deadlines met in a row (1 s) that clear a missed-deadline haptic fault
 RING_TICKS = 8192  # master predictions kept for residuals (8.2 s at 1 kHz; > the link's round trip)
 
 
@@ -194,6 +195,8 @@ class MmtSession:
         self.depth = 0.0
         self.slave_force = np.zeros(3)  # latest force reported by the slave (N)
         self.slave_contact_reports = 0
+        self.haptic_recoveries = 0  # missed-deadline faults cleared after the loop was back on time
+        self._on_time = 0
         self.log = SessionLog(1)
 
     # ------------------------------------------------------------------ the model
@@ -344,6 +347,7 @@ class MmtSession:
         self.k_render += (dt / K_RENDER_TAU) * (self.k_env - self.k_render)
         scale = self.k_render / self.haptics.params.stiffness
         force = self.haptics.tick(d * scale, deadline_met=deadline_met, device_ok=sample.ok)
+        self._recover_deadline_fault(deadline_met)
         device.send_force(force)
         if self._k % max(1, round(1.0 / (cfg.cmd_rate * dt))) == 0:
             self._seq_down += 1
@@ -428,6 +432,20 @@ class MmtSession:
             stats["slave"] = self.slave.close()
         return stats  # type: ignore[return-value]
 
+    def _recover_deadline_fault(self, deadline_met: bool) -> None:
+        """A missed-deadline fault (latched by the renderer: 0 N from then on) is cleared once the loop
+        has met :data:`RECOVER_TICKS` deadlines in a row; the force then ramps back in (the renderer's
+        0.5 s ramp). Faults of other kinds (a bad penetration) stay latched."""
+        fault = self.haptics.fault
+        if fault is None or not fault.startswith("missed deadlines"):
+            self._on_time = 0
+            return
+        self._on_time = self._on_time + 1 if deadline_met else 0
+        if self._on_time >= RECOVER_TICKS:
+            self.haptics.reset()
+            self.haptic_recoveries += 1
+            self._on_time = 0
+
     def _tick_none(self, device: InputDevice, loop: Loop) -> None:
         self.tick(device, deadline_met=loop.deadline_met)
 
@@ -480,6 +498,8 @@ class MmtSession:
             "mean_down_delay_s": float(np.mean(self.down.delays)) if self.down.delays else 0.0,
             "state_updates": self.updates,
             "ticks_over_budget": self.over_budget,
+            "haptic_faults_latched": int(self.haptics.faults_latched),
+            "haptic_recoveries": int(self.haptic_recoveries),
         }
 
     def close(self) -> None:

@@ -143,3 +143,22 @@ def test_codecs_round_trip_and_range() -> None:
         MmtConfig(blend_time=0.05)
     with pytest.raises(ConfigurationError, match="command_force = 5 N, force_limit = 3.0 N"):
         MmtConfig(command_force=5)
+
+
+def test_a_missed_deadline_fault_clears_after_a_second_on_time_and_the_force_ramps_back() -> None:
+    """The renderer latches a fault on missed deadlines (0 N); the session clears it once the loop has met
+    1000 deadlines in a row, and the force ramps back in instead of jumping."""
+    from teleop.mmt import RECOVER_TICKS
+
+    device = ScriptedDevice(waypoints=[(0.0, (0.45, 0.06, -0.50))], presses=[(0.0, "select:palpation")])
+    with MmtSession(MmtConfig(sections=3)) as s:
+        for _ in range(4000):  # the model's tip goes into the modelled rock: a force is felt
+            f_before = s.tick(device)
+        assert np.linalg.norm(f_before) > 0.01
+        for _ in range(3):
+            s.tick(device, deadline_met=False)
+        assert s.haptics.fault is not None and np.linalg.norm(s.tick(device)) == 0.0
+        forces = [float(np.linalg.norm(s.tick(device))) for _ in range(RECOVER_TICKS + 600)]
+        assert max(forces[: RECOVER_TICKS - 2]) == 0.0 and s.haptic_recoveries == 1
+        assert 0.0 < forces[RECOVER_TICKS + 50] < forces[RECOVER_TICKS + 400]  # ramping back in
+        assert s.metrics()["haptic_faults_latched"] == 1
