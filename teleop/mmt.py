@@ -1,17 +1,8 @@
 """Model-mediated teleoperation (MMT): a local model at 1 kHz, the soft robot behind a slow, lossy link.
 
-**Slave (the remote robot).** :class:`Slave` is the dynamic soft squid: its own :class:`~sim.world.World`
-in dynamic mode, in seawater, with the seabed and the true rock. Commands from the link (absolute PCC per
-segment, ``cmd_rate`` Hz) become the compliant limbs' spring targets (``set_pcc(..., mode="target")``),
-moved towards each new command at bounded actuator rates; gravity, buoyancy, drag and contact make the
-real shape differ from the command. Every ``1 / state_rate`` s it reports what a real robot could
-measure: per segment, the PCC arc through the segment's end point (its chain's own link poses, the
-fit of :mod:`urdf_gen.pcc_fit`), the palpation sensor's contact force (PyBullet's contact points on the
-sensor link, low-passed at :data:`SENSOR_CUTOFF_HZ`), the rock centre located by touch (mean of
-``tip - (R_rock + r_tip) F / |F|`` while touching: where a sphere of the known radius must be to push
-back along the measured force) and which command it is tracking and for how long. A force above the
-slave's own limit (``force_limit``) freezes the haptic limb's targets (a reflex a real robot has
-on board); they follow the commands again once the force is below it.
+**Slave (the remote robot)**: :class:`teleop.slave.Slave`, the dynamic soft squid in seawater; its state
+reports (:mod:`teleop.mmt_packets`) carry the PCC fitted to its chain, its sensor's contact force, the
+rock located by touch and the command it tracks.
 
 **Master (the local model).** :class:`MmtSession` runs a kinematic world with the model of the robot
 and the rock where the master believes it is. The operator's device drives

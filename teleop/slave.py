@@ -1,4 +1,17 @@
-"""The remote robot of the teleoperation demo: the dynamic soft squid in seawater (see :mod:`teleop.mmt`)."""
+"""The remote robot of the teleoperation demo: the dynamic soft squid in seawater (see :mod:`teleop.mmt`).
+
+:class:`Slave` has its own :class:`~sim.world.World` in dynamic mode, in seawater, with the seabed and the
+true rock. Commands from the link (absolute PCC per segment) become the compliant limbs' spring targets
+(``set_pcc(..., mode="target")``), moved towards each new command at bounded actuator rates; gravity,
+buoyancy, drag and contact make the real shape differ from the command. Its state reports hold what a
+real robot could measure: per segment, the PCC arc through the segment's end point (its chain's own link
+poses, the fit of :mod:`urdf_gen.pcc_fit`), the palpation sensor's contact force (PyBullet's contact
+points on the sensor link, low-passed at :data:`SENSOR_CUTOFF_HZ`), the rock centre located by touch
+(mean of ``tip - (R_rock + r_tip) F / |F|`` while touching: where a sphere of the known radius must be to
+push back along the measured force) and which command it is tracking and for how long. A force above the
+robot's own limit (``force_limit``) freezes the haptic limb's targets (a reflex a real robot has on
+board); they follow the commands again once the force is below it.
+"""
 
 from __future__ import annotations
 
