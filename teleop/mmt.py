@@ -17,13 +17,9 @@ and the rock where the master believes it is. The operator's device drives
   limb's residual is learned only in free space (no reported force): in contact the slave's shape
   differs by the contact itself, which the contact model renders.
 
-**Contact.** The operator feels ``k_env d`` (through :class:`~teleop.haptics.HapticRenderer`), with
-``d`` the local model's penetration into the modelled rock and seabed and ``k_env`` the contact
-stiffness learned from the slave: each report in contact gives ``|F_slave| / depth``, with the
-master's depth taken at the same ring-buffer index, low-passed. The command is force-aware: the
-operator's tip target is kept out of the modelled rock and seabed deeper than
-``command_force / k_env``, so the steady force the slave is asked for stays at or below
-``command_force`` (below the device's continuous limit); the slave's reflex bounds transients.
+**Contact.** The operator feels ``k_env d``: ``d`` the model's penetration into the modelled rock and
+seabed, ``k_env`` learned from the slave's reports (``|F_slave| / depth`` at the same ring index). The
+force-aware command keeps the target no deeper than ``command_force / k_env`` (README: "The squid demo").
 
 All times are simulated. :meth:`MmtSession.run` steps everything in lockstep (bit-identical reruns) or
 paced to the wall clock (``realtime``); with ``slave="process"`` the slave runs in its own process
