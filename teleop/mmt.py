@@ -21,9 +21,8 @@ and the rock where the master believes it is. The operator's device drives
 seabed, ``k_env`` learned from the slave's reports (``|F_slave| / depth`` at the same ring index). The
 force-aware command keeps the target no deeper than ``command_force / k_env`` (README: "The squid demo").
 
-All times are simulated. :meth:`MmtSession.run` steps everything in lockstep (bit-identical reruns) or
-paced to the wall clock (``realtime``); with ``slave="process"`` the slave runs in its own process
-(:mod:`teleop.slave_process`), the link emulation staying on the master side.
+All times are simulated: :meth:`MmtSession.run` steps everything in lockstep (bit-identical reruns) or
+paced to the wall clock; ``slave="process"`` runs the slave in its own process (:mod:`teleop.slave_process`).
 """
 
 from __future__ import annotations
