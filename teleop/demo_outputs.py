@@ -14,7 +14,7 @@ import numpy as np
 
 from sim.bullet import pb
 from sim.loop import VISUAL_RATE
-from teleop.mapping import camera_view_matrix, spotlight_direction
+from teleop.demo_render import SpotlitRenderer
 
 if TYPE_CHECKING:
     from sim.world import Robot
@@ -62,14 +62,14 @@ def _render(client: int, view: list[float], proj: list[float], light: np.ndarray
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
 
 
-def _caption(image: np.ndarray, lines: list[str]) -> np.ndarray:
+def _caption(image: np.ndarray, lines: list[str], fill: tuple[int, int, int] = (20, 20, 20)) -> np.ndarray:
     """``image`` with text lines in its top-left corner (PIL's default font)."""
     from PIL import Image, ImageDraw
 
     pil = Image.fromarray(image)
     draw = ImageDraw.Draw(pil)
     for i, line in enumerate(lines):
-        draw.text((8, 6 + 14 * i), line, fill=(20, 20, 20))
+        draw.text((8, 6 + 14 * i), line, fill=fill)
     return np.asarray(pil)
 
 
@@ -129,15 +129,19 @@ def _write_outputs(
     final_robot = {n: shown.joints(n) for n in shown.bodies}
     limbs = tips.limbs
     robot_t = np.array([t for t, _ in robot_poses])
+    cfg = session.cfg
+    lamp = SpotlitRenderer(IMAGE_SIZE, EXTERNAL_VIEW, cfg.seabed_z, cfg.rock_radius)
+    rock_at = pb.getBasePositionAndOrientation(shown_rock, physicsClientId=shown.world.client)[0]
     frames = []
     for t, pose_m in model_poses:
         show_scene(robot, rock, pose_m)
         if len(robot_t):  # the robot's pose nearest in time
             for name, q in robot_poses[int(np.abs(robot_t - t).argmin())][1].items():
                 shown.set_joints(name, q)
-        left = _caption(
-            _render(shown.world.client, view, proj),
+        left = _caption(  # the robot in the sea, lit by its own lamp (pyvista: PyBullet has no spot light)
+            lamp.render(shown, rock_at),
             [f"remote robot: soft-arm physics in seawater   t = {t:4.1f} s"],
+            fill=(235, 235, 235),
         )
         right = _caption(
             _render(robot.world.client, view, proj),
@@ -161,11 +165,10 @@ def _write_outputs(
         ms = int(1000 * GIF_EVERY / VISUAL_RATE)
         frames[0].save(gif, save_all=True, append_images=frames[1:], duration=ms, loop=0)
         files.append(str(gif))
-    cam = out_dir / "camera_tip.png"  # what the robot's camera sees, lit from its spotlight
-    light = spotlight_direction(shown.link_pose("spotlight_frame"))
-    view_cam = camera_view_matrix(shown.tip_pose("camera"))
-    proj_cam = pb.computeProjectionMatrixFOV(CAMERA_FOV_DEG, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
-    iio.imwrite(cam, _render(shown.world.client, view_cam, proj_cam, light))
+    cam = out_dir / "camera_tip.png"  # what the robot's camera sees, lit by the robot's lamp
+    lamp.look_from(shown.tip_pose("camera"), CAMERA_FOV_DEG)
+    iio.imwrite(cam, lamp.render(shown, rock_at))
+    lamp.close()
     fig, axes = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
     t_model = tips.t[: tips.n]
     for i, name in enumerate(limbs):

@@ -1,0 +1,32 @@
+"""The headless GIF's pyvista scenes: the light arm's lamp lights what it points at."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sim.world import World
+from teleop.demo_outputs import EXTERNAL_VIEW
+from teleop.demo_render import SpotlitRenderer
+from urdf_gen.pcc import PccConfig
+
+
+def test_the_lamp_lights_the_seabed_where_the_light_arm_points() -> None:
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=3)
+        lamp = SpotlitRenderer((320, 240), EXTERNAL_VIEW, -0.6, 0.06)
+        try:
+            robot.set_pcc("light", [PccConfig(math.radians(80), 0.0, 0.6)])  # bent down at the seabed
+            down = lamp.render(robot, (0.45, 0.06, -0.54)).astype(float)
+            robot.set_pcc("light", [PccConfig(math.radians(80), math.pi, 0.6)])  # bent up, at the open water
+            up = lamp.render(robot, (0.45, 0.06, -0.54)).astype(float)
+        finally:
+            lamp.close()
+    assert down.shape == (240, 320, 3)
+
+    def pool(img: np.ndarray) -> int:  # bright, yellowish pixels in the lower half: lamp light on sand
+        lower = img[120:]
+        return int(((lower[..., 0] > 200) & (lower[..., 1] > 180)).sum())
+
+    assert pool(down) > 500 and pool(up) < 50
