@@ -46,10 +46,9 @@ def show_scene(robot: Robot, rock: int, pose: ScenePose) -> None:
     robot.world.mark_moved()
 
 
-def _render(client: int, view: list[float], proj: list[float], light: np.ndarray | None = None) -> np.ndarray:
+def _render(client: int, view: list[float], proj: list[float]) -> np.ndarray:
     """RGB image ``(h, w, 3) uint8`` for PyBullet view and projection matrices (16 floats each)."""
     w, h = IMAGE_SIZE
-    extra = {} if light is None else {"lightDirection": light.tolist()}
     _, _, rgba, _, _ = pb.getCameraImage(
         w,
         h,
@@ -57,7 +56,6 @@ def _render(client: int, view: list[float], proj: list[float], light: np.ndarray
         projectionMatrix=proj,
         renderer=pb.ER_TINY_RENDERER,
         physicsClientId=client,
-        **extra,
     )
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
 

@@ -154,7 +154,7 @@ class OperatorMapping:
         return self.command
 
     def model(self, offsets: Mapping[str, FloatArray] | None = None) -> dict[str, list[PccConfig]]:
-        """What the local model shows: ``command + offset`` per limb, clipped to the limits."""
+        """What the local model shows: ``command + offset`` per limb (unclipped, :func:`apply_offset`)."""
         offsets = offsets or {}
         return {name: apply_offset(cmd, offsets.get(name)) for name, cmd in self.command.items()}
 
@@ -167,8 +167,3 @@ def camera_view_matrix(T_world_tip: Transform) -> list[float]:
             eye.tolist(), (eye + T_world_tip[:3, 2]).tolist(), (-T_world_tip[:3, 0]).tolist()
         )
     )
-
-
-def spotlight_direction(T_world_tip: Transform) -> FloatArray:
-    """Light direction for PyBullet's renderer ``(3,)``: from the lit scene towards the spotlight."""
-    return -T_world_tip[:3, 2]

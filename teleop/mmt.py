@@ -56,7 +56,7 @@ from teleop.slave import CONTACT_FORCE_N, Slave, add_environment
 from teleop.slave_process import SlaveProcess
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.pcc import PccConfig, rest_configs
-from urdf_gen.pcc_fit import add_offset, bend_vector, canonical_limb
+from urdf_gen.pcc_fit import add_offset, bend_vectors, canonical_limb
 
 __all__ = [  # the link's packets, the setup and the robot live in their own modules; here for callers
     "CMD_HEADER",
@@ -80,11 +80,6 @@ SHOW_TOLERANCE = 1e-6  # rad or m: smaller changes of a limb's model are not sho
 SHOW_EVERY = 20  # ticks between two poses of the limbs that only show (50 Hz); the haptic one: every tick
 RECOVER_TICKS = 1000  # deadlines met in a row (1 s) that clear a missed-deadline haptic fault
 RING_TICKS = 8192  # master predictions kept for residuals (8.2 s at 1 kHz; > the link's round trip)
-
-
-def _as_u(configs: list[PccConfig]) -> np.ndarray:
-    """``(S, 3)``: bend vector x, y (rad) and length (m) of each segment."""
-    return np.array([[*bend_vector(c), c.length] for c in configs])
 
 
 def _smooth(u: float) -> float:
@@ -159,7 +154,6 @@ class MmtSession:
         self.rock_located = False
         self.k_env = cfg.k_env_prior
         self.k_render = cfg.k_env_prior  # the stiffness rendered now (N/m), following k_env
-        self.k_env_updates = 0
         self._r_tip = spec.limb(cfg.haptic_limb).segments[-1].radius_tip
         self._shown: dict[str, list[PccConfig]] = {}
         self.model: dict[str, list[PccConfig]] = {n: rest_configs(spec.limb(n).segments) for n in names}
@@ -178,9 +172,7 @@ class MmtSession:
         self._seq_up = 0
         self.updates = 0
         self.over_budget = 0
-        self.depth = 0.0
         self.slave_force = np.zeros(3)  # latest force reported by the slave (N)
-        self.slave_contact_reports = 0
         self.haptic_recoveries = 0  # missed-deadline faults cleared after the loop was back on time
         self._on_time = 0
         self.log = SessionLog(1)
@@ -238,7 +230,6 @@ class MmtSession:
         self.slave_force = force
         f = float(np.linalg.norm(force))
         contact = f > CONTACT_FORCE_N
-        self.slave_contact_reports += contact
         tick = self._sent_tick.get(cmd_seq)
         idx = None if tick is None else tick + int(round(age / self.world.dt))
         if idx is not None and not (self._k - RING_TICKS < idx <= self._k):
@@ -260,7 +251,6 @@ class MmtSession:
                 k_new = f / depth
                 k = self.k_env + 0.5 * (k_new - self.k_env)
                 self.k_env = min(max(k, K_ENV_RANGE[0]), K_ENV_RANGE[1])
-                self.k_env_updates += 1
         if contact and np.isfinite(rock).all() and not np.allclose(rock, self._rock_blend[1], atol=1e-4):
             self._rock_blend = (self.rock_model.copy(), rock, t)
             self.rock_located = True
@@ -276,12 +266,12 @@ class MmtSession:
             if self._cmd_key.get(name) != key:  # canonical command and its bend vectors, once a change
                 self._cmd_key[name] = key
                 self._cmd_canon[name] = canonical_limb(cmd[name])
-                self._cmd_u[name] = _as_u(self._cmd_canon[name])
+                self._cmd_u[name] = bend_vectors(self._cmd_canon[name])
         if self.predictor is not None:
             for name in self._order:
                 shape = self.predictor.update(name, cmd[name], k, dt)
                 if shape is not None:
-                    self.pred_offset[name] = _as_u(shape) - self._cmd_u[name]
+                    self.pred_offset[name] = bend_vectors(shape) - self._cmd_u[name]
         # the IK solves through the offsets low-passed (IK_OFFSET_TAU): the fixed point command -> static
         # sag -> command, under-relaxed (solved offline it converged by a factor ~0.55-0.8 an iteration
         # for the palpation arm above the rock). Through the live prediction every tick, its motion fed
@@ -326,7 +316,7 @@ class MmtSession:
         self._update_model(cmd)
         self.world.step(contacts=False)  # penetration() asks for its own bodies
         d = penetration(self.world.client, self.robot.bodies[cfg.haptic_limb], self.env)
-        self.depth = depth = float(np.linalg.norm(d))
+        depth = float(np.linalg.norm(d))
         self._ring_depth[self._k % RING_TICKS] = depth
         # the coupling renders k d, k following the learned k_env smoothly (no force step when a report
         # changes it); the penetration is scaled to the renderer's stiffness

@@ -26,12 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from urdf_gen.pcc import PccConfig, arc_transform
+from urdf_gen.pcc import PccConfig, arc_transform, sinc
 from urdf_gen.types import FloatArray
-
-
-def _sinc(x: float) -> float:
-    return 1.0 if abs(x) < 1e-8 else math.sin(x) / x
 
 
 def arc_through(p: FloatArray) -> PccConfig:
@@ -40,7 +36,7 @@ def arc_through(p: FloatArray) -> PccConfig:
     rho = math.hypot(x, y)
     theta = math.atan2(rho, z)
     plane = math.atan2(y, x) if rho > 0.0 else 0.0
-    return PccConfig(bend=2.0 * theta, plane=plane, length=math.sqrt(rho * rho + z * z) / _sinc(theta))
+    return PccConfig(bend=2.0 * theta, plane=plane, length=math.sqrt(rho * rho + z * z) / sinc(theta))
 
 
 def pcc_from_points(ends: FloatArray) -> list[PccConfig]:
@@ -61,14 +57,16 @@ def bend_vector(c: PccConfig) -> tuple[float, float]:
     return c.bend * math.cos(c.plane), c.bend * math.sin(c.plane)
 
 
+def bend_vectors(configs: Sequence[PccConfig]) -> FloatArray:
+    """Every segment's bend vector and length, ``(S, 3)``: x, y (rad), length (m)."""
+    return np.array([[*bend_vector(c), c.length] for c in configs], dtype=float).reshape(-1, 3)
+
+
 def config_offset(a: Sequence[PccConfig], b: Sequence[PccConfig]) -> FloatArray:
     """``a - b`` per segment as ``(S, 3)``: bend-vector difference (rad, rad) and length difference (m)."""
-    out = np.empty((len(a), 3))
-    for i, (ca, cb) in enumerate(zip(a, b, strict=True)):
-        ax, ay = bend_vector(ca)
-        bx, by = bend_vector(cb)
-        out[i] = ax - bx, ay - by, ca.length - cb.length
-    return out
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} and {len(b)} segments: an offset needs the same count")
+    return bend_vectors(a) - bend_vectors(b)
 
 
 def add_offset(c: PccConfig, offset: Sequence[float]) -> PccConfig:
