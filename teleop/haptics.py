@@ -75,6 +75,25 @@ def penetration(client: int, body: int, others: list[int]) -> np.ndarray:
     return d
 
 
+def ball_penetration(
+    p: np.ndarray, r: float, rock: np.ndarray, rock_radius: float, seabed_z: float
+) -> np.ndarray:
+    """:func:`penetration` of a ball (centre ``p`` ``(3,)``, radius ``r``, m) into a sphere (centre ``rock``,
+    radius ``rock_radius``) and the horizontal plane ``z = seabed_z``, summed: the vector ``(3,)`` (m)
+    that would push the ball out, from the geometry alone (no body posed in PyBullet, a few
+    microseconds; Bullet's sphere-sphere and sphere-plane contacts are these exact formulas)."""
+    d = np.zeros(3)
+    v = p - rock
+    dist = math.sqrt(float(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
+    depth = rock_radius + r - dist
+    if depth > 0.0 and dist > 0.0:
+        d += v * (depth / dist)
+    depth = seabed_z + r - float(p[2])
+    if depth > 0.0:
+        d[2] += depth
+    return d
+
+
 def passivity_margin(stiffness: float, damping: float, device_damping: float, dt: float) -> float:
     """Colgate's margin ``b - K T / 2 - |B|`` (N s/m); passive when > 0."""
     return device_damping - stiffness * dt / 2.0 - abs(damping)

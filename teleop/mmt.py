@@ -17,8 +17,9 @@ and the rock where the master believes it is. The operator's device drives
   limb's residual is learned only in free space (no reported force): in contact the slave's shape
   differs by the contact itself, which the contact model renders.
 
-**Contact.** The operator feels ``k_env d``: ``d`` the model's penetration into the modelled rock and
-seabed, ``k_env`` learned from the slave's reports (``|F_slave| / depth`` at the same ring index). The
+**Contact.** The operator feels ``k_env d``: ``d`` the penetration of the model's sensor ball (where the
+slave measures its force) into the modelled rock and seabed, from the model's pose (analytic),
+``k_env`` learned from the slave's reports (``|F_slave| / depth`` at the same ring index). The
 force-aware command keeps the target no deeper than ``command_force / k_env`` (README: "The squid demo").
 
 All times are simulated: :meth:`MmtSession.run` steps everything in lockstep (bit-identical reruns) or
@@ -38,7 +39,7 @@ from sim.loop import SPIN_WINDOW_S, Loop
 from sim.world import World
 from teleop.channel import Channel
 from teleop.devices.base import InputDevice
-from teleop.haptics import HapticParams, HapticRenderer, penetration
+from teleop.haptics import HapticParams, HapticRenderer, ball_penetration
 from teleop.mapping import OperatorMapping
 from teleop.mmt_config import K_ENV_RANGE, MmtConfig
 from teleop.mmt_packets import (
@@ -55,7 +56,7 @@ from teleop.session_log import SessionLog
 from teleop.slave import CONTACT_FORCE_N, Slave, add_environment
 from teleop.slave_process import SlaveProcess
 from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, rest_configs
+from urdf_gen.pcc import PccConfig, limb_transform, rest_configs
 from urdf_gen.pcc_fit import add_offset, bend_vectors, canonical_limb
 
 __all__ = [  # the link's packets, the setup and the robot live in their own modules; here for callers
@@ -149,12 +150,18 @@ class MmtSession:
         self._cmd_canon: dict[str, list[PccConfig]] = {}
         self._cmd_u: dict[str, np.ndarray] = {}
         self._blend_u: dict[str, float] = {}
+        self._blends_done = False
         self.rock_model = np.asarray(cfg.rock_estimate, dtype=float)
         self._rock_blend = (self.rock_model.copy(), self.rock_model.copy(), -1.0)
         self.rock_located = False
         self.k_env = cfg.k_env_prior
         self.k_render = cfg.k_env_prior  # the stiffness rendered now (N/m), following k_env
-        self._r_tip = spec.limb(cfg.haptic_limb).segments[-1].radius_tip
+        haptic_limb = spec.limb(cfg.haptic_limb)
+        if haptic_limb.payload is None or haptic_limb.payload.kind != "force_sensor":
+            raise ConfigurationError(f"haptic limb '{haptic_limb.name}' carries no force sensor payload")
+        self._r_tip = haptic_limb.segments[-1].radius_tip  # the sensor: a ball of the tip's radius
+        self._sensor_offset = np.asarray(haptic_limb.payload.offset, dtype=float)  # in the tip frame
+        self._T_haptic = T_base[cfg.haptic_limb]
         self._shown: dict[str, list[PccConfig]] = {}
         self.model: dict[str, list[PccConfig]] = {n: rest_configs(spec.limb(n).segments) for n in names}
         segs = sum(s for _, s in self.shape)
@@ -197,7 +204,11 @@ class MmtSession:
         return p
 
     def _blend(self, t: float) -> bool:
+        """Advance the corrections' blends to time ``t``; whether one is under way."""
+        if self._blends_done:  # every blend at its end: nothing changes until a report starts one
+            return False
         active = False
+        done = True
         T = self.cfg.blend_time
         for n, (a, b, t0) in self._res_blend.items():
             u = _smooth((t - t0) / T)
@@ -205,6 +216,7 @@ class MmtSession:
                 self.residual[n] = a + (b - a) * u
                 self._blend_u[n] = u
             active |= 0.0 < u < 1.0
+            done &= u == 1.0
         a, b, t0 = self._rock_blend
         u = _smooth((t - t0) / T)
         rock = a + (b - a) * u
@@ -213,6 +225,7 @@ class MmtSession:
             pb.resetBasePositionAndOrientation(
                 self.rock, rock.tolist(), [0, 0, 0, 1], physicsClientId=self.world.client
             )
+        self._blends_done = done and u == 1.0
         return active or 0.0 < u < 1.0
 
     def _on_state(self, payload: bytes, t: float) -> None:
@@ -246,6 +259,7 @@ class MmtSession:
                 if not np.allclose(new, self._res_blend[n][1], atol=1e-4):
                     self._res_blend[n] = (self.residual[n].copy(), new, t)
                     self._blend_u.pop(n, None)
+                    self._blends_done = False
             depth = float(self._ring_depth[idx % RING_TICKS])
             if contact and depth > 5e-4:
                 k_new = f / depth
@@ -253,13 +267,15 @@ class MmtSession:
                 self.k_env = min(max(k, K_ENV_RANGE[0]), K_ENV_RANGE[1])
         if contact and np.isfinite(rock).all() and not np.allclose(rock, self._rock_blend[1], atol=1e-4):
             self._rock_blend = (self.rock_model.copy(), rock, t)
+            self._blends_done = False
             self.rock_located = True
 
     def _update_model(self, cmd: dict[str, list[PccConfig]]) -> None:
         """Predict the slave's shape for the new command and pose the master world's limbs.
 
-        The haptic limb is posed every tick (its contacts are rendered); the others, which only show,
-        at most once every ``SHOW_EVERY`` ticks."""
+        The haptic limb's model is updated every tick (its contact is rendered from it, analytically);
+        the limbs are posed in the master world, which only shows them, in turns every ``SHOW_EVERY``
+        ticks."""
         k, dt = self._k, self.world.dt
         for name in self._order:
             key = tuple(cmd[name])
@@ -269,9 +285,9 @@ class MmtSession:
                 self._cmd_u[name] = bend_vectors(self._cmd_canon[name])
         if self.predictor is not None:
             for name in self._order:
-                shape = self.predictor.update(name, cmd[name], k, dt)
-                if shape is not None:
-                    self.pred_offset[name] = bend_vectors(shape) - self._cmd_u[name]
+                u = self.predictor.update(name, cmd[name], k, dt)
+                if u is not None:
+                    self.pred_offset[name] = u - self._cmd_u[name]
         # the IK solves through the offsets low-passed (IK_OFFSET_TAU): the fixed point command -> static
         # sag -> command, under-relaxed (solved offline it converged by a factor ~0.55-0.8 an iteration
         # for the palpation arm above the rock). Through the live prediction every tick, its motion fed
@@ -281,10 +297,13 @@ class MmtSession:
         for name in self._order:
             offset = self.pred_offset[name] + self.residual[name]
             self.ik_offset[name] += a * (offset - self.ik_offset[name])
-            if name != haptic and k % SHOW_EVERY != self._show_slot[name]:
-                continue  # the limbs that only show take turns: one joint reset a tick at most
+            show = k % SHOW_EVERY == self._show_slot[name]  # the limbs take turns: one reset a tick
+            if name != haptic and not show:
+                continue
             model = [add_offset(c, o) for c, o in zip(self._cmd_canon[name], offset, strict=True)]
             self.model[name] = model
+            if not show:
+                continue
             shown = self._shown.get(name)
             if (
                 shown is None
@@ -314,8 +333,14 @@ class MmtSession:
         blending = self._blend(t)
         cmd = self.mapping.update(sample, dt, self.ik_offset)
         self._update_model(cmd)
-        self.world.step(contacts=False)  # penetration() asks for its own bodies
-        d = penetration(self.world.client, self.robot.bodies[cfg.haptic_limb], self.env)
+        self.world.step(contacts=False)  # the master world only shows: no contacts in it
+        # the contact rendered: the palpation sensor's ball (the link the slave measures its force on,
+        # and the haptic limb's deepest point into the rock in every tick of the scripted session)
+        # against the modelled rock and seabed, at the model's pose this tick
+        T_tip = self._T_haptic @ limb_transform(self.model[cfg.haptic_limb])
+        tip = T_tip[:3, 3]
+        sensor = T_tip[:3, :3] @ self._sensor_offset + tip
+        d = ball_penetration(sensor, self._r_tip, self.rock_model, cfg.rock_radius, cfg.seabed_z)
         depth = float(np.linalg.norm(d))
         self._ring_depth[self._k % RING_TICKS] = depth
         # the coupling renders k d, k following the learned k_env smoothly (no force step when a report
@@ -350,7 +375,7 @@ class MmtSession:
             T_base = self.mapping.T_world_base[cfg.haptic_limb]
             self.log.add(
                 t=t,
-                tip_m=self.robot.tip_pose(cfg.haptic_limb)[:3, 3],
+                tip_m=tip,
                 tip_s=self.slave.tip(),
                 f_m=force,
                 f_s=self.slave.force,
@@ -427,56 +452,9 @@ class MmtSession:
 
     def metrics(self) -> dict[str, float]:
         """Tip and force errors, forces, contact agreement, traffic (see the README's metrics table)."""
-        lg = self.log
-        n = lg.n
-        dt_log = self.world.dt * lg.every
-        duration = max(n * dt_log, self.world.dt)
-        lag = int(round(self.cfg.downlink.expected_delay(CMD_HEADER.size + 6 * len(self.shape)) / dt_log))
-        lag = min(lag, max(n - 1, 0))
-        tip_m, tip_s, f_m, f_s = lg["tip_m"], lg["tip_s"], lg["f_m"], lg["f_s"]
-        tip_err = np.linalg.norm(tip_m[: n - lag] - tip_s[lag:], axis=1) if n else np.zeros(1)
-        f_err = np.linalg.norm(f_m[: n - lag] - f_s[lag:], axis=1) if n else np.zeros(1)
-        steps = np.linalg.norm(np.diff(f_m, axis=0), axis=1) if n > 1 else np.zeros(1)
-        blend = lg["blending"][1:].astype(bool) if n > 1 else np.zeros(1, dtype=bool)
-        fs_mag = np.linalg.norm(f_s, axis=1) if n else np.zeros(1)
-        contact = fs_mag > CONTACT_FORCE_N
-        window = np.zeros(n, dtype=bool)
-        if contact.any():
-            last = int(np.flatnonzero(contact)[-1])
-            first = max(0, last - int(round(1.0 / dt_log)) + 1)
-            window[first : last + 1] = True
-        diff = np.linalg.norm(f_m - f_s, axis=1) if n else np.zeros(1)
-        return {
-            "tip_error_rms_m": float(np.sqrt(np.mean(tip_err**2))),
-            "tip_error_final_m": float(np.linalg.norm(tip_m[-1] - tip_s[-1])) if n else 0.0,
-            "force_error_rms_n": float(np.sqrt(np.mean(f_err**2))),
-            "max_force_n": float(np.linalg.norm(f_m, axis=1).max()) if n else 0.0,
-            "slave_force_max_n": float(fs_mag.max()) if n else 0.0,
-            "contact_time_s": float(contact.sum() * dt_log),
-            "force_error_contact_rms_n": float(np.sqrt(np.mean(diff[window] ** 2))) if window.any() else 0.0,
-            "force_error_contact_max_n": float(diff[window].max()) if window.any() else 0.0,
-            "operator_force_contact_mean_n": float(np.linalg.norm(f_m[window], axis=1).mean())
-            if window.any()
-            else 0.0,
-            "slave_force_contact_mean_n": float(fs_mag[window].mean()) if window.any() else 0.0,
-            "k_env_n_per_m": float(self.k_env),
-            "rock_located": bool(self.rock_located),
-            "rock_error_m": float(np.linalg.norm(self.rock_model - np.asarray(self.cfg.rock_true))),
-            "slave_reflex_ticks": int(self.slave.reflex_ticks),
-            "max_force_step_n": float(steps.max()),
-            "max_force_step_during_correction_n": float(steps[blend].max()) if blend.any() else 0.0,
-            "down_packets_per_s": self.down.sent / duration,
-            "down_bytes_per_s": self.down.bytes_sent / duration,
-            "up_packets_per_s": self.up.sent / duration,
-            "up_bytes_per_s": self.up.bytes_sent / duration,
-            "down_loss_rate": self.down.loss_rate,
-            "up_loss_rate": self.up.loss_rate,
-            "mean_down_delay_s": float(np.mean(self.down.delays)) if self.down.delays else 0.0,
-            "state_updates": self.updates,
-            "ticks_over_budget": self.over_budget,
-            "haptic_faults_latched": int(self.haptics.faults_latched),
-            "haptic_recoveries": int(self.haptic_recoveries),
-        }
+        from teleop.mmt_metrics import session_metrics
+
+        return session_metrics(self)
 
     def close(self) -> None:
         """Close both worlds."""

@@ -76,3 +76,36 @@ def test_udp_force_packets_are_non_zero_while_the_palpation_arm_presses_the_rock
     assert fault is None
     assert depth.max() > 1e-3  # the model's tip went into the modelled rock
     assert len(forces) > 100 and max(forces) > 0.05  # force packets came back, non-zero in contact
+
+
+def test_the_predictors_compiled_step_and_fit_equal_the_models_own() -> None:
+    """SagPredictor.update (the step kernel called with prepared arguments, compiled spring torques and
+    fit) gives the state of integrators.step bit for bit and the bend vectors of pcc_from_points."""
+    from sim.models.integrators import step as model_step
+    from sim.models.joint_targets import state_from_pcc
+    from teleop.predict import SagPredictor
+    from urdf_gen.pcc import PccConfig
+    from urdf_gen.pcc_fit import bend_vectors, pcc_from_points
+    from urdf_gen.spec_loader import load_robot
+
+    spec = load_robot("ursula", sections=10)
+    p = SagPredictor(
+        spec, {n.name: np.eye(4) for n in spec.limbs}, "seawater", (0, 0, -9.81), every_tick="palpation"
+    )
+    m = p.models["palpation"]
+    rng = np.random.default_rng(3)
+    for k in range(60):
+        cmd = [
+            PccConfig(rng.uniform(-2, 2), rng.uniform(-3, 3), g.length * rng.uniform(0.9, 1.1))
+            for g in m.limb.segments
+        ]
+        q, qd = p.q["palpation"], p.qd["palpation"]
+        np.testing.assert_allclose(
+            p._torques("palpation", cmd), m.K * state_from_pcc(m, cmd), rtol=1e-15, atol=0
+        )
+        u = p.update("palpation", cmd, k, 1e-3)
+        q2, _ = model_step(m, q, qd, 4e-3, m.K * state_from_pcc(m, cmd))
+        np.testing.assert_array_equal(p.q["palpation"], q2)
+        ends = np.empty((2, 3))
+        segment_ends(p.q["palpation"], m.l0, p._ends["palpation"], ends)
+        np.testing.assert_allclose(u, bend_vectors(pcc_from_points(ends)), atol=1e-13)

@@ -261,3 +261,28 @@ def test_penetration_needs_no_contact_refresh_and_matches_the_contact_points() -
         deepest = min(pb.getContactPoints(bodyA=body, bodyB=ball, physicsClientId=cid), key=lambda c: c[8])
         np.testing.assert_allclose(d, -deepest[8] * np.asarray(deepest[7]), atol=1e-9)
         assert penetration(cid, body, [far]).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_ball_penetration_equals_bullets_contact_of_a_ball_with_a_sphere_and_a_plane() -> None:
+    """Seeded, bounded: 300 ball positions around a rock on the seabed, touching one, both or nothing."""
+    from sim.bullet import pb
+    from sim.environment import add_seabed, add_sphere
+    from sim.world import World
+    from teleop.haptics import ball_penetration, penetration
+
+    rng = np.random.default_rng(7)
+    rock, R, z0, r = np.array([0.45, 0.06, -0.54]), 0.06, -0.6, 0.01
+    with World(mode="kinematic") as world:
+        cid = world.client
+        bodies = [add_sphere(world, rock, R), add_seabed(world, z0, half_extent=2.0)]
+        shape = pb.createCollisionShape(pb.GEOM_SPHERE, radius=r, physicsClientId=cid)
+        ball = pb.createMultiBody(0, shape, -1, [0, 0, 1], physicsClientId=cid)
+        kinds = set()
+        for _ in range(300):
+            p = rock + rng.uniform(-0.09, 0.09, 3)
+            pb.resetBasePositionAndOrientation(ball, p.tolist(), [0, 0, 0, 1], physicsClientId=cid)
+            expected = penetration(cid, ball, bodies)
+            got = ball_penetration(p, r, rock, R, z0)
+            np.testing.assert_allclose(got, expected, atol=1e-12)
+            kinds.add((np.linalg.norm(p - rock) < R + r, p[2] < z0 + r))
+    assert kinds == {(False, False), (True, False), (False, True), (True, True)}

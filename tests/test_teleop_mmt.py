@@ -162,3 +162,30 @@ def test_a_missed_deadline_fault_clears_after_a_second_on_time_and_the_force_ram
         assert max(forces[: RECOVER_TICKS - 2]) == 0.0 and s.haptic_recoveries == 1
         assert 0.0 < forces[RECOVER_TICKS + 50] < forces[RECOVER_TICKS + 400]  # ramping back in
         assert s.metrics()["haptic_faults_latched"] == 1
+
+
+def test_the_rendered_contact_is_the_posed_limbs_deepest_contact() -> None:
+    """The master renders the sensor ball's penetration from the model's pose (no PyBullet pose of the
+    haptic limb per tick): it equals PyBullet's deepest contact of the whole posed limb with the
+    modelled rock and seabed (getClosestPoints over every link), in and out of contact."""
+    from teleop.haptics import penetration
+    from teleop.session_log import SessionLog
+
+    device = ScriptedDevice(
+        waypoints=[(0.0, (0.725, 0.06, -0.06)), (1.0, (0.45, 0.06, -0.50))],  # into the modelled rock
+        presses=[(0.0, "select:palpation")],
+    )
+    with MmtSession(MmtConfig(sections=3)) as s:
+        s.log = SessionLog(3000)
+        name = s.cfg.haptic_limb
+        checked = touching = 0
+        for k in range(3000):
+            s.tick(device)
+            if k % 25:
+                continue
+            s.robot.set_joints(name, s.robot.pcc_joints(name, s.model[name], check_limits=False))
+            d = penetration(s.world.client, s.robot.bodies[name], s.env)
+            assert abs(np.linalg.norm(d) - s.log["depth_m"][k]) < 1e-9
+            checked += 1
+            touching += s.log["depth_m"][k] > 1e-3
+    assert checked == 120 and touching > 20
