@@ -131,11 +131,12 @@ class OperatorMapping:
             length = c.length + r.length * dt * (("length+" in h) - ("length-" in h))
             self.command[self.limb][self.segment] = clamp_config(PccConfig(bend, plane, length), seg)
         if sample.position is not None and self.limb in self.T_world_base:
-            p = self.T_world_device @ np.append(self.scale * np.asarray(sample.position), 1.0)
+            Td, Tb = self.T_world_device, self.T_world_base[self.limb]
+            p = Td[:3, :3] @ (self.scale * np.asarray(sample.position, dtype=float)) + Td[:3, 3]
             if self.target_filter is not None:
-                p[:3] = self.target_filter(self.limb, p[:3])
-            self.target_world = p[:3]
-            target = np.linalg.solve(self.T_world_base[self.limb], p)[:3]
+                p = self.target_filter(self.limb, p)
+            self.target_world = p
+            target = Tb[:3, :3].T @ (p - Tb[:3, 3])  # in the limb base frame (a rigid transform's inverse)
             offset = offsets.get(self.limb)
             model = apply_offset(self.command[self.limb], offset)
             res = solve_ik(limb, target, model, max_iter=self.ik_iters, max_step=self.ik_max_step)

@@ -141,3 +141,25 @@ def test_scripted_and_replay_devices_keep_a_bounded_force_history() -> None:
             device.send_force(np.array([k, 0.0, 0.0]))
         assert len(device.forces) == FORCE_HISTORY
         assert device.forces[-1][0] == FORCE_HISTORY + 499 and device.forces[0][0] == 500
+
+
+def test_scripted_positions_are_numpys_interpolation_bit_for_bit() -> None:
+    """Seeded, bounded: 200 random timelines (repeated times, gaps without a position) read at 60 times
+    each, in and outside their span, equal ``numpy.interp`` per axis exactly."""
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(200):
+        times = np.sort(rng.uniform(0.0, 5.0, rng.integers(1, 6)))
+        if len(times) > 1 and rng.random() < 0.3:
+            times[1] = times[0]
+        waypoints = [(float(t), None if rng.random() < 0.2 else tuple(rng.normal(size=3))) for t in times]
+        device = ScriptedDevice(waypoints)
+        wt = np.array([t for t, _ in waypoints])
+        wp = np.array([[np.nan] * 3 if p is None else p for _, p in waypoints])
+        for t in np.concatenate([rng.uniform(-1.0, 6.0, 55), times]):
+            k = int(np.searchsorted(wt, t, side="right"))
+            gap = np.isnan(wp[max(k - 1, 0)]).any() or np.isnan(wp[min(k, len(wt) - 1)]).any()
+            expected = None if gap else tuple(float(np.interp(t, wt, wp[:, i])) for i in range(3))
+            assert device.position_at(float(t)) == expected
+            checked += expected is not None
+    assert checked > 5000
