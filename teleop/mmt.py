@@ -145,12 +145,15 @@ class MmtSession:
         self.residual = {n: v.copy() for n, v in zeros.items()}
         self._res_blend = {n: (v.copy(), v.copy(), -1.0) for n, v in zeros.items()}
         self.ik_offset = {n: v.copy() for n, v in zeros.items()}  # offsets the operator's IK solves with
-        self._show_slot = {n: (5 * i) % SHOW_EVERY for i, n in enumerate(self._order)}
+        # the limbs are posed in turns on ticks k % 4 == 3, when the predictor steps none of the other
+        # limbs (with URSULA's four they take k % 4 = 0, 1, 2): no tick does both
+        self._show_slot = {n: (4 * i + 3) % SHOW_EVERY for i, n in enumerate(self._order)}
         self._cmd_key: dict[str, tuple[PccConfig, ...]] = {}
         self._cmd_canon: dict[str, list[PccConfig]] = {}
         self._cmd_u: dict[str, np.ndarray] = {}
         self._blend_u: dict[str, float] = {}
         self._blends_done = False
+        self._rock_u = -1.0  # the rock blend's last ramp value
         self.rock_model = np.asarray(cfg.rock_estimate, dtype=float)
         self._rock_blend = (self.rock_model.copy(), self.rock_model.copy(), -1.0)
         self.rock_located = False
@@ -219,12 +222,14 @@ class MmtSession:
             done &= u == 1.0
         a, b, t0 = self._rock_blend
         u = _smooth((t - t0) / T)
-        rock = a + (b - a) * u
-        if not np.array_equal(rock, self.rock_model):
-            self.rock_model = rock
-            pb.resetBasePositionAndOrientation(
-                self.rock, rock.tolist(), [0, 0, 0, 1], physicsClientId=self.world.client
-            )
+        if u != self._rock_u:
+            self._rock_u = u
+            rock = a + (b - a) * u
+            if not np.array_equal(rock, self.rock_model):
+                self.rock_model = rock
+                pb.resetBasePositionAndOrientation(
+                    self.rock, rock.tolist(), [0, 0, 0, 1], physicsClientId=self.world.client
+                )
         self._blends_done = done and u == 1.0
         return active or 0.0 < u < 1.0
 
@@ -267,6 +272,7 @@ class MmtSession:
                 self.k_env = min(max(k, K_ENV_RANGE[0]), K_ENV_RANGE[1])
         if contact and np.isfinite(rock).all() and not np.allclose(rock, self._rock_blend[1], atol=1e-4):
             self._rock_blend = (self.rock_model.copy(), rock, t)
+            self._rock_u = -1.0
             self._blends_done = False
             self.rock_located = True
 
