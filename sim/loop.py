@@ -115,6 +115,11 @@ class Loop:
     Attributes:
         deadline_met: real time: ``False`` when the previous step ended more than one ``dt`` after its
             deadline (an overrun); always ``True`` in batch mode.
+        losing_ground: real time: ``True`` when the previous step ended more than one ``dt`` after its
+            deadline *and* later after it than the step before: the loop fell further behind (a stall
+            or an overload), rather than catching up after one. A stall of a few ms is one such step,
+            the steps that catch up after it are overruns but not this; under a sustained overload
+            every step is. Always ``False`` in batch mode.
         interrupted: set by Ctrl-C during :meth:`run` with ``catch_sigint=True``; the run then ends after
             the current step.
     """
@@ -137,6 +142,7 @@ class Loop:
         self.step = step if step is not None else world.step  # type: ignore[attr-defined]
         self.stop = stop
         self.deadline_met = True
+        self.losing_ground = False
         self.interrupted = False
         self.world = world
         self.dt: float = world.dt  # type: ignore[attr-defined]
@@ -164,6 +170,7 @@ class Loop:
         start = clock()
         step, stop = self.step, self.stop
         done = 0
+        late_before = 0.0  # how late the previous step ended (s; <= 0: in time)
         for i in range(steps):
             t0 = clock()
             now = world.time  # type: ignore[attr-defined]
@@ -179,12 +186,16 @@ class Loop:
             done = i + 1
             if self.realtime:
                 deadline = start + (i + 1) * self.dt
-                if t1 < deadline:
+                late = t1 - deadline
+                if late < 0.0:
                     self.deadline_met = True
+                    self.losing_ground = False
                     wait_until(deadline, self.spin_window)
                 else:
-                    self.deadline_met = t1 - deadline <= self.dt
+                    self.deadline_met = late <= self.dt
+                    self.losing_ground = late > self.dt and late > late_before
                     overruns += not self.deadline_met
+                late_before = late
             if self.interrupted or (stop is not None and stop()):
                 break
         wall = max(clock() - start, 1e-12)
