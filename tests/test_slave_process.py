@@ -109,3 +109,12 @@ def test_the_predictors_compiled_step_and_fit_equal_the_models_own() -> None:
         ends = np.empty((2, 3))
         segment_ends(p.q["palpation"], m.l0, p._ends["palpation"], ends)
         np.testing.assert_allclose(u, bend_vectors(pcc_from_points(ends)), atol=1e-13)
+
+
+def test_bench_demo_prints_both_loops_with_the_probe_and_the_contact_figure(capsys) -> None:
+    from teleop.cli import main
+
+    assert main(["bench", "--demo", "--seconds", "1", "--sections", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "master (1 kHz)" in out and "slave (process)" in out and "machine probe" in out
+    assert "|F_operator - F_robot| max" in out and "haptic faults latched" in out
