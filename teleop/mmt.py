@@ -140,17 +140,24 @@ class MmtSession:
             if cfg.predict
             else None
         )
-        zeros = {n: np.zeros((s, 3)) for n, s in self.shape}
-        self.pred_offset = {n: v.copy() for n, v in zeros.items()}
-        self.residual = {n: v.copy() for n, v in zeros.items()}
-        self._res_blend = {n: (v.copy(), v.copy(), -1.0) for n, v in zeros.items()}
-        self.ik_offset = {n: v.copy() for n, v in zeros.items()}  # offsets the operator's IK solves with
+        self._seg_index: dict[str, slice] = {}
+        k = 0
+        for n, s in self.shape:
+            self._seg_index[n] = slice(k, k + s)
+            k += s
+        # per segment of every limb, stacked (one array operation a tick for all limbs); the dicts hold
+        # each limb's rows (views, updated in place)
+        self._pred_all, self._res_all, self._ik_all, self._cmd_u_all = np.zeros((4, k, 3))
+        self.pred_offset = {n: self._pred_all[sl] for n, sl in self._seg_index.items()}
+        self.residual = {n: self._res_all[sl] for n, sl in self._seg_index.items()}
+        self.ik_offset = {n: self._ik_all[sl] for n, sl in self._seg_index.items()}  # what the IK solves with
+        self._cmd_u = {n: self._cmd_u_all[sl] for n, sl in self._seg_index.items()}
+        self._res_blend = {n: (np.zeros((s, 3)), np.zeros((s, 3)), -1.0) for n, s in self.shape}
         # the limbs are posed in turns on ticks k % 4 == 3, when the predictor steps none of the other
         # limbs (with URSULA's four they take k % 4 = 0, 1, 2): no tick does both
         self._show_slot = {n: (4 * i + 3) % SHOW_EVERY for i, n in enumerate(self._order)}
         self._cmd_key: dict[str, tuple[PccConfig, ...]] = {}
         self._cmd_canon: dict[str, list[PccConfig]] = {}
-        self._cmd_u: dict[str, np.ndarray] = {}
         self._blend_u: dict[str, float] = {}
         self._blends_done = False
         self._rock_u = -1.0  # the rock blend's last ramp value
@@ -171,11 +178,6 @@ class MmtSession:
         self._ring_u = np.zeros((RING_TICKS, segs, 3))  # predicted model (no residual) per tick
         self._ring_depth = np.zeros(RING_TICKS)
         self._ring_rest = np.zeros(RING_TICKS, dtype=np.uint8)  # bit i: limb i's prediction at rest
-        self._seg_index = {}
-        k = 0
-        for n, s in self.shape:
-            self._seg_index[n] = slice(k, k + s)
-            k += s
         self._sent_tick: dict[int, int] = {0: 0}
         self._k = 0
         self._seq_down = 0
@@ -216,7 +218,7 @@ class MmtSession:
         for n, (a, b, t0) in self._res_blend.items():
             u = _smooth((t - t0) / T)
             if self._blend_u.get(n) != u:
-                self.residual[n] = a + (b - a) * u
+                self.residual[n][:] = a + (b - a) * u
                 self._blend_u[n] = u
             active |= 0.0 < u < 1.0
             done &= u == 1.0
@@ -288,24 +290,24 @@ class MmtSession:
             if self._cmd_key.get(name) != key:  # canonical command and its bend vectors, once a change
                 self._cmd_key[name] = key
                 self._cmd_canon[name] = canonical_limb(cmd[name])
-                self._cmd_u[name] = bend_vectors(self._cmd_canon[name])
+                self._cmd_u[name][:] = bend_vectors(self._cmd_canon[name])
         if self.predictor is not None:
             for name in self._order:
                 u = self.predictor.update(name, cmd[name], k, dt)
                 if u is not None:
-                    self.pred_offset[name] = u - self._cmd_u[name]
+                    self.pred_offset[name][:] = u - self._cmd_u[name]
         # the IK solves through the offsets low-passed (IK_OFFSET_TAU): the fixed point command -> static
         # sag -> command, under-relaxed (solved offline it converged by a factor ~0.55-0.8 an iteration
         # for the palpation arm above the rock). Through the live prediction every tick, its motion fed
         # back into the command and the loop did not settle.
-        a = dt / IK_OFFSET_TAU
+        offsets = self._pred_all + self._res_all
+        self._ik_all += (dt / IK_OFFSET_TAU) * (offsets - self._ik_all)
         haptic = self.cfg.haptic_limb
         for name in self._order:
-            offset = self.pred_offset[name] + self.residual[name]
-            self.ik_offset[name] += a * (offset - self.ik_offset[name])
             show = k % SHOW_EVERY == self._show_slot[name]  # the limbs take turns: one reset a tick
             if name != haptic and not show:
                 continue
+            offset = offsets[self._seg_index[name]]
             model = [add_offset(c, o) for c, o in zip(self._cmd_canon[name], offset, strict=True)]
             self.model[name] = model
             if not show:
@@ -326,9 +328,8 @@ class MmtSession:
             if self.predictor is None or self.predictor.settled(name):
                 rest |= 1 << i
         self._ring_rest[k % RING_TICKS] = rest
-        row = self._ring_u[k % RING_TICKS]
-        for name in self._order:  # the prediction (no residual) as bend vectors: command + offset
-            row[self._seg_index[name]] = self._cmd_u[name] + self.pred_offset[name]
+        # the prediction (no residual) as bend vectors: command + offset
+        np.add(self._cmd_u_all, self._pred_all, out=self._ring_u[k % RING_TICKS])
 
     # ------------------------------------------------------------------ the tick
     def tick(self, device: InputDevice, *, deadline_met: bool = True) -> np.ndarray:
