@@ -152,7 +152,9 @@ class MmtSession:
         self.residual = {n: self._res_all[sl] for n, sl in self._seg_index.items()}
         self.ik_offset = {n: self._ik_all[sl] for n, sl in self._seg_index.items()}  # what the IK solves with
         self._cmd_u = {n: self._cmd_u_all[sl] for n, sl in self._seg_index.items()}
-        self._res_blend = {n: (np.zeros((s, 3)), np.zeros((s, 3)), -1.0) for n, s in self.shape}
+        # the residuals' blends, stacked like them: from A to B, ramp value per row, start per limb
+        self._blend_a, self._blend_b, self._blend_rows = np.zeros((3, k, 3))
+        self._blend_t0 = {n: -1.0 for n, _ in self.shape}
         # the limbs are posed in turns on ticks k % 4 == 3, when the predictor steps none of the other
         # limbs (with URSULA's four they take k % 4 = 0, 1, 2): no tick does both
         self._show_slot = {n: (4 * i + 3) % SHOW_EVERY for i, n in enumerate(self._order)}
@@ -215,13 +217,17 @@ class MmtSession:
         active = False
         done = True
         T = self.cfg.blend_time
-        for n, (a, b, t0) in self._res_blend.items():
+        changed = False
+        for n, t0 in self._blend_t0.items():
             u = _smooth((t - t0) / T)
             if self._blend_u.get(n) != u:
-                self.residual[n][:] = a + (b - a) * u
+                self._blend_rows[self._seg_index[n]] = u
                 self._blend_u[n] = u
+                changed = True
             active |= 0.0 < u < 1.0
             done &= u == 1.0
+        if changed:  # every limb's residual a + (b - a) u in one go
+            np.add(self._blend_a, (self._blend_b - self._blend_a) * self._blend_rows, out=self._res_all)
         a, b, t0 = self._rock_blend
         u = _smooth((t - t0) / T)
         if u != self._rock_u:
@@ -263,8 +269,9 @@ class MmtSession:
                 if n == self.cfg.haptic_limb and (contact or self._ring_depth[idx % RING_TICKS] > 0):
                     continue  # in contact the shape differs by the contact itself: learned in free space
                 new = measured[n] - ring[self._seg_index[n]]
-                if not np.allclose(new, self._res_blend[n][1], atol=1e-4):
-                    self._res_blend[n] = (self.residual[n].copy(), new, t)
+                sl = self._seg_index[n]
+                if not np.allclose(new, self._blend_b[sl], atol=1e-4):
+                    self._blend_a[sl], self._blend_b[sl], self._blend_t0[n] = self.residual[n], new, t
                     self._blend_u.pop(n, None)
                     self._blends_done = False
             depth = float(self._ring_depth[idx % RING_TICKS])
