@@ -42,7 +42,7 @@ from sim.models.integrators import step as model_step
 from sim.models.ne_params import kernel_loads
 from sim.models.newton_euler import LimbModel
 from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
+from urdf_gen.pcc import PccConfig, sinc
 from urdf_gen.pcc_fit import pcc_from_points
 from urdf_gen.specs import RobotSpec
 from urdf_gen.types import FloatArray, Transform
@@ -125,12 +125,7 @@ def spring_torques(
         out[4 * i + 3] = K[4 * i + 3] * 0.0
 
 
-@numba.njit(cache=True)
-def _sinc(x: float) -> float:  # urdf_gen.pcc.sinc
-    if abs(x) < 1e-4:
-        x2 = x * x
-        return 1.0 - x2 / 6.0 + x2 * x2 / 120.0
-    return math.sin(x) / x
+_sinc = numba.njit(cache=True)(sinc)  # urdf_gen.pcc.sinc, compiled
 
 
 @numba.njit(cache=True)
