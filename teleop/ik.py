@@ -28,6 +28,9 @@ from urdf_gen.pcc import PccConfig, limb_transform
 from urdf_gen.specs import LimbSpec
 from urdf_gen.types import FloatArray
 
+TOL = 1e-4  # m, solve_ik's default convergence distance
+DAMPING = 0.02  # m, solve_ik's default lambda of the damped least squares
+
 
 @dataclass(frozen=True, slots=True)
 class IkResult:
@@ -68,8 +71,8 @@ def solve_ik(
     initial: Sequence[PccConfig],
     *,
     max_iter: int = 100,
-    tol: float = 1e-4,
-    damping: float = 0.02,
+    tol: float = TOL,
+    damping: float = DAMPING,
     max_step: float = 0.2,
     restarts: int = 0,
 ) -> IkResult:
@@ -98,7 +101,7 @@ def solve_ik(
     return best
 
 
-def _limits(limb: LimbSpec) -> tuple[FloatArray, FloatArray]:
+def limits(limb: LimbSpec) -> tuple[FloatArray, FloatArray]:
     """Lower and upper bounds of ``x = (bend, plane, length) per segment``, each ``(3 S,)``."""
     hi = np.array([[seg.bend_max, seg.plane_max, seg.length_max] for seg in limb.segments]).ravel()
     lo = -hi
@@ -120,7 +123,7 @@ def _solve(
         raise ValueError(f"damping = {damping!r} m, max_step = {max_step!r} are invalid; allowed: both > 0")
     if target.shape != (3,):
         raise ValueError(f"target of shape {target.shape} is invalid; allowed: (3,) (m)")
-    lo, hi = _limits(limb)
+    lo, hi = limits(limb)
     x = _to_x(initial)
     if x.size != lo.size:
         raise ValueError(f"{len(initial)} initial configurations for a limb of {len(limb.segments)} segments")

@@ -25,9 +25,11 @@ import numpy as np
 
 from sim.bullet import pb
 from teleop.devices.base import DeviceSample
-from teleop.ik import clamp_config, load_kernels, solve_ik
+from teleop.ik import DAMPING, TOL, clamp_config, load_kernels
+from teleop.ik import limits as ik_limits
+from teleop.ik_command import command_step, load_command_kernel
 from urdf_gen.pcc import PccConfig
-from urdf_gen.pcc_fit import add_offset, canonical_limb, continue_limb
+from urdf_gen.pcc_fit import add_offset, canonical_limb
 from urdf_gen.specs import RobotSpec
 from urdf_gen.types import FloatArray, Transform
 
@@ -93,8 +95,10 @@ class OperatorMapping:
         # segment the bend changes sign instead of the plane jumping (urdf_gen.pcc_fit.continue_limb)
         self.plane_rate = PLANE_RATE
         self.ik_error = 0.0
+        self._limits: dict[str, tuple[FloatArray, FloatArray]] = {}  # the IK's bounds per limb
         if self.T_world_base:  # 6-DoF targets can come: have the IK ready before the loop starts
             load_kernels()
+            load_command_kernel()
 
     def _select(self, action: str) -> None:
         if action == "next_limb":
@@ -137,16 +141,19 @@ class OperatorMapping:
                 p = self.target_filter(self.limb, p)
             self.target_world = p
             target = Tb[:3, :3].T @ (p - Tb[:3, 3])  # in the limb base frame (a rigid transform's inverse)
+            # through the model's offset, one IK iteration, the offset off again, continuous, clipped:
+            # one compiled call (teleop.ik_command; what apply_offset, solve_ik, add_offset,
+            # continue_limb and clamp_config do on configurations)
             offset = offsets.get(self.limb)
-            model = apply_offset(self.command[self.limb], offset)
-            res = solve_ik(limb, target, model, max_iter=self.ik_iters, max_step=self.ik_max_step)
-            self.ik_error = res.error
-            o = np.zeros((len(limb.segments), 3)) if offset is None else np.asarray(offset)
-            wanted = [add_offset(c, -d) for c, d in zip(canonical_limb(res.configs), o, strict=True)]
-            written = continue_limb(wanted, self.command[self.limb], self.plane_rate * dt)
-            self.command[self.limb] = [
-                clamp_config(c, seg) for c, seg in zip(written, limb.segments, strict=True)
-            ]
+            now = np.array([(c.bend, c.plane, c.length) for c in self.command[self.limb]], dtype=float)
+            off = np.zeros_like(now) if offset is None else np.ascontiguousarray(offset, dtype=float)
+            lo, hi = self._limits.get(self.limb) or self._limits.setdefault(self.limb, ik_limits(limb))
+            new = np.empty_like(now)
+            self.ik_error = command_step(
+                now, off, offset is not None, target, lo, hi, self.ik_iters, TOL, DAMPING,
+                self.ik_max_step, self.plane_rate * dt, new,
+            )  # fmt: skip
+            self.command[self.limb] = [PccConfig(b, p, n) for b, p, n in new.tolist()]
         if self.follow and "camera" in self.command and "light" in self.command:
             self.command["light"] = [
                 clamp_config(c, seg)

@@ -103,3 +103,58 @@ def test_bad_target_shape_and_segment_count_are_named() -> None:
         solve_ik(limb, [0.1, 0.2, 0.3], straight[:1])
     with pytest.raises(ValueError, match=r"damping = 0\.0 m, max_step = 0\.2 are invalid; allowed: both > 0"):
         solve_ik(limb, [0.1, 0.2, 0.3], straight, damping=0.0)
+
+
+def _reference_command(limb, command, offset, target, iters, max_step, max_turn):
+    """What OperatorMapping.update did on configurations before the compiled command step."""
+    from teleop.ik import clamp_config
+    from teleop.mapping import apply_offset
+    from urdf_gen.pcc_fit import add_offset, canonical_limb, continue_limb
+
+    model = apply_offset(command, offset)
+    res = solve_ik(limb, target, model, max_iter=iters, max_step=max_step)
+    o = np.zeros((len(limb.segments), 3)) if offset is None else np.asarray(offset)
+    wanted = [add_offset(c, -d) for c, d in zip(canonical_limb(res.configs), o, strict=True)]
+    written = continue_limb(wanted, command, max_turn)
+    return [clamp_config(c, s) for c, s in zip(written, limb.segments, strict=True)], res.error
+
+
+@pytest.mark.parametrize("limb_name", ["grasper", "camera"])
+def test_the_compiled_command_step_is_the_configuration_path(limb_name) -> None:
+    """Seeded, bounded: 400 ticks of random commands (negative bends, planes near +-pi and 0 bends
+    among them), offsets (or none), targets, iterations, step and turn limits: the compiled step
+    (teleop.ik_command) gives the configurations and IK error of the Python path."""
+    from teleop.ik import DAMPING, TOL, limits
+    from teleop.ik_command import command_step
+
+    limb = SPEC.limb(limb_name)
+    lo, hi = limits(limb)
+    rng = np.random.default_rng(21)
+    worst = 0.0
+    for k in range(400):
+        command = _random_configs(limb, rng)
+        if k % 7 == 0:
+            command[0] = PccConfig(0.0, command[0].plane, command[0].length)  # straight: plane undefined
+        if k % 5 == 0:
+            command[-1] = PccConfig(command[-1].bend, np.pi * (1 if k % 2 else -1), command[-1].length)
+        command = [
+            PccConfig(*np.clip([c.bend, c.plane, c.length], lo[3 * i : 3 * i + 3], hi[3 * i : 3 * i + 3]))
+            for i, c in enumerate(command)
+        ]
+        offset = None if k % 4 == 0 else rng.normal(0, 0.3, (len(limb.segments), 3)) * [1, 1, 0.02]
+        target = tip_position(_random_configs(limb, rng)) + rng.normal(0, 0.05, 3)
+        iters, max_step, max_turn = int(rng.integers(1, 4)), float(rng.choice([1e-3, 0.2])), 1e-3
+        expected, error = _reference_command(limb, command, offset, target, iters, max_step, max_turn)
+        now = np.array([(c.bend, c.plane, c.length) for c in command])
+        off = np.zeros_like(now) if offset is None else np.ascontiguousarray(offset)
+        out = np.empty_like(now)
+        e = command_step(
+            now, off, offset is not None, target, lo, hi, iters, TOL, DAMPING, max_step, max_turn, out
+        )
+        worst = max(worst, abs(e - error))
+        worst = max(
+            worst, float(np.abs(np.array([(c.bend, c.plane, c.length) for c in expected]) - out).max())
+        )
+    # compiled sin, cos, atan2 and hypot differ from libm's in the last bit at times, which up to three
+    # IK iterations carry to ~3e-10 here
+    assert worst < 1e-8
