@@ -53,7 +53,7 @@ from teleop.mmt_packets import (
 )
 from teleop.predict import SagPredictor
 from teleop.session_log import SessionLog
-from teleop.slave import CONTACT_FORCE_N, Slave, add_environment
+from teleop.slave import CONTACT_FORCE_N, Slave, add_environment, sensor_limb
 from teleop.slave_process import SlaveProcess
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.pcc import PccConfig, limb_transform, rest_configs
@@ -132,7 +132,6 @@ class MmtSession:
             self.slave: Slave | SlaveProcess = SlaveProcess(robot, cfg, record_poses=record_poses)
         else:
             self.slave = Slave(spec, cfg)
-        self.slave_kind = slave
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self._order = [n for n, _ in self.shape]
         self.predictor = (
@@ -168,16 +167,13 @@ class MmtSession:
         self.rock_located = False
         self.k_env = cfg.k_env_prior
         self.k_render = cfg.k_env_prior  # the stiffness rendered now (N/m), following k_env
-        haptic_limb = spec.limb(cfg.haptic_limb)
-        if haptic_limb.payload is None or haptic_limb.payload.kind != "force_sensor":
-            raise ConfigurationError(f"haptic limb '{haptic_limb.name}' carries no force sensor payload")
+        haptic_limb, sensor = sensor_limb(spec, cfg.haptic_limb)
         self._r_tip = haptic_limb.segments[-1].radius_tip  # the sensor: a ball of the tip's radius
-        self._sensor_offset = np.asarray(haptic_limb.payload.offset, dtype=float)  # in the tip frame
+        self._sensor_offset = np.asarray(sensor.offset, dtype=float)  # in the tip frame
         self._T_haptic = T_base[cfg.haptic_limb]
         self._shown: dict[str, list[PccConfig]] = {}
         self.model: dict[str, list[PccConfig]] = {n: rest_configs(spec.limb(n).segments) for n in names}
-        segs = sum(s for _, s in self.shape)
-        self._ring_u = np.zeros((RING_TICKS, segs, 3))  # predicted model (no residual) per tick
+        self._ring_u = np.zeros((RING_TICKS, k, 3))  # predicted model (no residual) per tick
         self._ring_depth = np.zeros(RING_TICKS)
         self._ring_rest = np.zeros(RING_TICKS, dtype=np.uint8)  # bit i: limb i's prediction at rest
         self._sent_tick: dict[int, int] = {0: 0}
@@ -186,7 +182,6 @@ class MmtSession:
         self._seq_up = 0
         self.updates = 0
         self.over_budget = 0
-        self.slave_force = np.zeros(3)  # latest force reported by the slave (N)
         self.haptic_recoveries = 0  # missed-deadline faults cleared after the loop was back on time
         self._on_time = 0
         self.log = SessionLog(1)
@@ -242,7 +237,7 @@ class MmtSession:
         return active or 0.0 < u < 1.0
 
     def _on_state(self, payload: bytes, t: float) -> None:
-        n_body = 6 * sum(s for _, s in self.shape)
+        n_body = 6 * len(self._res_all)  # 6 bytes a segment
         if len(payload) != STATE_HEADER.size + n_body + STATE_TAIL.size:
             return
         version, kind, seq, _, cmd_seq, age, settled = STATE_HEADER.unpack_from(payload)
@@ -253,7 +248,6 @@ class MmtSession:
         measured = decode_shape(payload[STATE_HEADER.size : STATE_HEADER.size + n_body], self.shape)
         tail = np.array(STATE_TAIL.unpack(payload[-STATE_TAIL.size :]), dtype=float)
         force, rock = tail[:3], tail[3:6]
-        self.slave_force = force
         f = float(np.linalg.norm(force))
         contact = f > CONTACT_FORCE_N
         tick = self._sent_tick.get(cmd_seq)
@@ -383,10 +377,6 @@ class MmtSession:
         for _, p in self.up.deliver(t):
             self._on_state(p, t)
         if self.log.due(self._k):
-            tip_pred = (
-                self.predictor.tip(cfg.haptic_limb) if self.predictor is not None else np.full(3, np.nan)
-            )
-            T_base = self.mapping.T_world_base[cfg.haptic_limb]
             self.log.add(
                 t=t,
                 tip_m=tip,
@@ -396,7 +386,6 @@ class MmtSession:
                 blending=blending,
                 depth_m=depth,
                 k_env=self.k_env,
-                tip_pred=T_base[:3, :3] @ tip_pred + T_base[:3, 3],
             )
         self._k += 1
         return force
@@ -417,7 +406,7 @@ class MmtSession:
         ``visual_every`` ticks. Returns the loop statistics (``real_time_factor``, p50/p99 tick, ...).
 
         ``catch_sigint``: Ctrl-C ends the run cleanly (the statistics say ``interrupted``)."""
-        if not spin_window >= 0:
+        if not spin_window >= 0:  # Loop checks it too, but only after the session's log was replaced
             raise ConfigurationError(f"spin_window = {spin_window!r} s is invalid; allowed: >= 0")
         if not (duration > 0 and math.isfinite(duration)):
             raise ConfigurationError(f"duration = {duration!r} s is invalid; allowed: a finite number > 0")

@@ -264,13 +264,6 @@ class SagPredictor:
         spring_torques(arr[:, 0], arr[:, 1], arr[:, 2], m.segment, self._rests[name], m.K, tau)
         return tau
 
-    def tip(self, name: str) -> FloatArray:
-        """The model's tip position ``(3,)`` (m) in the limb base frame (the last segment's end)."""
-        m = self.models[name]
-        ends = np.empty((len(m.limb.segments), 3))
-        segment_ends(self.q[name], m.l0, self._ends[name], ends)
-        return ends[-1]
-
     def due(self, name: str, k: int) -> bool:
         """Whether limb ``name`` is stepped on tick ``k``."""
         return name == self.every_tick or k % self.stride == self._slot[name]

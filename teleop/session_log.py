@@ -15,7 +15,6 @@ class SessionLog:
 
     COLUMNS = {
         "t": 1, "tip_m": 3, "tip_s": 3, "f_m": 3, "f_s": 3, "blending": 1, "depth_m": 1, "k_env": 1,
-        "tip_pred": 3,
     }  # fmt: skip
 
     def __init__(self, ticks: int) -> None:

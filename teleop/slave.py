@@ -31,7 +31,7 @@ from urdf_gen import naming
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.pcc import PccConfig, rest_configs
 from urdf_gen.pcc_fit import pcc_from_points
-from urdf_gen.specs import RobotSpec
+from urdf_gen.specs import LimbSpec, Payload, RobotSpec
 
 SETTLED_RATE = 0.05  # rad/s or m/s: a limb whose joints are all slower than this is settled
 SENSOR_CUTOFF_HZ = 30.0  # low-pass of the slave's force sensor (a strain-gauge sensor's bandwidth)
@@ -43,6 +43,14 @@ def add_environment(
 ) -> tuple[int, int]:
     """A seabed plane at ``seabed_z`` (m) and a rock sphere; returns their body ids."""
     return add_seabed(world, seabed_z, half_extent=2.0), add_sphere(world, rock, radius)
+
+
+def sensor_limb(spec: RobotSpec, name: str) -> tuple[LimbSpec, Payload]:
+    """Limb ``name`` of ``spec`` (the haptic limb) and its force sensor payload, which it must carry."""
+    limb = spec.limb(name)
+    if limb.payload is None or limb.payload.kind != "force_sensor":
+        raise ConfigurationError(f"haptic limb '{limb.name}' carries no force sensor payload")
+    return limb, limb.payload
 
 
 class Slave:
@@ -65,10 +73,8 @@ class Slave:
         self.force = np.zeros(3)  # low-passed sensor force on the haptic limb, world frame (N)
         self.reflex = False
         self.reflex_ticks = 0
-        limb = spec.limb(cfg.haptic_limb)
-        if limb.payload is None or limb.payload.kind != "force_sensor":
-            raise ConfigurationError(f"haptic limb '{limb.name}' carries no force sensor payload")
-        self._sensor_body, self._sensor_link = self.robot._links[limb.payload.frame]
+        limb, sensor = sensor_limb(spec, cfg.haptic_limb)
+        self._sensor_body, self._sensor_link = self.robot._links[sensor.frame]
         self._r_tip = limb.segments[-1].radius_tip
         self._rock_sum = np.zeros(3)
         self._rock_n = 0
@@ -121,7 +127,7 @@ class Slave:
         self.force += self._alpha * ((np.zeros(3) if raw is None else raw) - self.force)
         f = float(np.linalg.norm(self.force))
         if f > CONTACT_FORCE_N:
-            tip = self.robot.link_pose(naming.tip_link(haptic))[:3, 3]
+            tip = self.tip()
             self._rock_sum += tip - (self.cfg.rock_radius + self._r_tip) * self.force / f
             self._rock_n += 1
 

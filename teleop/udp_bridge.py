@@ -195,7 +195,7 @@ class UdpBridge:
         self._pressed: list[str] = []
         self._force_seq = 0
 
-    def _hello(self, seq: int, t: float, nonce: bytes, addr: tuple[str, int], now: float) -> None:
+    def _hello(self, t: float, nonce: bytes, addr: tuple[str, int], now: float) -> None:
         if self._session is not None and addr == self._peer and nonce == self._nonces[0]:
             self._welcome(addr)  # a retransmitted HELLO: the WELCOME was lost
             return
@@ -244,7 +244,7 @@ class UdpBridge:
             if reason == "ok":
                 kind, seq, t, session, values = fields
                 if kind == TYPE_HELLO:
-                    self._hello(seq, t, values[0], addr, now)
+                    self._hello(t, values[0], addr, now)
                     continue
                 reason = self._check_pose(kind, seq, t, session, values, now)
                 if reason == "ok" and addr != self._peer:
@@ -391,9 +391,7 @@ class UdpBridgeClient:
         for _ in range(256):
             try:
                 data = self._sock.recv(2048)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
+            except OSError:  # nothing waiting (BlockingIOError) or the socket failed
                 return
             reason, fields = decode(data, self.key)
             if reason != "ok":

@@ -43,13 +43,12 @@ class ScriptedDevice:
         times = [float(t) for t, _ in waypoints]
         if any(b < a for a, b in zip(times, times[1:], strict=False)):
             raise ConfigurationError(f"waypoint times {times} are invalid; allowed: non-decreasing times")
-        self._wt = np.asarray(times)
-        self._wp = np.asarray(
+        points = np.asarray(
             [[np.nan] * 3 if p is None else list(p) for _, p in waypoints], dtype=float
         ).reshape(-1, 3)
         self._times = times
         self._points: list[tuple[float, float, float] | None] = [
-            None if np.isnan(p).any() else (float(p[0]), float(p[1]), float(p[2])) for p in self._wp
+            None if np.isnan(p).any() else (float(p[0]), float(p[1]), float(p[2])) for p in points
         ]
         self._holds = list(holds)
         self._presses = sorted(presses, key=lambda p: p[0])
