@@ -25,3 +25,28 @@ def write_toml(tmp_path: Path):
         return path
 
     return _write
+
+
+class FakeTime:
+    """``perf_counter`` and ``sleep`` on a simulated clock for :mod:`sim.loop`: each reading advances it by
+    1 us (so that the loop's spin-wait ends); ``sleep`` and ``now +=`` advance it by durations."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def perf_counter(self) -> float:
+        self.now += 1e-6
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def loop_clock(monkeypatch) -> FakeTime:
+    """A :class:`FakeTime` that ``sim.loop`` reads instead of the wall clock (for this test only)."""
+    import sim.loop
+
+    fake = FakeTime()
+    monkeypatch.setattr(sim.loop, "time", fake)
+    return fake

@@ -21,7 +21,7 @@ import sys
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -236,9 +236,7 @@ def experiment_invariants(spec: Any) -> None:
             raise AssertionError("non-finite commanded PCC")
 
 
-def run_fuzz(
-    kind: str, n: int, seed: int, work: Path, *, case_budget: float = 5.0, on_case: Callable | None = None
-) -> Report:
+def run_fuzz(kind: str, n: int, seed: int, work: Path, *, case_budget: float = 5.0) -> Report:
     """Run ``n`` mutated cases of ``kind`` in this process: ``"robot"`` (``ursula.toml``, loaded and its URDF
     trees built), ``"experiment"`` (the bundled experiments) or ``"other_robot"`` (the bundled PneuNet,
     three-actuator and rolling-snake TOMLs, loaded and their URDF written).
@@ -298,8 +296,6 @@ def run_fuzz(
         report.counts[outcome] += 1
         if outcome == "hang":
             report.failures.append((case, outcome, f"{sources[i].name}: over {case_budget} s"))
-        if on_case is not None:
-            on_case(case, outcome, data)
     return report
 
 

@@ -85,28 +85,9 @@ def test_nan_spin_window_is_refused() -> None:
         Loop(_Clock(), spin_window=math.nan)
 
 
-class _FakeTime:
-    """``perf_counter`` and ``sleep`` on a simulated clock: each reading advances it by 1 us (so that
-    the loop's spin-wait ends); ``sleep`` and the steps below advance it by their durations."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def perf_counter(self) -> float:
-        self.now += 1e-6
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def _flags(monkeypatch, durations: list[float]) -> tuple[list[bool], list[bool], int]:
-    """Run len(durations) real-time steps of the given durations (s) on the fake clock; the deadline
-    and losing-ground flags each step saw, and the overruns."""
-    import sim.loop as loop_module
-
-    fake = _FakeTime()
-    monkeypatch.setattr(loop_module, "time", fake)
+def _flags(fake, durations: list[float]) -> tuple[list[bool], list[bool], int]:
+    """Run len(durations) real-time steps of the given durations (s) on the fake clock ``fake``
+    (conftest's ``loop_clock``); the deadline and losing-ground flags each step saw, and the overruns."""
     world, met, losing = _Clock(), [], []
 
     def tick() -> None:
@@ -120,17 +101,17 @@ def _flags(monkeypatch, durations: list[float]) -> tuple[list[bool], list[bool],
     return met, losing, stats.overruns
 
 
-def test_a_stall_is_one_step_losing_ground_and_the_catch_up_is_not(monkeypatch) -> None:
+def test_a_stall_is_one_step_losing_ground_and_the_catch_up_is_not(loop_clock) -> None:
     """A 5 ms stall in 0.2 ms steps: the steps after it end more than 1 ms late while the loop catches
     up (overruns, deadline_met False), but only the stalled step lost ground."""
     durations = [2e-4] * 10 + [5e-3] + [2e-4] * 30
-    met, losing, overruns = _flags(monkeypatch, durations)
+    met, losing, overruns = _flags(loop_clock, durations)
     assert overruns >= 4 and met.count(False) == overruns
     assert losing.count(True) == 1 and losing[11]  # the flag is seen by the step after the stall
 
 
-def test_a_sustained_overload_loses_ground_every_step(monkeypatch) -> None:
+def test_a_sustained_overload_loses_ground_every_step(loop_clock) -> None:
     """1.5 ms steps at 1 kHz: once more than 1 ms behind, every step ends further behind."""
-    met, losing, overruns = _flags(monkeypatch, [1.5e-3] * 20)
+    met, losing, overruns = _flags(loop_clock, [1.5e-3] * 20)
     first = losing.index(True)
     assert first <= 4 and all(losing[first:]) and overruns == losing.count(True) + 1  # + the last step
