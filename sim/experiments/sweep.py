@@ -50,7 +50,7 @@ import time
 import traceback
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -209,21 +209,8 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
             if k == 0:  # bad files fail before any work starts
                 raise
             continue  # this run fails when it runs, with this error; no fingerprint
-        tasks[k] = _with_fingerprint(task, spec_fingerprint(spec, task.seed))
+        tasks[k] = replace(task, fingerprint=spec_fingerprint(spec, task.seed))
     return tasks
-
-
-def _with_fingerprint(task: RunTask, fingerprint: str) -> RunTask:
-    return RunTask(
-        task.index,
-        task.run_dir,
-        task.table,
-        task.overrides,
-        task.source,
-        task.base_dir,
-        task.seed,
-        fingerprint,
-    )
 
 
 def read_marker(run_dir: Path) -> dict[str, Any] | None:
