@@ -17,9 +17,9 @@ Speed: ``h`` and ``tau_f`` come from :mod:`sim.rigid_chain`, compiled kernels on
 equal PyBullet's ``calculateInverseDynamics`` to 1e-15), and the linear system is solved there by the
 articulated-body algorithm with ``dt C + dt^2 K`` as joint armature: the exact ``M(q)`` every step in
 O(n), no factorization to refresh (so no slow steps). Per step and limb PyBullet is called twice,
-to read the joint states and to send the torques; where PyBullet's C API is found (:mod:`sim.capi`)
-both calls and the torque kernel run in one compiled function, else ``getJointStates`` and
-``setJointMotorControlArray`` are used (the same numbers, bit for bit).
+to read the joint states and to send the torques; where PyBullet's C API is found
+(:mod:`sim.bullet_internals.capi`) both calls and the torque kernel run in one compiled function, else
+``getJointStates`` and ``setJointMotorControlArray`` are used (the same numbers, bit for bit).
 
 Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum at the joint):
 
@@ -156,13 +156,14 @@ class CompliantLimb:
         )
         self._direct = self._direct_io([info[j] for j in self.idx])
         self.direct_io: bool = self._direct is not None
-        """Whether :meth:`apply` talks to PyBullet's C API directly (:mod:`sim.capi`), else through
-        ``getJointStates`` and ``setJointMotorControlArray``; the torques are the same either way."""
+        """Whether :meth:`apply` talks to PyBullet's C API directly (:mod:`sim.bullet_internals.capi`),
+        else through ``getJointStates`` and ``setJointMotorControlArray``; the torques are the same either
+        way."""
 
     def _direct_io(self, info: list[tuple]) -> tuple | None:  # type: ignore[type-arg]
-        """The fixed arguments of :func:`sim.capi.limb_step` for this limb, or ``None`` where the C API
-        is unavailable, does not read back exactly what ``getJointStates`` reads or refuses a torque
-        command."""
+        """The fixed arguments of :func:`sim.bullet_internals.capi.limb_step` for this limb, or ``None``
+        where the C API is unavailable, does not read back exactly what ``getJointStates`` reads or refuses
+        a torque command."""
         api = capi.c_api()
         if api is None:
             return None

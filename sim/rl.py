@@ -162,15 +162,14 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         T = np.linalg.solve(self.robot.T_world_head, self.robot.tip_pose(self.limb))
         return np.asarray(T[:3, 3], dtype=float)
 
-    def _obs(self) -> np.ndarray:
-        tip = self._tip()
+    def _obs(self, tip: FloatArray) -> np.ndarray:
         qd = np.clip(self._qd, -VELOCITY_BOUND, VELOCITY_BOUND)
         parts = [tip, self._target, self._target - tip, self._pcc, qd]
         return np.concatenate(parts).astype(np.float32)
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, tip: FloatArray) -> dict[str, Any]:
         return {
-            "distance_m": float(np.linalg.norm(self._target - self._tip())),
+            "distance_m": float(np.linalg.norm(self._target - tip)),
             "time_s": self.world.time - self._t0,
         }
 
@@ -201,7 +200,8 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         self._t0 = self.world.time
         if self.render_mode is not None:
             self._place_marker()
-        return self._obs(), self._info()
+        tip = self._tip()
+        return self._obs(tip), self._info(tip)
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         a = np.clip(np.asarray(action, dtype=float).reshape(self.action_space.shape), -1.0, 1.0)
@@ -217,9 +217,10 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
             q = self.robot.joints(self.limb)
             self._qd = (q - self._q) / self.control_dt
             self._q = q
-        info = self._info()
+        tip = self._tip()
+        info = self._info(tip)
         reward = -info["distance_m"]
-        return self._obs(), reward, info["distance_m"] < self.success_radius, False, info
+        return self._obs(tip), reward, info["distance_m"] < self.success_radius, False, info
 
     def _place_marker(self) -> None:
         cid = self.world.client

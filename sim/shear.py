@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.bullet import pb
+from sim.models.ne_statics import shear_coefficient
 from urdf_gen.errors import ConfigurationError
 from urdf_gen.types import FloatArray
 
@@ -44,10 +45,7 @@ class ChainShear:
                 f"limb '{limb}' has {len(spec.segments)} segments; ChainShear supports 1 segment"
             )
         mat = spec.material
-        nu = mat.poisson_ratio
-        kappa = 6.0 * (1.0 + nu) / (7.0 + 6.0 * nu) if coefficient is None else float(coefficient)
-        if not kappa > 0.0:
-            raise ConfigurationError(f"coefficient = {coefficient!r} is invalid; allowed: a number > 0")
+        kappa = shear_coefficient(mat.poisson_ratio, coefficient)
         self.limb = compliant[limb]
         self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
         self.client: int = robot.world.client  # type: ignore[attr-defined]

@@ -224,6 +224,15 @@ def _viewer_main(
     pb.disconnect(cid)
 
 
+def _check_shapes(shapes: tuple[ViewerShape, ...]) -> None:
+    """Raise :class:`ConfigurationError` for a shape whose kind is not one of :data:`SHAPE_KINDS`."""
+    for shape in shapes:
+        if shape.kind not in SHAPE_KINDS:
+            raise ConfigurationError(
+                f"viewer shape {shape.name!r}: kind = {shape.kind!r} is invalid; allowed: {SHAPE_KINDS}"
+            )
+
+
 class ViewerProcess:
     """Start a mirror viewer for ``robot``; ``gui=False`` runs it headless (for tests).
 
@@ -242,11 +251,7 @@ class ViewerProcess:
         shapes: tuple[ViewerShape, ...] = (),
         help_lines: tuple[str, ...] = (),
     ) -> None:
-        for shape in shapes:
-            if shape.kind not in SHAPE_KINDS:
-                raise ConfigurationError(
-                    f"viewer shape {shape.name!r}: kind = {shape.kind!r} is invalid; allowed: {SHAPE_KINDS}"
-                )
+        _check_shapes(shapes)
         ctx = mp.get_context("spawn")
         self._frames: mp.Queue = ctx.Queue(maxsize=QUEUE_FRAMES)
         self._keys: mp.Queue = ctx.Queue(maxsize=KEY_QUEUE)
@@ -287,11 +292,7 @@ class ViewerProcess:
         """Send the scene to a viewer started without one (``robot=None``: it shows a loading text
         meanwhile, so a window appears at once while the worlds are built). ``camera``: (body, link)
         whose view the GUI's side panel shows (5 Hz)."""
-        for shape in shapes:
-            if shape.kind not in SHAPE_KINDS:
-                raise ConfigurationError(
-                    f"viewer shape {shape.name!r}: kind = {shape.kind!r} is invalid; allowed: {SHAPE_KINDS}"
-                )
+        _check_shapes(shapes)
         self._robot = robot
         self._scene.put((bodies_of(robot), list(shapes), list(help_lines), camera))
 

@@ -168,7 +168,7 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
     limb_names = tuple(limb.name for limb in robot.limbs)
     limbs = _strings(f, "limbs", limb_names, limb_names)
     f.string("description", default="-")
-    _check_record_size(f, robot, limbs, round(periods) + 1)
+    _check_record_size(f, robot, limbs, round(periods) + 1, record_hz)
 
     inputs = []
     table_in = f.sub("inputs", default=None)
@@ -249,12 +249,14 @@ def record_bytes(robot: RobotSpec, limbs: tuple[str, ...], samples: int) -> int:
     return 8 * floats * samples
 
 
-def _check_record_size(f: Fields, robot: RobotSpec, limbs: tuple[str, ...], samples: int) -> None:
+def _check_record_size(
+    f: Fields, robot: RobotSpec, limbs: tuple[str, ...], samples: int, record_hz: int
+) -> None:
     size = record_bytes(robot, limbs, samples)
     if size > MAX_RECORD_BYTES:
         raise f.error(
             "record_hz",
-            f.table.get("record_hz", 100),
+            record_hz,
             f"at most {MAX_RECORD_BYTES / 1e9:.2f} GB of recorded samples; this run would record {samples} "
             f"samples of {len(limbs)} limbs = {size / 1e9:.3g} GB (lower record_hz, duration_s, sections or "
             "the recorded limbs)",

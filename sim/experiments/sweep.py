@@ -50,7 +50,7 @@ import time
 import traceback
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -209,21 +209,8 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
             if k == 0:  # bad files fail before any work starts
                 raise
             continue  # this run fails when it runs, with this error; no fingerprint
-        tasks[k] = _with_fingerprint(task, spec_fingerprint(spec, task.seed))
+        tasks[k] = replace(task, fingerprint=spec_fingerprint(spec, task.seed))
     return tasks
-
-
-def _with_fingerprint(task: RunTask, fingerprint: str) -> RunTask:
-    return RunTask(
-        task.index,
-        task.run_dir,
-        task.table,
-        task.overrides,
-        task.source,
-        task.base_dir,
-        task.seed,
-        fingerprint,
-    )
 
 
 def read_marker(run_dir: Path) -> dict[str, Any] | None:
@@ -239,13 +226,18 @@ def read_marker(run_dir: Path) -> dict[str, Any] | None:
     return marker
 
 
+def _traceback_text(exc: BaseException) -> str:
+    """``exc``'s traceback as one text, without the trailing newline."""
+    return "".join(traceback.format_exception(exc)).rstrip()
+
+
 def execute(task: RunTask) -> dict[str, Any]:
     """Run one task in its folder and write the completion marker last; every error is returned
     (``{"run_id", "error"}``: one line for bad input, the traceback text otherwise), never raised."""
     try:
         return _execute(task)
     except Exception as exc:  # noqa: BLE001 -- reported, with its traceback, in the sweep's results
-        text = "".join(traceback.format_exception(exc)).rstrip()
+        text = _traceback_text(exc)
         try:
             write_atomic(task.run_dir / ERROR_NAME, text + "\n")
         except OSError:
@@ -312,7 +304,7 @@ def _pool(tasks: list[RunTask], workers: int) -> Iterator[dict[str, Any]]:
             try:
                 yield fut.result()
             except Exception as exc:  # noqa: BLE001 -- a worker that died (BrokenProcessPool)
-                text = "".join(traceback.format_exception(exc)).rstrip()
+                text = _traceback_text(exc)
                 yield {"run_id": futures[fut].run_id, "error": text}
 
 

@@ -28,6 +28,20 @@ from urdf_gen.errors import ConfigurationError
 from urdf_gen.types import FloatArray
 
 
+def shear_coefficient(poisson_ratio: float, coefficient: float | None = None) -> float:
+    """Timoshenko shear coefficient kappa (-): ``coefficient`` if given, else Cowper's value for a solid
+    circle, ``6 (1 + nu) / (7 + 6 nu)``.
+
+    Raises:
+        ConfigurationError: kappa is not > 0.
+    """
+    nu = poisson_ratio
+    kappa = 6.0 * (1.0 + nu) / (7.0 + 6.0 * nu) if coefficient is None else float(coefficient)
+    if not kappa > 0.0:
+        raise ConfigurationError(f"coefficient = {coefficient!r} is invalid; allowed: a number > 0")
+    return kappa
+
+
 class TimoshenkoShear:
     """Transverse shear compliance of a :class:`LimbModel` under dead loads (statics only).
 
@@ -41,10 +55,7 @@ class TimoshenkoShear:
         self, model: LimbModel, tip_force: FloatArray | None = None, coefficient: float | None = None
     ) -> None:
         mat = model.limb.material
-        nu = mat.poisson_ratio
-        kappa = 6.0 * (1.0 + nu) / (7.0 + 6.0 * nu) if coefficient is None else float(coefficient)
-        if not kappa > 0.0:
-            raise ConfigurationError(f"coefficient = {coefficient!r} is invalid; allowed: a number > 0")
+        kappa = shear_coefficient(mat.poisson_ratio, coefficient)
         self.model = model
         self.kappa = kappa
         # mid radius of every piece from the node radii (node i = tip of piece i), base radius of piece 0
