@@ -37,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.dynamics import WATER  # noqa: E402
+from sim.dynamics import AIR, WATER  # noqa: E402
 from sim.world import STANDARD_GRAVITY  # noqa: E402
 from urdf_gen.spec_loader import load_robot  # noqa: E402
 
@@ -61,18 +61,15 @@ MAX_S = 14.0  # s, give up
 class _Loads(ea.NoForces):
     """Net weight of the rod's nodes (gravity minus buoyancy) and the tip payload's weight and couple."""
 
-    def __init__(
-        self, g_net: float, g: float, payload_mass: float, payload_offset: float, ramp_s: float = RAMP_S
-    ) -> None:
+    def __init__(self, g_net: float, g: float, payload_mass: float, payload_offset: float) -> None:
         super().__init__()
-        self.ramp_s = ramp_s
         self.g_net = np.array([0.0, 0.0, -g_net])
         self.f_payload = np.array([0.0, 0.0, -g * payload_mass])
         self.offset = payload_offset
 
     def _scale(self, time: float) -> float:
-        """Loads ramp up smoothly over ``ramp_s`` (a sudden release makes the soft rod whip)."""
-        x = min(max(time / self.ramp_s, 0.0), 1.0)
+        """Loads ramp up smoothly over ``RAMP_S`` (a sudden release makes the soft rod whip)."""
+        x = min(max(time / RAMP_S, 0.0), 1.0)
         return x * x * (3.0 - 2.0 * x)
 
     def apply_forces(self, system, time: float = 0.0) -> None:  # noqa: ANN001
@@ -90,9 +87,7 @@ class _Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping, ea.C
     pass
 
 
-def settle(
-    n_elements: int, medium_density: float, dt_factor: float = DT_FACTOR, shear_factor: float = 1.0
-) -> dict[str, object]:
+def settle(n_elements: int, medium_density: float, shear_factor: float = 1.0) -> dict[str, object]:
     """Settle the clamped rod; returns the tip (m, rod base frame: x along the rod, z up) and run data.
 
     ``shear_factor`` multiplies the rod's shear stiffness (a diagnostic: 10 leaves 1/10 of the shear).
@@ -127,7 +122,7 @@ def settle(
         _Loads, g_net, g, payload.mass if payload else 0.0, payload.offset[2] if payload else 0.0
     )
     wave = math.sqrt(mat.youngs_modulus / mat.density)  # m/s, axial wave speed
-    dt = dt_factor * (length / n_elements) / wave
+    dt = DT_FACTOR * (length / n_elements) / wave
     sim.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=DAMPING, time_step=dt)
     if FILTER_ORDER:  # low-pass on the velocities: stops a round-off tip oscillation growing at n >= 100
         sim.dampen(rod).using(ea.LaplaceDissipationFilter, filter_order=FILTER_ORDER)
@@ -191,7 +186,7 @@ def main() -> None:
     parser.add_argument("--shear-factor", type=float, default=10.0)
     args = parser.parse_args()
     if args.diagnostic_stiff_shear:
-        print(json.dumps(settle(args.diagnostic_stiff_shear, 1.204, shear_factor=args.shear_factor)))
+        print(json.dumps(settle(args.diagnostic_stiff_shear, AIR.density, shear_factor=args.shear_factor)))
         return
     spec = load_robot("ursula")
     limb = spec.limb(LIMB)
@@ -217,7 +212,7 @@ def main() -> None:
         "settled_when": f"tip moved < {TOL_M} m in each of two {CHUNK_S} s chunks",
         "media": {},
     }
-    media = (("air", 1.204), ("water", WATER.density))
+    media = ((AIR.name, AIR.density), (WATER.name, WATER.density))
     cases = [(n, rho) for n in sorted(args.elements, reverse=True) for _, rho in media]  # longest first
     with multiprocessing.Pool(args.workers) as pool:
         results = dict(zip(cases, pool.starmap(settle, cases), strict=True))

@@ -21,8 +21,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sim.medium import medium as medium_by_name  # noqa: E402
 from sim.models.ne_statics import TimoshenkoShear, static_equilibrium  # noqa: E402
-from sim.models.newton_euler import LimbModel, medium_named  # noqa: E402
+from sim.models.newton_euler import LimbModel, gravity_in_limb_base  # noqa: E402
 from sim.shear import ChainShear  # noqa: E402
 from sim.world import STANDARD_GRAVITY, World  # noqa: E402
 from urdf_gen.spec_loader import load_robot  # noqa: E402
@@ -59,8 +60,8 @@ def chain_tip(n: int, medium: str, shear: bool = False) -> np.ndarray:
 
 def model_tip(n: int, medium: str, shear: bool = False) -> np.ndarray:
     limb = load_robot("ursula").limb("camera")
-    g = limb.T_head_base()[:3, :3].T @ np.array([0.0, 0.0, -STANDARD_GRAVITY])
-    model = LimbModel(limb, n, gravity=g, medium=medium_named(medium))
+    g = gravity_in_limb_base(limb, (0.0, 0.0, -STANDARD_GRAVITY))
+    model = LimbModel(limb, n, gravity=g, medium=medium_by_name(medium))
     q = static_equilibrium(model, shear=shear)
     return TimoshenkoShear(model).tip_position(q) if shear else model.tip_position(q)
 

@@ -31,7 +31,7 @@ from urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
 from urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
 from urdf_gen.errors import PccBulletError, clip
 from urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
-from urdf_gen.spec_loader import load_robot
+from urdf_gen.spec_loader import bundled_robots, load_robot
 
 log = logging.getLogger("pccbullet.cli")
 SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
@@ -157,7 +157,7 @@ def _pcc_only(robot: str, command: str) -> None:
     if kind != "pcc":
         raise PccBulletError(
             f"'{command}' takes a PCC robot; {robot!r} is a {kind} robot "
-            "(PCC robots: " + ", ".join(b.name for b in bundled() if b.kind == "pcc") + ")"
+            "(PCC robots: " + ", ".join(bundled_robots()) + ")"
         )
 
 

@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sim.medium import medium as medium_by_name
 from sim.models.ne_statics import TimoshenkoShear, static_equilibrium
-from sim.models.newton_euler import LimbModel, medium_named
+from sim.models.newton_euler import LimbModel, gravity_in_limb_base
 from sim.shear import ChainShear
 from sim.world import STANDARD_GRAVITY, World
 from urdf_gen.spec_loader import load_robot
@@ -76,8 +77,8 @@ def model_tip(n: int, medium: str, shear: bool = False) -> tuple[float, ...]:
     """Static tip of the Newton-Euler model in the limb base frame (m), with the world's gravity;
     ``shear``: with the opt-in Timoshenko shear of sim.models.ne_statics."""
     limb = load_robot("ursula").limb("camera")
-    g = limb.T_head_base()[:3, :3].T @ np.array([0.0, 0.0, -STANDARD_GRAVITY])
-    model = LimbModel(limb, n, gravity=g, medium=medium_named(medium))
+    g = gravity_in_limb_base(limb, (0.0, 0.0, -STANDARD_GRAVITY))
+    model = LimbModel(limb, n, gravity=g, medium=medium_by_name(medium))
     q = static_equilibrium(model, shear=shear)
     return tuple(TimoshenkoShear(model).tip_position(q) if shear else model.tip_position(q))
 

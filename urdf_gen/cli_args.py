@@ -120,6 +120,4 @@ def udp_port_free(port: int, host: str = "127.0.0.1", flag: str = "--udp-port") 
             ) from exc
 
 
-def port(text: str) -> int:
-    """A ``type=`` callable: a port number in [0, 65535] (0: any free port)."""
-    return integer(0, MAX_PORT)(text)
+port = integer(0, MAX_PORT)  # a ``type=`` callable: a port number in [0, 65535] (0: any free port)

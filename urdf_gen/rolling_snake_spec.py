@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from urdf_gen.errors import SpecError
-from urdf_gen.toml_fields import Fields, read_toml
+from urdf_gen.toml_fields import Fields, as_finite, read_toml
 
 KIND = "rolling_snake"
 MOUNTS = ("ground", "ceiling")
@@ -74,18 +74,6 @@ def default_cable_phases(orientation: float) -> tuple[float, float, float, float
     (the even-link set ``{0, pi + alpha, pi, alpha}`` seen in link 2's frame, whose y is the world's -y).
     """
     return (0.0, math.pi - orientation, math.pi, -orientation)
-
-
-def _vec3(value: Any) -> tuple[float, float, float] | None:
-    """A finite 3-vector as a tuple of floats, or ``None`` if ``value`` is not one."""
-    if not isinstance(value, list | tuple) or len(value) != 3:
-        return None
-    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in value):
-        return None
-    out = tuple(float(v) for v in value)
-    if not all(math.isfinite(v) for v in out):
-        return None
-    return out  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +142,10 @@ class RollingSnakeSpec:
         if not math.isfinite(self.gravity) or self.gravity < 0.0:
             raise SpecError(src, "gravity", self.gravity, "a finite acceleration >= 0")
         for field, vec in (("base_displacement", self.base_displacement), ("tip_point", self.tip_point)):
-            if vec is not None and _vec3(list(vec)) is None:
+            if vec is None:
+                continue
+            xyz = list(vec)
+            if len(xyz) != 3 or any(as_finite(v) is None for v in xyz):
                 raise SpecError(src, field, vec, "3 finite lengths (m)")
 
     @property

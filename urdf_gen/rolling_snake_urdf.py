@@ -102,7 +102,6 @@ def rolling_snake_urdf_tree(spec: RollingSnakeSpec) -> ET.ElementTree:
     _sphere_link(robot, "tip", small, 0.25 * big_r)
     off = spec.tip_offset()
     ux.joint(robot, "tip_joint", "fixed", f"link_{spec.n_links}", "tip", xyz=(off[0], off[1], h0 + off[2]))
-    ET.indent(robot, space="  ")
     return ET.ElementTree(robot)
 
 

@@ -103,9 +103,7 @@ def load_robot(robot: str | Path, *, sections: int | None = None) -> RobotSpec:
     mat_table.finish()
 
     head = _head(top.sub("head"))
-    limb_fields = top.table_list("limbs")
-    if len(limb_fields) > MAX_LIMBS:
-        raise top.error("limbs", top.table["limbs"], f"at most {MAX_LIMBS} limbs")
+    limb_fields = top.table_list("limbs", max_items=MAX_LIMBS)
     limbs = tuple(_limb(f, materials, n_default, sections) for f in limb_fields)
     extra = {key: top.raw(key) for key in MODEL_TABLES if top.has(key)}
     top.finish()
@@ -147,9 +145,7 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
         raise f.error("material", mat_name, "one of the [materials] tables: " + ", ".join(materials))
     d_base = f.number("base_diameter_mm", 0.0, 1e4, lo_open=True)
     d_tip = f.number("tip_diameter_mm", 0.0, 1e4, lo_open=True)
-    seg_fields = f.table_list("segments")
-    if len(seg_fields) > MAX_SEGMENTS:
-        raise f.error("segments", f.table["segments"], f"at most {MAX_SEGMENTS} segments")
+    seg_fields = f.table_list("segments", max_items=MAX_SEGMENTS)
     rest = [s.number("length_mm", 0.0, 1e5, lo_open=True) for s in seg_fields]
     total = sum(rest)
 

@@ -276,12 +276,16 @@ class Fields:
             out.append(x)
         return tuple(out)
 
-    def table_list(self, key: str) -> list[Fields]:
-        """A non-empty array of tables, each wrapped as :class:`Fields`."""
+    def table_list(self, key: str, *, max_items: int | None = None) -> list[Fields]:
+        """A non-empty array of tables, each wrapped as :class:`Fields`, at most ``max_items`` of them
+        (checked after the items; the message says ``at most {max_items} {key}``, e.g. "at most 32 limbs")."""
         value = self.raw(key)
         if not isinstance(value, list) or not value:
             raise self.error(key, value, "a non-empty array of tables ([[...]])")
-        return [Fields(item, self.source, f"{self.path(key)}[{i}]") for i, item in enumerate(value)]
+        tables = [Fields(item, self.source, f"{self.path(key)}[{i}]") for i, item in enumerate(value)]
+        if max_items is not None and len(tables) > max_items:
+            raise self.error(key, value, f"at most {max_items} {key}")
+        return tables
 
     @overload
     def sub(self, key: str) -> Fields: ...

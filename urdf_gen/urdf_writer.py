@@ -209,16 +209,11 @@ def limb_link_count(limb: LimbSpec) -> int:
     return sum(3 * seg.sections + 1 for seg in limb.segments) + 1 + (limb.payload is not None)
 
 
-def _tree(root: ET.Element) -> ET.ElementTree:
-    ET.indent(root)
-    return ET.ElementTree(root)
-
-
 def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
     """The URDF tree of the head alone (root link ``head``)."""
     b = _Builder(spec, f"{spec.name}_head")
     b.head()
-    return _tree(b.robot)
+    return ET.ElementTree(b.robot)
 
 
 def build_limb_urdf(
@@ -238,7 +233,7 @@ def build_limb_urdf(
         )
     b = _Builder(spec, f"{spec.name}_{limb.name}")
     b.limb(limb)
-    return _tree(b.robot), b.meshes
+    return ET.ElementTree(b.robot), b.meshes
 
 
 def build_combined_urdf(spec: RobotSpec) -> tuple[ET.ElementTree, dict[str, tuple[float, float, float]]]:
@@ -261,7 +256,7 @@ def build_combined_urdf(spec: RobotSpec) -> tuple[ET.ElementTree, dict[str, tupl
             xyz=limb.mount_xyz,
             rpy=limb.mount_rpy,
         )
-    return _tree(b.robot), b.meshes
+    return ET.ElementTree(b.robot), b.meshes
 
 
 def write_urdf(
