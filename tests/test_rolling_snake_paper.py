@@ -201,3 +201,12 @@ def test_bad_base_and_tip_fields(tmp_path: Path, line: str, message: str) -> Non
     path.write_text((ROBOTS / "snake003_sim_abs.toml").read_text() + line + "\n")
     with pytest.raises(SpecError, match=message):
         load_rolling_snake(path)
+
+
+@pytest.mark.parametrize("bad", [(0.0, 10**400, 0.0), (0.0, math.nan, 0.0), (True, 0.0, 0.0), (0.0, 0.0)])
+def test_bad_3_vectors_from_python_raise_a_spec_error(bad: tuple) -> None:
+    """A spec built in Python with a bad 3-vector: one SpecError naming the field (an integer too large
+    for a float raised a bare OverflowError before)."""
+    spec = load_rolling_snake(ROBOTS / "snake003_sim_steel.toml")
+    with pytest.raises(SpecError, match=r"tip_point.*3 finite lengths \(m\)"):
+        spec.with_changes(tip_point=bad)
