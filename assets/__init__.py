@@ -1,0 +1,1 @@
+"""The bundled robot (``robots/*.toml``) and experiment (``experiments/*.toml``) files."""

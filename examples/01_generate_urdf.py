@@ -6,8 +6,8 @@ Usage: python examples/01_generate_urdf.py OUT_DIR [SECTIONS]
 import sys
 import xml.etree.ElementTree as ET
 
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.urdf_writer import write_urdf
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 out_dir = sys.argv[1]
 sections = int(sys.argv[2]) if len(sys.argv) > 2 else None

@@ -7,9 +7,8 @@ import math
 import sys
 
 import numpy as np
-
-from sim.world import World
-from urdf_gen.pcc import (
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.pcc import (
     PccConfig,
     arc_transform,
     chain_transform,

@@ -18,13 +18,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.models.rolling_snake import (  # noqa: E402
+from pccbullet.sim.models.rolling_snake.model import (  # noqa: E402
     bench_rolling_snake,
     load_rolling_snake,
     solve_rolling_snake,
     solve_rolling_snake_no_gravity,
 )
-from urdf_gen.rolling_snake_urdf import rolling_snake_joint_values, write_rolling_snake_urdf  # noqa: E402
+from pccbullet.urdf_gen.rolling_snake.urdf import rolling_snake_joint_values, write_rolling_snake_urdf  # noqa: E402
 
 
 def main() -> None:

@@ -10,7 +10,12 @@ import math
 import tempfile
 from pathlib import Path
 
-from urdf_gen.pneunet import PNEUNET_NAMES, load_bundled_pneunet, pressure_to_pose, write_pneunet_urdf
+from pccbullet.urdf_gen.pneunet import (
+    PNEUNET_NAMES,
+    load_bundled_pneunet,
+    pressure_to_pose,
+    write_pneunet_urdf,
+)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from sim.export import (
+from pccbullet.sim.export import (
     FORMATS,
     frustum_volume,
     limb_base_pose,
@@ -19,9 +19,9 @@ from sim.export import (
     write_mesh,
     write_series,
 )
-from sim.export.render import render_png, write_gif
-from urdf_gen.pcc import PccConfig
-from urdf_gen.spec_loader import load_robot
+from pccbullet.sim.export.render import render_png, write_gif
+from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "out_33_meshes")
 spec = load_robot("ursula")

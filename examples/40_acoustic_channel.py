@@ -7,8 +7,7 @@ import struct
 import sys
 
 import numpy as np
-
-from teleop.channel import Channel, GilbertElliott, acoustic_link
+from pccbullet.teleop.channel import Channel, GilbertElliott, acoustic_link
 
 distance = float(sys.argv[1]) if len(sys.argv) > 1 else 1500.0
 link = acoustic_link(distance=distance, bandwidth=10e3, loss=GilbertElliott(p_gb=0.05, p_bg=0.2))

@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
-from teleop.demo import DEFAULT_DURATION_S, scripted_operator
-from teleop.mmt import MmtConfig, MmtSession
+from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
+from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
 
 
 def session_errors(predict: bool) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:

@@ -9,9 +9,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-
-from sim.world import World
-from urdf_gen.spec_loader import load_robot
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 ROD = Path(__file__).resolve().parent.parent / "tests" / "data" / "stiff_rod.toml"
 r, L, E, rho, g = 0.03, 0.3, 1e7, 1070.0, 9.80665

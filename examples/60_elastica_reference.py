@@ -3,9 +3,9 @@
 The camera limb of ``assets/robots/ursula.toml`` (600 mm, Ecoflex 00-30, 60 -> 20 mm diameter, 40 g camera
 5 mm beyond the tip) is clamped horizontally (+x) under gravity (-z, 9.80665 m/s^2, the PyBullet world's
 value), in air and in water (buoyancy on the rod with the world's water density, 1000 kg/m^3; none on the
-camera, whose volume is unknown, as in sim.dynamics and the Newton-Euler model). PyElastica (a Cosserat
-rod code nobody here wrote: stretch, shear, bend and twist) integrates it with velocity damping while the
-loads ramp up over 6 s (a sudden release makes the soft rod whip) until it settles; a Laplace
+camera, whose volume is unknown, as in pccbullet.sim.dynamics and the Newton-Euler model). PyElastica (a
+Cosserat rod code nobody here wrote: stretch, shear, bend and twist) integrates it with velocity damping while
+the loads ramp up over 6 s (a sudden release makes the soft rod whip) until it settles; a Laplace
 dissipation filter (PyElastica's, order 5) stops a round-off tip oscillation that otherwise grows at
 n >= 100 a few seconds after settling. The settled tip (the last node) is written to
 ``tests/data/elastica_camera_tentacle.json`` for n_elements = 50, 100, 200 with a Richardson-extrapolated
@@ -37,9 +37,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.dynamics import AIR, WATER  # noqa: E402
-from sim.world import STANDARD_GRAVITY  # noqa: E402
-from urdf_gen.spec_loader import load_robot  # noqa: E402
+from pccbullet.sim.dynamics import AIR, WATER  # noqa: E402
+from pccbullet.sim.world import STANDARD_GRAVITY  # noqa: E402
+from pccbullet.urdf_gen.spec_loader import load_robot  # noqa: E402
 
 try:
     import elastica as ea

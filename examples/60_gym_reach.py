@@ -10,7 +10,7 @@ import gymnasium as gym
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 for mode in ("kinematic", "dynamic"):
-    env = gym.make("sim.rl:pccbullet/UrsulaReach-v0", mode=mode)  # camera tentacle, N = 5
+    env = gym.make("pccbullet.sim.rl:pccbullet/UrsulaReach-v0", mode=mode)  # camera tentacle, N = 5
     env.reset(seed=0)
     env.action_space.seed(0)
     actions = [env.action_space.sample() for _ in range(steps)]

@@ -1,10 +1,11 @@
 """The dynamic chain and the Newton-Euler model against the PyElastica golden data (no PyElastica needed).
 
 Prints, for the URSULA camera tentacle clamped horizontally in air and in water, the settled tip of the
-dynamic chain (sim.world, N sections, critical damping for a fast settle) and the static tip of the
-Newton-Euler model (sim.models.ne_statics) at N = 5, 10, 20, each without and with the opt-in shear
-(sim.shear.ChainShear, static_equilibrium(shear=True)), and their distance from Elastica's
-extrapolated limit in tests/data/elastica_camera_tentacle.json (written by 60_elastica_reference.py).
+dynamic chain (pccbullet.sim.world, N sections, critical damping for a fast settle) and the static tip of the
+Newton-Euler model (pccbullet.sim.models.newton_euler.statics) at N = 5, 10, 20, each without and with the
+opt-in shear (pccbullet.sim.shear.ChainShear, static_equilibrium(shear=True)), and their distance from
+Elastica's extrapolated limit in tests/data/elastica_camera_tentacle.json (written by
+60_elastica_reference.py).
 
 Usage: python examples/61_elastica_comparison.py
 """
@@ -21,12 +22,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.medium import medium as medium_by_name  # noqa: E402
-from sim.models.ne_statics import TimoshenkoShear, static_equilibrium  # noqa: E402
-from sim.models.newton_euler import LimbModel, gravity_in_limb_base  # noqa: E402
-from sim.shear import ChainShear  # noqa: E402
-from sim.world import STANDARD_GRAVITY, World  # noqa: E402
-from urdf_gen.spec_loader import load_robot  # noqa: E402
+from pccbullet.sim.medium import medium as medium_by_name  # noqa: E402
+from pccbullet.sim.models.newton_euler.model import LimbModel, gravity_in_limb_base  # noqa: E402
+from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium  # noqa: E402
+from pccbullet.sim.shear import ChainShear  # noqa: E402
+from pccbullet.sim.world import STANDARD_GRAVITY, World  # noqa: E402
+from pccbullet.urdf_gen.spec_loader import load_robot  # noqa: E402
 
 DATA = json.loads((ROOT / "tests" / "data" / "elastica_camera_tentacle.json").read_text())
 

@@ -17,13 +17,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pccbullet.sim.loop import Loop
+from pccbullet.sim.world import StepTiming, World
+from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.urdf_writer import write_urdf
 from tqdm import tqdm
-
-from sim.loop import Loop
-from sim.world import StepTiming, World
-from urdf_gen.pcc import PccConfig
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.urdf_writer import write_urdf
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +123,7 @@ def bench_mujoco(robot: str, sections: int, seconds: float = 1.0, dt: float = 1e
     try:
         import mujoco
     except ImportError as exc:  # pragma: no cover - depends on the extra
-        from urdf_gen.errors import PccBulletError
+        from pccbullet.urdf_gen.errors import PccBulletError
 
         raise PccBulletError("--peer mujoco needs MuJoCo: pip install 'pccbullet[mujoco]'") from exc
     spec = load_robot(robot, sections=sections)
@@ -178,8 +177,8 @@ def run_bench(
     if peer == "mujoco":
         result["peer"] = [bench_mujoco(r, n, seconds) for r in robots for n in sections]
     if models:
-        from sim.models.bench_models import bench_newton_euler
-        from sim.models.rolling_snake import bench_rolling_snake
+        from pccbullet.sim.models.bench_models import bench_newton_euler
+        from pccbullet.sim.models.rolling_snake.model import bench_rolling_snake
 
         result["models"]["newton_euler_s_per_step"] = bench_newton_euler()
         result["models"]["rolling_snake_static_solve_s"] = bench_rolling_snake()

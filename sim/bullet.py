@@ -1,11 +1,11 @@
 """Import PyBullet without its build banner on stdout (it would corrupt ``--json`` output).
 
 PyBullet's C extension prints "pybullet build time: ..." to file descriptor 1 when imported; this
-module sends that line to stderr instead. Use ``from sim.bullet import pb``.
+module sends that line to stderr instead. Use ``from pccbullet.sim.bullet import pb``.
 
 Only PyBullet's public Python API is used through ``pb`` elsewhere; the code that relies on the
 extension's private internals (symbol tables, Bullet's globals, the C client API) lives in
-:mod:`sim.bullet_internals`, behind the ``PCCBULLET_SAFE=1`` switch.
+:mod:`pccbullet.sim.bullet_internals`, behind the ``PCCBULLET_SAFE=1`` switch.
 """
 
 from __future__ import annotations

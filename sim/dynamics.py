@@ -13,13 +13,13 @@ beam stiff enough to sag little has discrete modes far above ``2 / dt`` at N = 2
 motors are implicit too, but their gains have no material meaning and cost O(rows x dofs) per solver
 iteration; its ``STABLE_PD_CONTROL`` diverges (NaN) on these fixed-base chains even at 1e-3 of the gains.
 
-Speed: ``h`` and ``tau_f`` come from :mod:`sim.rigid_chain`, compiled kernels on the same URDF (they
+Speed: ``h`` and ``tau_f`` come from :mod:`pccbullet.sim.chain.rigid`, compiled kernels on the same URDF (they
 equal PyBullet's ``calculateInverseDynamics`` to 1e-15), and the linear system is solved there by the
 articulated-body algorithm with ``dt C + dt^2 K`` as joint armature: the exact ``M(q)`` every step in
 O(n), no factorization to refresh (so no slow steps). Per step and limb PyBullet is called twice,
 to read the joint states and to send the torques; where PyBullet's C API is found
-(:mod:`sim.bullet_internals.capi`) both calls and the torque kernel run in one compiled function, else
-``getJointStates`` and ``setJointMotorControlArray`` are used (the same numbers, bit for bit).
+(:mod:`pccbullet.sim.bullet_internals.capi`) both calls and the torque kernel run in one compiled function,
+else ``getJointStates`` and ``setJointMotorControlArray`` are used (the same numbers, bit for bit).
 
 Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum at the joint):
 
@@ -37,8 +37,8 @@ uniform, so their centre of volume is their centre of mass; payloads get no buoy
 being unknown, as in the Newton–Euler model), and Morison-style quadratic drag on each slice at its
 centre of mass, ``-1/2 rho_w Cd d l |v_n| v_n`` across its axis and ``-1/2 rho_w Cd_axial pi d l
 |v_a| v_a`` along it; both enter as joint torques ``J^T f`` (the base is fixed, so this is exact). The
-fluid is a :class:`sim.medium.Medium` (``Cd`` its ``drag_normal``, ``Cd_axial`` its ``drag_axial``), the
-same record the Newton–Euler model reads; ``Medium``, ``AIR``, ``WATER``, ``SEAWATER``, ``MEDIA`` and
+fluid is a :class:`pccbullet.sim.medium.Medium` (``Cd`` its ``drag_normal``, ``Cd_axial`` its ``drag_axial``),
+the same record the Newton–Euler model reads; ``Medium``, ``AIR``, ``WATER``, ``SEAWATER``, ``MEDIA`` and
 ``medium`` are re-exported here.
 """
 
@@ -49,22 +49,21 @@ from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
-
-from sim.bullet import pb
-from sim.bullet_internals import capi
-from sim.medium import AIR as AIR  # re-exported, like the names below
-from sim.medium import MEDIA as MEDIA
-from sim.medium import SEAWATER as SEAWATER
-from sim.medium import WATER as WATER
-from sim.medium import Medium
-from sim.medium import medium as medium
-from sim.rigid_chain import MASS_COLUMN, ChainModel, spring_torques
-from urdf_gen import naming
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.geometry import frustum_mass_properties
-from urdf_gen.pcc import rest_configs
-from urdf_gen.specs import LimbSpec
-from urdf_gen.types import FloatArray
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.bullet_internals import capi
+from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel, spring_torques
+from pccbullet.sim.medium import AIR as AIR  # re-exported, like the names below
+from pccbullet.sim.medium import MEDIA as MEDIA
+from pccbullet.sim.medium import SEAWATER as SEAWATER
+from pccbullet.sim.medium import WATER as WATER
+from pccbullet.sim.medium import Medium
+from pccbullet.sim.medium import medium as medium
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.geometry import frustum_mass_properties
+from pccbullet.urdf_gen.pcc import rest_configs
+from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.types import FloatArray
 
 _POSITION, _VELOCITY = itemgetter(0), itemgetter(1)  # fields of a getJointStates entry
 
@@ -112,7 +111,7 @@ class CompliantLimb:
     """Spring-damper joints of one limb body, plus buoyancy and drag of its slices.
 
     Args:
-        robot: the loaded robot (``sim.world.Robot``).
+        robot: the loaded robot (``pccbullet.sim.world.Robot``).
         limb: limb name.
         medium_: the surrounding fluid.
     """
@@ -132,11 +131,11 @@ class CompliantLimb:
             raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
         # The material springs are the physics; the spec's limits bound the *targets* (Robot.pcc_joints).
         # A hard limit row, e.g. at a chord resting on its upper limit, would fight the implicit spring:
-        # the limb is loaded without limit constraints (sim.world.limit_free_urdf).
+        # the limb is loaded without limit constraints (pccbullet.sim.world.limit_free_urdf).
         if any(info[j][8] <= info[j][9] for j in self.idx):  # lower <= upper: PyBullet made a limit row
             raise ConfigurationError(
                 f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
-                "limit-free URDF of sim.world.limit_free_urdf (World.load_robot loads it)"
+                "limit-free URDF of pccbullet.sim.world.limit_free_urdf (World.load_robot loads it)"
             )
         self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
         R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
@@ -156,14 +155,14 @@ class CompliantLimb:
         )
         self._direct = self._direct_io([info[j] for j in self.idx])
         self.direct_io: bool = self._direct is not None
-        """Whether :meth:`apply` talks to PyBullet's C API directly (:mod:`sim.bullet_internals.capi`),
-        else through ``getJointStates`` and ``setJointMotorControlArray``; the torques are the same either
-        way."""
+        """Whether :meth:`apply` talks to PyBullet's C API directly
+        (:mod:`pccbullet.sim.bullet_internals.capi`), else through ``getJointStates`` and
+        ``setJointMotorControlArray``; the torques are the same either way."""
 
     def _direct_io(self, info: list[tuple]) -> tuple | None:  # type: ignore[type-arg]
-        """The fixed arguments of :func:`sim.bullet_internals.capi.limb_step` for this limb, or ``None``
-        where the C API is unavailable, does not read back exactly what ``getJointStates`` reads or refuses
-        a torque command."""
+        """The fixed arguments of :func:`pccbullet.sim.bullet_internals.capi.limb_step` for this limb, or
+        ``None`` where the C API is unavailable, does not read back exactly what ``getJointStates`` reads or
+        refuses a torque command."""
         api = capi.c_api()
         if api is None:
             return None

@@ -10,10 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-
-from sim.bullet import pb
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.types import FloatArray
+from pccbullet.sim.bullet import pb
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.types import FloatArray
 
 SAND_RGBA = (0.76, 0.70, 0.50, 1.0)
 ROCK_RGBA = (0.45, 0.45, 0.50, 1.0)

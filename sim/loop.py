@@ -29,8 +29,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
-
-from urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 VISUAL_RATE = 50.0  # Hz
 
@@ -103,7 +102,7 @@ class Loop:
     """Drive a world: ``on_tick(t)`` before every physics step, ``on_visual(t)`` every visual period.
 
     Args:
-        world: a :class:`sim.world.World` (anything with ``dt``, ``time`` and ``step()``).
+        world: a :class:`pccbullet.sim.world.World` (anything with ``dt``, ``time`` and ``step()``).
         visual_rate: visual frames per second; must divide the physics rate.
         realtime: pace to absolute deadlines (True) or run as fast as possible (False).
         spin_window: real time: a wait's last seconds that are spun, not slept (:func:`wait_until`);

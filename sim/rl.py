@@ -1,11 +1,11 @@
 """Gymnasium environments of pccbullet (``pip install -e ".[rl]"``).
 
 ``pccbullet/UrsulaReach-v0``: one URSULA limb's tip reaches a target. Make it with
-``gymnasium.make("sim.rl:pccbullet/UrsulaReach-v0")`` (Gymnasium imports this module, which registers
-the id), or ``import sim.rl`` once and then ``gymnasium.make("pccbullet/UrsulaReach-v0")``. The package
-also declares the id under Gymnasium's ``gymnasium.envs`` entry-point group (:func:`register_envs`),
-which Gymnasium 0.26-0.29 load on import (a bare ``gymnasium.make("pccbullet/UrsulaReach-v0")`` then
-works); Gymnasium 1.x no longer reads plugin entry points.
+``gymnasium.make("pccbullet.sim.rl:pccbullet/UrsulaReach-v0")`` (Gymnasium imports this module, which
+registers the id), or ``import pccbullet.sim.rl`` once and then
+``gymnasium.make("pccbullet/UrsulaReach-v0")``. The package also declares the id under Gymnasium's
+``gymnasium.envs`` entry-point group (:func:`register_envs`), which Gymnasium 0.26-0.29 load on import (a bare
+``gymnasium.make("pccbullet/UrsulaReach-v0")`` then works); Gymnasium 1.x no longer reads plugin entry points.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ try:
     import gymnasium as gym
     from gymnasium import spaces
 except ImportError as exc:  # pragma: no cover (the rl extra is in the test extra)
-    raise ImportError("sim.rl needs Gymnasium: pip install 'pccbullet[rl]'") from exc
+    raise ImportError("pccbullet.sim.rl needs Gymnasium: pip install 'pccbullet[rl]'") from exc
 
-from sim.bullet import pb
-from sim.world import PHYSICS_DT, World
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, limb_transform
-from urdf_gen.types import FloatArray
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.world import PHYSICS_DT, World
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
+from pccbullet.urdf_gen.types import FloatArray
 
 ENV_ID = "pccbullet/UrsulaReach-v0"
 MAX_EPISODE_STEPS = 200  # control steps of 20 ms: 4 s
@@ -42,8 +42,8 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
     ## Description
 
     One limb of the URSULA squid (default the 600 mm camera tentacle, one PCC segment) is loaded on the
-    fixed head with :meth:`sim.world.World.load_robot` (``limbs=[limb]``). Each segment is described by
-    ``bend`` (total arc angle, rad), ``plane`` (bending-plane angle about the segment's base z, rad) and
+    fixed head with :meth:`pccbullet.sim.world.World.load_robot` (``limbs=[limb]``). Each segment is described
+    by ``bend`` (total arc angle, rad), ``plane`` (bending-plane angle about the segment's base z, rad) and
     ``length`` (arc length, m). The agent changes them at bounded rates; the target is the tip of a
     random reachable PCC configuration. In ``"kinematic"`` mode the limb is where its PCC commands put it;
     in ``"dynamic"`` mode (water) the commands are the targets of the material spring-dampers and
@@ -264,7 +264,9 @@ def register_envs() -> None:
     from gymnasium.envs.registration import register, registry
 
     if ENV_ID not in registry:
-        register(id=ENV_ID, entry_point="sim.rl:UrsulaReachEnv", max_episode_steps=MAX_EPISODE_STEPS)
+        register(
+            id=ENV_ID, entry_point="pccbullet.sim.rl:UrsulaReachEnv", max_episode_steps=MAX_EPISODE_STEPS
+        )
 
 
-register_envs()  # for gymnasium.make("sim.rl:pccbullet/UrsulaReach-v0")
+register_envs()  # for gymnasium.make("pccbullet.sim.rl:pccbullet/UrsulaReach-v0")

@@ -1,7 +1,7 @@
-"""A PCC robot loaded into a :class:`sim.world.World`: its bodies, limbs by name, poses and joints.
+"""A PCC robot loaded into a :class:`pccbullet.sim.world.World`: its bodies, limbs by name, poses and joints.
 
-:class:`Robot` is what :meth:`sim.world.World.load_robot` returns; :func:`limit_free_urdf` is the URDF
-copy compliant limbs are loaded from.
+:class:`Robot` is what :meth:`pccbullet.sim.world.World.load_robot` returns; :func:`limit_free_urdf` is the
+URDF copy compliant limbs are loaded from.
 """
 
 from __future__ import annotations
@@ -12,19 +12,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.dynamics import CompliantLimb
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, rest_configs
+from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
+from pccbullet.urdf_gen.types import FloatArray, Transform
+from pccbullet.urdf_gen.urdf_writer import UrdfOutput
 from scipy.spatial.transform import Rotation
 
-from sim.bullet import pb
-from sim.dynamics import CompliantLimb
-from urdf_gen import naming
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, limb_joints, rest_configs
-from urdf_gen.specs import LimbSpec, RobotSpec
-from urdf_gen.types import FloatArray, Transform
-from urdf_gen.urdf_writer import UrdfOutput
-
 if TYPE_CHECKING:
-    from sim.world import World
+    from pccbullet.sim.world import World
 
 
 def pose_matrix(position: Sequence[float], quaternion_xyzw: Sequence[float]) -> Transform:
@@ -177,7 +176,7 @@ class Robot:
         self.set_joints(limb, self.pcc_joints(limb, configs), mode=mode, force=force)
 
     def set_joints(self, limb: str, q: FloatArray, *, mode: str = "reset", force: float = 1e3) -> None:
-        """Write a limb's joint vector ``q`` (joint-vector order of :mod:`urdf_gen.pcc`)."""
+        """Write a limb's joint vector ``q`` (joint-vector order of :mod:`pccbullet.urdf_gen.pcc`)."""
         idx = self.joint_indices(limb)
         body = self.bodies[limb]
         q = np.asarray(q, dtype=float)

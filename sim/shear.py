@@ -19,18 +19,17 @@ joints' axes) only.
 from __future__ import annotations
 
 import numpy as np
-
-from sim.bullet import pb
-from sim.models.ne_statics import shear_coefficient
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.types import FloatArray
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.models.newton_euler.statics import shear_coefficient
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.types import FloatArray
 
 
 class ChainShear:
     """Shear compliance of one compliant limb of a robot loaded in dynamic mode.
 
     Args:
-        robot: the loaded robot (``sim.world.Robot``) with compliant limbs.
+        robot: the loaded robot (``pccbullet.sim.world.Robot``) with compliant limbs.
         limb: limb name (one segment).
         coefficient: shear coefficient kappa (-); default ``6 (1 + nu) / (7 + 6 nu)`` (solid circle).
     """

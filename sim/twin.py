@@ -10,16 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from urdf_gen.pcc import pcc_from_joints
-from urdf_gen.types import FloatArray
+from pccbullet.urdf_gen.pcc import pcc_from_joints
+from pccbullet.urdf_gen.types import FloatArray
 
 
 class ModelTwin:
     """Run the Newton–Euler model of ``limb`` beside the PyBullet chain of ``robot``.
 
     Args:
-        robot: a loaded :class:`sim.world.Robot` in a dynamic world.
+        robot: a loaded :class:`pccbullet.sim.world.Robot` in a dynamic world.
         limb: limb name.
         pieces_per_segment: model pieces per segment (default: the chain's sections per segment).
         tau: constant generalized actuation of the model ``(4 n,)`` (default none).
@@ -28,9 +27,9 @@ class ModelTwin:
     def __init__(
         self, robot: Any, limb: str, pieces_per_segment: int | None = None, tau: FloatArray | None = None
     ):
-        from sim.medium import medium
-        from sim.models.integrators import step
-        from sim.models.newton_euler import LimbModel
+        from pccbullet.sim.medium import medium
+        from pccbullet.sim.models.newton_euler.integrators import step
+        from pccbullet.sim.models.newton_euler.model import LimbModel
 
         self.robot = robot
         self.limb = limb
@@ -58,7 +57,7 @@ class ModelTwin:
 
     def record(self) -> None:
         """Append the current tip distance (m) and per-segment bends (rad) to :attr:`log`."""
-        from sim.models.joint_targets import piece_pcc
+        from pccbullet.sim.models.joint_targets import piece_pcc
 
         tip_model = self.T_world_base[:3, :3] @ self.model.tip_position(self.q) + self.T_world_base[:3, 3]
         tip_physics = self.robot.tip_pose(self.limb)[:3, 3]

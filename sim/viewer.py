@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 SHAPE_KINDS = ("plane", "sphere")
 QUEUE_FRAMES = 2
@@ -56,8 +55,9 @@ class ViewerShape:
 
 
 def bodies_of(robot: Any) -> dict[str, ViewerBody]:
-    """The head and limb bodies of a loaded :class:`sim.world.Robot`, keyed by name (``"head"``, limbs)."""
-    from sim.bullet import pb
+    """The head and limb bodies of a loaded :class:`~pccbullet.sim.robot.Robot`, keyed by name (``"head"``,
+    limbs)."""
+    from pccbullet.sim.bullet import pb
 
     cid = robot.world.client
     out = {}
@@ -146,7 +146,7 @@ def _viewer_main(
     scene: Any = None,
     camera: tuple[str, str] | None = None,
 ) -> None:
-    from sim.bullet import pb
+    from pccbullet.sim.bullet import pb
 
     cid = pb.connect(pb.GUI if gui else pb.DIRECT)
     if gui:
@@ -325,7 +325,7 @@ class ViewerProcess:
         """Key events of the viewer window since the last call, in ``pb.getKeyboardEvents`` form.
 
         Held keys stay ``KEY_IS_DOWN`` between the viewer's polls (it polls every ``POLL_S``)."""
-        from sim.bullet import pb
+        from pccbullet.sim.bullet import pb
 
         triggered: dict[int, int] = {}
         while True:

@@ -22,15 +22,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sim.bullet import pb
-from sim.bullet_internals import BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL, BulletGlobals
-from sim.dynamics import CompliantLimb
-from sim.dynamics import medium as medium_by_name
-from sim.robot import Robot, limit_free_urdf, pose_matrix
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.specs import RobotSpec
-from urdf_gen.urdf_writer import write_urdf
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.bullet_internals import BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL, BulletGlobals
+from pccbullet.sim.dynamics import CompliantLimb
+from pccbullet.sim.dynamics import medium as medium_by_name
+from pccbullet.sim.robot import Robot, limit_free_urdf, pose_matrix
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 __all__ = [
     "BROADPHASE_MARGIN",
@@ -79,7 +79,8 @@ class World:
         mode: ``"kinematic"``: the limbs are where their joints were set (PCC is the truth); a step
             advances time and refreshes contacts without integrating dynamics. ``"dynamic"``: PyBullet
             integrates the chains: every joint a material spring-damper towards its target
-            (:mod:`sim.dynamics`), or PyBullet position motors with ``load_robot(..., compliant=False)``.
+            (:mod:`pccbullet.sim.dynamics`), or PyBullet position motors with ``load_robot(...,
+            compliant=False)``.
         medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy and drag in dynamic mode.
     """
 
@@ -119,12 +120,13 @@ class World:
         # across processes); with the 5 mm broadphase margin below, the sort was 13-14 % of PyBullet's
         # step (URSULA N = 10 in water, 30 interleaved A/B blocks, twice).
         # Both the threshold and the broadphase margin are process-wide globals of Bullet's: this
-        # world holds its values only during its own physics calls (sim.bullet_internals.BulletGlobals), so
-        # other PyBullet code in the process never sees them, and a connect elsewhere (which zeroes
-        # the margin) cannot change this world mid-run. With PyBullet's margin of 0 every moving
-        # collider leaves its tree box on every step and is re-inserted and re-tested (measured: 97 %
-        # of the 198 URSULA colliders per step). A 5 mm box holds a slice for ~10 steps; 50 mm
-        # (Bullet's default) adds so many close pairs that the narrowphase costs more than it saves.
+        # world holds its values only during its own physics calls
+        # (pccbullet.sim.bullet_internals.BulletGlobals), so other PyBullet code in the process never sees
+        # them, and a connect elsewhere (which zeroes the margin) cannot change this world mid-run. With
+        # PyBullet's margin of 0 every moving collider leaves its tree box on every step and is re-inserted
+        # and re-tested (measured: 97 % of the 198 URSULA colliders per step). A 5 mm box holds a slice for
+        # ~10 steps; 50 mm (Bullet's default) adds so many close pairs that the narrowphase costs more than it
+        # saves.
         self.bullet_globals = BulletGlobals(
             {BROADPHASE_SYMBOL: BROADPHASE_MARGIN, CONTACT_BREAKING_SYMBOL: CONTACT_BREAKING_THRESHOLD}
         )
@@ -205,9 +207,9 @@ class World:
     @contextmanager
     def holding_globals(self) -> Iterator[None]:
         """Hold this world's broadphase margin and contact threshold (Bullet's process-wide globals,
-        :class:`sim.bullet_internals.BulletGlobals`) for the block, as :meth:`step` and :meth:`load_robot` do;
-        put back what was found after. Wrap the creation of bodies of your own in this world's
-        client in it to give them the tree boxes the world's bodies get."""
+        :class:`pccbullet.sim.bullet_internals.BulletGlobals`) for the block, as :meth:`step` and
+        :meth:`load_robot` do; put back what was found after. Wrap the creation of bodies of your own in this
+        world's client in it to give them the tree boxes the world's bodies get."""
         found = self.bullet_globals.enter()
         try:
             yield

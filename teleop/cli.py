@@ -22,16 +22,17 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+from pccbullet.sim.experiments.cli import register_run, register_sweep
+from pccbullet.sim.export.register import register_export
+from pccbullet.teleop.devices import DEMO_DEVICES
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
+from pccbullet.urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
+from pccbullet.urdf_gen.errors import PccBulletError, clip
+from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
+from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
 
-from sim.experiments.cli import register_run, register_sweep
-from sim.export.register import register_export
-from teleop.devices import DEMO_DEVICES
-from urdf_gen import __version__, naming
-from urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
-from urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
-from urdf_gen.errors import PccBulletError, clip
-from urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
-from urdf_gen.spec_loader import bundled_robots, load_robot
+from pccbullet import __version__
 
 log = logging.getLogger("pccbullet.cli")
 SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
@@ -39,7 +40,7 @@ MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
 
 # Loggers of this project: -v sets them to INFO, -vv to DEBUG. Third-party loggers (matplotlib, trimesh,
 # numba, PIL, ...) are left alone, at the root's WARNING.
-OUR_LOGGERS = ("pccbullet", "urdf_gen", "sim", "teleop")
+OUR_LOGGERS = ("pccbullet",)
 # Commands that may compile numba kernels (cache=True: first run only).
 COMPILING_COMMANDS = ("pose", "bench", "demo", "run", "sweep")
 COMPILE_NOTICE = "pccbullet: compiling kernels, first run only (~30 s) ..."
@@ -174,7 +175,7 @@ def _pose(args: argparse.Namespace) -> int:
     length = seg.length if args.length is None else args.length
     configs[args.segment - 1] = PccConfig(math.radians(args.bend), math.radians(args.plane), length)
 
-    from sim.world import World  # PyBullet is the check, not only the arithmetic
+    from pccbullet.sim.world import World  # PyBullet is the check, not only the arithmetic
 
     with World() as world:
         robot = world.load_robot(spec)
@@ -240,12 +241,26 @@ def _robots(args: argparse.Namespace) -> int:
     return 0
 
 
+class _OurFormatter(logging.Formatter):
+    """``pccbullet: message``, or with ``with_name`` ``pccbullet: sim.world: message`` (the logger's name
+    below the ``pccbullet`` namespace)."""
+
+    def __init__(self, *, with_name: bool) -> None:
+        super().__init__()
+        self.with_name = with_name
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if not self.with_name:
+            return f"pccbullet: {text}"
+        return f"pccbullet: {record.name.removeprefix('pccbullet.')}: {text}"
+
+
 @contextlib.contextmanager
 def _verbosity(level: int) -> Iterator[None]:
     """Log our own loggers at ``level`` to stderr for the duration; restore them afterwards."""
     handler = logging.StreamHandler(sys.stderr)
-    fmt = "pccbullet: %(message)s" if level > logging.DEBUG else "pccbullet: %(name)s: %(message)s"
-    handler.setFormatter(logging.Formatter(fmt))
+    handler.setFormatter(_OurFormatter(with_name=level <= logging.DEBUG))
     saved = []
     for name in OUR_LOGGERS:
         logger = logging.getLogger(name)
@@ -302,7 +317,7 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
 def _demo(args: argparse.Namespace) -> int:
     import os
 
-    from teleop.udp_bridge import load_key_file
+    from pccbullet.teleop.udp.bridge import load_key_file
 
     if args.udp_key_file is not None:  # a bad key file fails before the worlds are built
         load_key_file(args.udp_key_file)
@@ -313,11 +328,11 @@ def _demo(args: argparse.Namespace) -> int:
     viewer = None
     if not args.headless and os.environ.get("DISPLAY"):
         # the window comes up before the demo's modules (PyBullet, numba, models) are even imported
-        from sim.viewer import ViewerProcess
+        from pccbullet.sim.viewer import ViewerProcess
 
         viewer = ViewerProcess(None, gui=True)
     try:
-        from teleop.demo import run_demo
+        from pccbullet.teleop.demo.run import run_demo
 
         summary = run_demo(
             out_dir=args.out,
@@ -336,10 +351,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from sim.bench import format_table, run_bench
+    from pccbullet.sim.bench import format_table, run_bench
 
     if args.demo:
-        from teleop.bench_demo import bench_demo, format_demo
+        from pccbullet.teleop.demo.bench import bench_demo, format_demo
 
         sections = 10 if args.sections is None else args.sections[0]
         demo = bench_demo(args.seconds, sections) if args.seconds else bench_demo(sections=sections)

@@ -51,9 +51,8 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-
-from sim.bullet import pb
-from urdf_gen.errors import ConfigurationError
+from pccbullet.sim.bullet import pb
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 
 def penetration(client: int, body: int, others: list[int]) -> np.ndarray:

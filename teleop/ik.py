@@ -3,7 +3,7 @@
 Unknowns per segment are ``(bend, plane, length)`` (bend = total arc angle, rad). The chain is smooth in
 them; ``plane`` loses its effect on a segment's own arc at ``bend = 0`` (it still turns the following
 segments, since the plane rotation is not undone at a segment's tip), which the damping
-handles. The Jacobian of the tip position (``urdf_gen.pcc.limb_transform``) is numerical
+handles. The Jacobian of the tip position (``pccbullet.urdf_gen.pcc.limb_transform``) is numerical
 (forward differences). Each step ``dx = J^T (J J^T + lambda^2 I)^-1 e`` is limited in size,
 projected onto the spec's limits (|bend| <= bend_max, |plane| <= plane_max, length_min <= length <=
 length_max) and accepted only if it lowers the error (halved otherwise), so an unreachable target
@@ -12,7 +12,7 @@ leaves the tip at a local nearest point on the workspace boundary instead of div
 The teleoperation loop runs an iteration per tick at 1 kHz, so the solver is one compiled kernel
 (:func:`_solve_kernel`, numba, cached on disk): a one-iteration solve took ~400 us in numpy and
 takes ~28 us compiled (its Python wrapper included). Its tip position is
-:func:`urdf_gen.pcc.limb_transform`'s, written out (tested equal to 1e-15 m).
+:func:`pccbullet.urdf_gen.pcc.limb_transform`'s, written out (tested equal to 1e-15 m).
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-
-from urdf_gen.pcc import PccConfig, limb_transform
-from urdf_gen.specs import LimbSpec
-from urdf_gen.types import FloatArray
+from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
+from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.types import FloatArray
 
 TOL = 1e-4  # m, solve_ik's default convergence distance
 DAMPING = 0.02  # m, solve_ik's default lambda of the damped least squares
@@ -146,13 +145,13 @@ def load_kernels() -> None:
 @numba.njit(cache=True)
 def _tip(x, out) -> None:  # type: ignore[no-untyped-def]
     """Tip position of arcs ``x = (bend, plane, length) per segment`` into ``out (3,)``:
-    :func:`urdf_gen.pcc.limb_transform` (``Rz(plane) Ry(bend)`` and the arc's chord) written out."""
+    :func:`pccbullet.urdf_gen.pcc.limb_transform` (``Rz(plane) Ry(bend)`` and the arc's chord) written out."""
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
     p0 = p1 = p2 = 0.0
     for k in range(x.size // 3):
         bend, plane, length = x[3 * k], x[3 * k + 1], x[3 * k + 2]
         half = 0.5 * bend
-        if abs(half) < 1e-4:  # urdf_gen.pcc.sinc
+        if abs(half) < 1e-4:  # pccbullet.urdf_gen.pcc.sinc
             h2 = half * half
             sinc_half = 1.0 - h2 / 6.0 + h2 * h2 / 120.0
         else:

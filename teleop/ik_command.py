@@ -1,20 +1,20 @@
 """One tick of the operator's 6-DoF command, compiled: the model through the offsets, one IK iteration,
 the offsets taken off again, the command kept continuous and clipped.
 
-:meth:`teleop.mapping.OperatorMapping.update` does, for a tip target and the model's offsets::
+:meth:`pccbullet.teleop.mapping.OperatorMapping.update` does, for a tip target and the model's offsets::
 
-    model   = add_offset(canonical_limb(command), offset)          per segment (urdf_gen.pcc_fit)
-    solved  = solve_ik(limb, target, model, ...)                    (teleop.ik)
+    model   = add_offset(canonical_limb(command), offset)          per segment (pccbullet.urdf_gen.pcc_fit)
+    solved  = solve_ik(limb, target, model, ...)                    (pccbullet.teleop.ik)
     wanted  = add_offset(canonical_limb(solved), -offset)
     command = clamp_config(continue_limb(wanted, command, max_turn))
 
-In Python on lists of :class:`~urdf_gen.pcc.PccConfig` that took ~30 us a tick (most of it building
+In Python on lists of :class:`~pccbullet.urdf_gen.pcc.PccConfig` that took ~30 us a tick (most of it building
 configurations), more than any other part of the master's tick but the model's step.
 :func:`command_step` is the same arithmetic on arrays in one compiled call around the IK's own kernel
-(:func:`teleop.ik._solve_kernel`). The helpers below are the compiled twins of
-:func:`urdf_gen.pcc_fit.canonical_limb`, :func:`~urdf_gen.pcc_fit.add_offset` and
-:func:`~urdf_gen.pcc_fit.continue_limb` (``math.remainder`` by :func:`_remainder_2pi`, exact but for an
-exact tie, which no angle here is). The two paths differ only where numba's sin, cos, atan2 and hypot
+(:func:`pccbullet.teleop.ik._solve_kernel`). The helpers below are the compiled twins of
+:func:`~pccbullet.urdf_gen.pcc_fit.canonical_limb`, :func:`~pccbullet.urdf_gen.pcc_fit.add_offset` and
+:func:`~pccbullet.urdf_gen.pcc_fit.continue_limb` (``math.remainder`` by :func:`_remainder_2pi`, exact but for
+an exact tie, which no angle here is). The two paths differ only where numba's sin, cos, atan2 and hypot
 round differently from the C library's (the last bit, in ~0.5 % of calls): a seeded test holds them
 within 1e-8 (3e-10 seen after up to three IK iterations); the scripted demo's metrics are unchanged
 to the last digit.
@@ -26,9 +26,8 @@ import math
 
 import numba
 import numpy as np
-
-from teleop.ik import JACOBIAN_STEP, _solve_kernel
-from urdf_gen.types import FloatArray
+from pccbullet.teleop.ik import JACOBIAN_STEP, _solve_kernel
+from pccbullet.urdf_gen.types import FloatArray
 
 TWO_PI = 2.0 * math.pi
 
@@ -46,7 +45,8 @@ def _remainder_2pi(x: float) -> float:
 
 @numba.njit(cache=True)
 def _canonical(x: FloatArray, out: FloatArray) -> None:
-    """:func:`urdf_gen.pcc_fit.canonical_limb` of ``x`` ``(S, 3)`` (bend, plane, length) into ``out``."""
+    """:func:`~pccbullet.urdf_gen.pcc_fit.canonical_limb` of ``x`` ``(S, 3)`` (bend, plane, length) into
+    ``out``."""
     carry = 0.0
     for s in range(x.shape[0]):
         plane = x[s, 1] + carry
@@ -60,7 +60,8 @@ def _canonical(x: FloatArray, out: FloatArray) -> None:
 
 @numba.njit(cache=True)
 def _add_offset(b0: float, p0: float, l0: float, d0: float, d1: float, d2: float, out: FloatArray) -> None:
-    """:func:`urdf_gen.pcc_fit.add_offset` of the arc ``(b0, p0, l0)`` and ``(d0, d1, d2)`` into ``out``."""
+    """:func:`~pccbullet.urdf_gen.pcc_fit.add_offset` of the arc ``(b0, p0, l0)`` and ``(d0, d1, d2)``
+    into ``out``."""
     ux = b0 * math.cos(p0) + d0
     uy = b0 * math.sin(p0) + d1
     bend = math.hypot(ux, uy)
@@ -90,9 +91,9 @@ def command_step(
 ) -> float:
     """The new command ``(S, 3)`` (bend, plane, length) into ``out`` from the present ``command`` for a
     tip ``target`` ``(3,)`` (limb base frame), the model's ``offset`` ``(S, 3)`` (bend vector, length;
-    ignored before the IK unless ``has_offset``: :func:`teleop.mapping.apply_offset` of ``None``) and
-    the IK's settings (:func:`teleop.ik.solve_ik`; limits ``lo``, ``hi`` ``(3 S,)``, which also clip
-    the result); returns the IK's error (m)."""
+    ignored before the IK unless ``has_offset``: :func:`pccbullet.teleop.mapping.apply_offset` of ``None``)
+    and the IK's settings (:func:`pccbullet.teleop.ik.solve_ik`; limits ``lo``, ``hi`` ``(3 S,)``, which also
+    clip the result); returns the IK's error (m)."""
     S = command.shape[0]
     tmp = np.empty((S, 3))
     x = np.empty((S, 3))
@@ -107,7 +108,7 @@ def command_step(
     _canonical(x, tmp)
     for s in range(S):  # the offset taken off again
         _add_offset(tmp[s, 0], tmp[s, 1], tmp[s, 2], -offset[s, 0], -offset[s, 1], -offset[s, 2], x[s])
-    carry = 0.0  # urdf_gen.pcc_fit.continue_limb from the present command, then clamp_config
+    carry = 0.0  # pccbullet.urdf_gen.pcc_fit.continue_limb from the present command, then clamp_config
     for s in range(S):
         ux = x[s, 0] * math.cos(x[s, 1] + carry)
         uy = x[s, 0] * math.sin(x[s, 1] + carry)

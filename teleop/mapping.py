@@ -4,12 +4,12 @@
 * Rate keys: ``bend+/-``, ``plane+/-``, ``length+/-`` change the selected segment at bounded rates
   (:class:`Rates`), clipped to the segment's limits.
 * A 6-DoF position sets a tip target for the selected limb (``T_world_device`` and ``scale`` map the
-  device frame to the world); a few damped-least-squares iterations per tick (:mod:`teleop.ik`)
+  device frame to the world); a few damped-least-squares iterations per tick (:mod:`pccbullet.teleop.ik`)
   follow it, warm-started, within the limits.
 * ``follow``: the light tentacle copies the camera tentacle's command (both sit on the bow plate,
   120 mm apart, so the spotlight lights what the camera sees).
 * ``offsets`` (model-mediated teleoperation): the local model believes the arm sits at
-  ``command + offset`` (per segment, on the bend vector and the length: :mod:`urdf_gen.pcc_fit`);
+  ``command + offset`` (per segment, on the bend vector and the length: :mod:`pccbullet.urdf_gen.pcc_fit`);
   targets are solved for that model and the offset removed from the command.
 * ``target_filter(limb, p)``: an optional hook that may move a 6-DoF tip target ``p`` (world, m) before
   the IK (the teleoperation master keeps targets out of the modelled rock: a force-aware command).
@@ -22,16 +22,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-
-from sim.bullet import pb
-from teleop.devices.base import DeviceSample
-from teleop.ik import DAMPING, TOL, clamp_config, load_kernels
-from teleop.ik import limits as ik_limits
-from teleop.ik_command import command_step, load_command_kernel
-from urdf_gen.pcc import PccConfig
-from urdf_gen.pcc_fit import add_offset, canonical_limb
-from urdf_gen.specs import RobotSpec
-from urdf_gen.types import FloatArray, Transform
+from pccbullet.sim.bullet import pb
+from pccbullet.teleop.devices.base import DeviceSample
+from pccbullet.teleop.ik import DAMPING, TOL, clamp_config, load_kernels
+from pccbullet.teleop.ik import limits as ik_limits
+from pccbullet.teleop.ik_command import command_step, load_command_kernel
+from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.pcc_fit import add_offset, canonical_limb
+from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.types import FloatArray, Transform
 
 PLANE_RATE = 1.0  # rad/s, largest turn rate of a commanded bending plane from 6-DoF targets
 
@@ -47,8 +46,8 @@ class Rates:
 
 def apply_offset(configs: list[PccConfig], offset: FloatArray | None) -> list[PccConfig]:
     """``configs + offset`` per segment, with every bend >= 0 (offset ``(S, 3)``: bend vector x, y (rad),
-    length (m), in the frames of :func:`urdf_gen.pcc_fit.canonical_limb`). Not clipped to the limits: it
-    is a model of the real arm, which sags beyond what can be commanded."""
+    length (m), in the frames of :func:`pccbullet.urdf_gen.pcc_fit.canonical_limb`). Not clipped to the
+    limits: it is a model of the real arm, which sags beyond what can be commanded."""
     if offset is None:
         return list(configs)
     return [add_offset(c, o) for c, o in zip(canonical_limb(configs), offset, strict=True)]
@@ -90,9 +89,10 @@ class OperatorMapping:
         self.follow = False
         self.target_world: FloatArray | None = None
         self.target_filter: Callable[[str, FloatArray], FloatArray] | None = None
-        self.ik_max_step = 0.2  # largest IK step per iteration (rad or m; teleop.ik.solve_ik)
+        self.ik_max_step = 0.2  # largest IK step per iteration (rad or m; pccbullet.teleop.ik.solve_ik)
         # a 6-DoF target turns a segment's bending plane at most this fast (rad/s); near a straight
-        # segment the bend changes sign instead of the plane jumping (urdf_gen.pcc_fit.continue_limb)
+        # segment the bend changes sign instead of the plane jumping
+        # (pccbullet.urdf_gen.pcc_fit.continue_limb)
         self.plane_rate = PLANE_RATE
         self.ik_error = 0.0
         self._limits: dict[str, tuple[FloatArray, FloatArray]] = {}  # the IK's bounds per limb
@@ -142,7 +142,7 @@ class OperatorMapping:
             self.target_world = p
             target = Tb[:3, :3].T @ (p - Tb[:3, 3])  # in the limb base frame (a rigid transform's inverse)
             # through the model's offset, one IK iteration, the offset off again, continuous, clipped:
-            # one compiled call (teleop.ik_command; what apply_offset, solve_ik, add_offset,
+            # one compiled call (pccbullet.teleop.ik_command; what apply_offset, solve_ik, add_offset,
             # continue_limb and clamp_config do on configurations)
             offset = offsets.get(self.limb)
             now = np.array([(c.bend, c.plane, c.length) for c in self.command[self.limb]], dtype=float)

@@ -1,15 +1,15 @@
 """The master's prediction of the soft slave: the Newton–Euler model of every limb, driven by the command.
 
 The slave's limbs are compliant chains whose joint springs pull towards the commanded PCC shape
-(:meth:`sim.world.Robot.set_pcc` with ``mode="target"``) while gravity, buoyancy and drag bend them
-away from it. The same physics in the Newton–Euler strain model (:mod:`sim.models.newton_euler`, seed
-000) is ``M q'' = Q(q, q') + tau - K q - D q'`` with the commanded strains ``q*`` as the springs' rest
-point, i.e. ``tau = K q*``: the model sags under its net weight in the medium exactly as the slave does,
-with its own discretization (lumped nodes instead of rigid slices) and its own drag law. Each limb's
-model is stepped in the master's loop with the current command; its shape is read as one PCC arc per
-segment through the model's segment ends (:func:`urdf_gen.pcc_fit.pcc_from_points`, the same fit the
-slave applies to its chain, through the compiled :func:`segment_ends`), so the master shows, and the
-operator's IK solves for, the sagging arm.
+(:meth:`pccbullet.sim.world.Robot.set_pcc` with ``mode="target"``) while gravity, buoyancy and drag bend them
+away from it. The same physics in the Newton–Euler strain model
+(:mod:`pccbullet.sim.models.newton_euler.model`, seed 000) is ``M q'' = Q(q, q') + tau - K q - D q'`` with the
+commanded strains ``q*`` as the springs' rest point, i.e. ``tau = K q*``: the model sags under its net weight
+in the medium exactly as the slave does, with its own discretization (lumped nodes instead of rigid slices)
+and its own drag law. Each limb's model is stepped in the master's loop with the current command; its shape is
+read as one PCC arc per segment through the model's segment ends
+(:func:`pccbullet.urdf_gen.pcc_fit.pcc_from_points`, the same fit the slave applies to its chain, through the
+compiled :func:`segment_ends`), so the master shows, and the operator's IK solves for, the sagging arm.
 
 The prediction is quasi-static: the models are critically damped (:data:`QUASI_STATIC_DAMPING`) and
 run :data:`TIME_SCALE` times faster than real time, so they relax to the command's static sag without
@@ -18,9 +18,9 @@ fed its oscillation back into the operator's IK and the command went unstable; o
 lagged the limb's fall and the IK overshot (the grasper by 25 cm before it settled).
 
 Cost: one compiled model step is ~15 us a limb at 10 pieces a segment; :meth:`SagPredictor.update`
-calls the kernel (:func:`sim.models.ne_kernels.step_kernel`, the same one as
-:func:`sim.models.integrators.step`, bit for bit) with arguments prepared once, turns the command into
-the springs' rest point (:func:`spring_torques`) and the new state into bend vectors
+calls the kernel (:func:`pccbullet.sim.models.newton_euler.kernels.step_kernel`, the same one as
+:func:`pccbullet.sim.models.newton_euler.integrators.step`, bit for bit) with arguments prepared once, turns
+the command into the springs' rest point (:func:`spring_torques`) and the new state into bend vectors
 (:func:`shape_vectors`) in compiled code: ~20 us a tick for the haptic limb instead of ~55.
 The haptic limb is stepped every tick; the other limbs every ``stride`` ticks with a step of
 ``stride * dt`` (the integrator is implicit in the stiff terms), one of them per tick, so a tick pays
@@ -35,17 +35,16 @@ from collections.abc import Sequence
 
 import numba
 import numpy as np
-
-from sim.medium import medium as medium_by_name
-from sim.models import ne_kernels
-from sim.models.integrators import step as model_step
-from sim.models.ne_params import kernel_loads
-from sim.models.newton_euler import LimbModel
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, sinc
-from urdf_gen.pcc_fit import pcc_from_points
-from urdf_gen.specs import RobotSpec
-from urdf_gen.types import FloatArray, Transform
+from pccbullet.sim.medium import medium as medium_by_name
+from pccbullet.sim.models.newton_euler import kernels as ne_kernels
+from pccbullet.sim.models.newton_euler.integrators import step as model_step
+from pccbullet.sim.models.newton_euler.model import LimbModel
+from pccbullet.sim.models.newton_euler.params import kernel_loads
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, sinc
+from pccbullet.urdf_gen.pcc_fit import pcc_from_points
+from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.types import FloatArray, Transform
 
 TIME_SCALE = 4.0  # model seconds per real second: the quasi-static model relaxes this much faster
 QUASI_STATIC_DAMPING = 1.0  # -, critical damping of the first mode: the model relaxes to its static sag
@@ -56,8 +55,9 @@ REST_RATE = 1e-4  # 1/s (strain rate) or 1/(m s) (curvature rate): below it a li
 @numba.njit(cache=True)
 def segment_ends(q: FloatArray, l0: FloatArray, last: np.ndarray, out: FloatArray) -> None:
     """Tip positions of the segments (the tips of pieces ``last``) in the limb base frame into ``out``
-    ``(S, 3)`` (m): :meth:`LimbModel.forward_kinematics` (:func:`sim.models.ne_kinematics.piece_pose`)
-    for the points it needs, compiled (the numpy version took most of a master tick)."""
+    ``(S, 3)`` (m): :meth:`LimbModel.forward_kinematics`
+    (:func:`pccbullet.sim.models.newton_euler.kinematics.piece_pose`) for the points it needs, compiled (the
+    numpy version took most of a master tick)."""
     R = np.eye(3)
     pos = np.zeros(3)
     Rp = np.empty((3, 3))
@@ -103,7 +103,7 @@ def spring_torques(
     K: FloatArray,
     out: FloatArray,
 ) -> None:
-    """``K * state_from_pcc(model, configs)`` (:func:`sim.models.joint_targets.state_from_pcc`): the
+    """``K * state_from_pcc(model, configs)`` (:func:`pccbullet.sim.models.joint_targets.state_from_pcc`): the
     springs' torques that hold the model at the PCC arcs ``(bend, plane, length)`` ``(S,)`` each, into
     ``out`` ``(4 n,)``. ``seg`` ``(n,)``: each piece's segment; ``rest`` ``(S,)``: the segments' rest
     lengths (m)."""
@@ -125,13 +125,13 @@ def spring_torques(
         out[4 * i + 3] = K[4 * i + 3] * 0.0
 
 
-_sinc = numba.njit(cache=True)(sinc)  # urdf_gen.pcc.sinc, compiled
+_sinc = numba.njit(cache=True)(sinc)  # pccbullet.urdf_gen.pcc.sinc, compiled
 
 
 @numba.njit(cache=True)
 def shape_vectors(q: FloatArray, l0: FloatArray, last: np.ndarray, out: FloatArray) -> None:
     """The model's shape as one fitted arc per segment, as bend vectors ``(S, 3)`` into ``out``:
-    ``bend_vectors(pcc_from_points(ends))`` (:mod:`urdf_gen.pcc_fit`) of the :func:`segment_ends`,
+    ``bend_vectors(pcc_from_points(ends))`` (:mod:`pccbullet.urdf_gen.pcc_fit`) of the :func:`segment_ends`,
     compiled."""
     S = len(last)
     ends = np.empty((S, 3))
@@ -145,14 +145,14 @@ def shape_vectors(q: FloatArray, l0: FloatArray, last: np.ndarray, out: FloatArr
         x = R[0, 0] * d0 + R[1, 0] * d1 + R[2, 0] * d2  # R^T (p - o): the end in the arc's base frame
         y = R[0, 1] * d0 + R[1, 1] * d1 + R[2, 1] * d2
         z = R[0, 2] * d0 + R[1, 2] * d1 + R[2, 2] * d2
-        rho = math.hypot(x, y)  # urdf_gen.pcc_fit.arc_through
+        rho = math.hypot(x, y)  # pccbullet.urdf_gen.pcc_fit.arc_through
         theta = math.atan2(rho, z)
         plane = math.atan2(y, x) if rho > 0.0 else 0.0
         bend = 2.0 * theta
         length = math.sqrt(rho * rho + z * z) / _sinc(theta)
         cp, sp = math.cos(plane), math.sin(plane)
         out[s, 0], out[s, 1], out[s, 2] = bend * cp, bend * sp, length
-        half = 0.5 * bend  # urdf_gen.pcc.arc_transform: the next arc starts at this one's end frame
+        half = 0.5 * bend  # pccbullet.urdf_gen.pcc.arc_transform: the next arc starts at this one's end frame
         ax = length * math.sin(half) * _sinc(half)
         az = length * _sinc(bend)
         cb, sb = math.cos(bend), math.sin(bend)
@@ -243,7 +243,8 @@ class SagPredictor:
         return pcc_from_points(ends)
 
     def shape_vectors(self, name: str) -> FloatArray:
-        """:meth:`shape` as bend vectors ``(S, 3)`` (:func:`urdf_gen.pcc_fit.bend_vectors`), compiled."""
+        """:meth:`shape` as bend vectors ``(S, 3)`` (:func:`~pccbullet.urdf_gen.pcc_fit.bend_vectors`),
+        compiled."""
         out = np.empty((len(self._ends[name]), 3))
         shape_vectors(self.q[name], self.models[name].l0, self._ends[name], out)
         return out

@@ -1,11 +1,12 @@
-"""The remote robot of the teleoperation demo: the dynamic soft squid in seawater (see :mod:`teleop.mmt`).
+"""The remote robot of the teleoperation demo: the dynamic soft squid in seawater (see
+:mod:`pccbullet.teleop.mmt.session`).
 
-:class:`Slave` has its own :class:`~sim.world.World` in dynamic mode, in seawater, with the seabed and the
-true rock. Commands from the link (absolute PCC per segment) become the compliant limbs' spring targets
-(``set_pcc(..., mode="target")``), moved towards each new command at bounded actuator rates; gravity,
+:class:`Slave` has its own :class:`~pccbullet.sim.world.World` in dynamic mode, in seawater, with the seabed
+and the true rock. Commands from the link (absolute PCC per segment) become the compliant limbs' spring
+targets (``set_pcc(..., mode="target")``), moved towards each new command at bounded actuator rates; gravity,
 buoyancy, drag and contact make the real shape differ from the command. Its state reports hold what a
 real robot could measure: per segment, the PCC arc through the segment's end point (its chain's own link
-poses, the fit of :mod:`urdf_gen.pcc_fit`), the palpation sensor's contact force (PyBullet's contact
+poses, the fit of :mod:`pccbullet.urdf_gen.pcc_fit`), the palpation sensor's contact force (PyBullet's contact
 points on the sensor link, low-passed at :data:`SENSOR_CUTOFF_HZ`), the rock centre located by touch
 (mean of ``tip - (R_rock + r_tip) F / |F|`` while touching: where a sphere of the known radius must be to
 push back along the measured force) and which command it is tracking and for how long. A force above the
@@ -20,18 +21,17 @@ import struct
 from dataclasses import astuple
 
 import numpy as np
-
-from sim.bullet import pb
-from sim.environment import add_seabed, add_sphere, contact_forces
-from sim.world import World
-from teleop.ik import clamp_config
-from teleop.mmt_config import MmtConfig
-from teleop.mmt_packets import CMD_HEADER, STATE_HEADER, STATE_TAIL, decode_configs, encode_shape
-from urdf_gen import naming
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, rest_configs
-from urdf_gen.pcc_fit import pcc_from_points
-from urdf_gen.specs import LimbSpec, Payload, RobotSpec
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
+from pccbullet.sim.world import World
+from pccbullet.teleop.ik import clamp_config
+from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.packets import CMD_HEADER, STATE_HEADER, STATE_TAIL, decode_configs, encode_shape
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
+from pccbullet.urdf_gen.pcc_fit import pcc_from_points
+from pccbullet.urdf_gen.specs import LimbSpec, Payload, RobotSpec
 
 SETTLED_RATE = 0.05  # rad/s or m/s: a limb whose joints are all slower than this is settled
 SENSOR_CUTOFF_HZ = 30.0  # low-pass of the slave's force sensor (a strain-gauge sensor's bandwidth)

@@ -1,10 +1,10 @@
 """The remote robot in its own process: the dynamic slave paced to the wall clock at 1 kHz.
 
-Real-time teleoperation runs the slave (:class:`teleop.mmt.Slave`, the soft squid in seawater) as a
-separate process, as the remote robot it stands for: it has its own core, and the master's 1 kHz haptic
-loop never waits for its physics. The acoustic link is still emulated on the master's side (the
-:class:`~teleop.channel.Channel` objects delay and drop the packets); a pipe carries them between the
-processes in microseconds. Besides the link's packets the process sends, at 50 Hz, what an external
+Real-time teleoperation runs the slave (:class:`pccbullet.teleop.mmt.session.Slave`, the soft squid in
+seawater) as a separate process, as the remote robot it stands for: it has its own core, and the master's 1
+kHz haptic loop never waits for its physics. The acoustic link is still emulated on the master's side (the
+:class:`~pccbullet.teleop.channel.Channel` objects delay and drop the packets); a pipe carries them between
+the processes in microseconds. Besides the link's packets the process sends, at 50 Hz, what an external
 observer records (its haptic tip and sensor force) for the session log, and at 10 Hz, when asked, the
 joint vectors of its limbs for the demo's GIF. On :meth:`SlaveProcess.close` it reports its loop
 statistics (real-time factor, tick p50/p99, late ticks).
@@ -18,9 +18,8 @@ import time
 from typing import Any
 
 import numpy as np
-
-from sim.loop import SPIN_WINDOW_S, wait_until
-from urdf_gen.errors import ConfigurationError
+from pccbullet.sim.loop import SPIN_WINDOW_S, wait_until
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 OBSERVE_EVERY = 20  # ticks between two observer samples (50 Hz)
 POSE_EVERY = 100  # ticks between two recorded limb poses (10 Hz)
@@ -31,8 +30,8 @@ START_TIMEOUT_S = 120.0  # s, longest wait for the slave process to build its wo
 def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_poses: bool) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the master ends the session and stops us
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from teleop.slave import Slave
-    from urdf_gen.spec_loader import load_robot
+    from pccbullet.teleop.slave import Slave
+    from pccbullet.urdf_gen.spec_loader import load_robot
 
     slave = Slave(load_robot(robot, sections=cfg.sections), cfg)
     dt = slave.world.dt
@@ -87,7 +86,7 @@ def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_pose
 
 
 class SlaveProcess:
-    """The slave in its own process, with the interface :class:`teleop.mmt.MmtSession` uses.
+    """The slave in its own process, with the interface :class:`pccbullet.teleop.mmt.session.MmtSession` uses.
 
     Args:
         robot: bundled name or TOML path (the slave loads it itself). cfg: the session's config.

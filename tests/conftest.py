@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from urdf_gen.spec_loader import robots_dir
+from pccbullet.urdf_gen.spec_loader import robots_dir
 
 
 @pytest.fixture
@@ -28,7 +27,7 @@ def write_toml(tmp_path: Path):
 
 
 class FakeTime:
-    """``perf_counter`` and ``sleep`` on a simulated clock for :mod:`sim.loop`: each reading advances it by
+    """``perf_counter`` and ``sleep`` on a simulated clock for :mod:`pccbullet.sim.loop`: each reading advances it by
     1 us (so that the loop's spin-wait ends); ``sleep`` and ``now +=`` advance it by durations."""
 
     def __init__(self) -> None:
@@ -44,9 +43,9 @@ class FakeTime:
 
 @pytest.fixture
 def loop_clock(monkeypatch) -> FakeTime:
-    """A :class:`FakeTime` that ``sim.loop`` reads instead of the wall clock (for this test only)."""
-    import sim.loop
+    """A :class:`FakeTime` that ``pccbullet.sim.loop`` reads instead of the wall clock (for this test only)."""
+    import pccbullet.sim.loop
 
     fake = FakeTime()
-    monkeypatch.setattr(sim.loop, "time", fake)
+    monkeypatch.setattr(pccbullet.sim.loop, "time", fake)
     return fake

@@ -195,8 +195,8 @@ class Report:
 def robot_invariants(spec: Any, *, urdf: bool = False) -> None:
     """An accepted robot: distinct limb names, a finite rest pose of every limb tip in the head frame and a
     finite mass; with ``urdf``, its URDF trees build (or refuse with a :class:`PccBulletError`)."""
-    from urdf_gen.pcc import limb_transform, rest_configs
-    from urdf_gen.urdf_writer import build_head_urdf, build_limb_urdf
+    from pccbullet.urdf_gen.pcc import limb_transform, rest_configs
+    from pccbullet.urdf_gen.urdf_writer import build_head_urdf, build_limb_urdf
 
     names = [limb.name for limb in spec.limbs]
     if len(set(names)) != len(names):
@@ -214,7 +214,7 @@ def robot_invariants(spec: Any, *, urdf: bool = False) -> None:
 def experiment_invariants(spec: Any) -> None:
     """An accepted experiment: >= 1 step and record, distinct recorded limbs, inputs on recorded limbs,
     recorded size within budget, finite profile values over the run."""
-    from sim.experiments.spec import MAX_RECORD_BYTES, record_bytes
+    from pccbullet.sim.experiments.spec import MAX_RECORD_BYTES, record_bytes
 
     if spec.n_steps < 1 or spec.n_steps % spec.substeps or spec.duration <= 0.0:
         raise AssertionError(f"duration {spec.duration} s gives {spec.n_steps} steps")
@@ -229,7 +229,7 @@ def experiment_invariants(spec: Any) -> None:
         if not np.all(np.isfinite(prof.value(t))):
             raise AssertionError(f"non-finite profile {prof.kind}")
     robot_invariants(spec.robot)
-    from sim.experiments.runner import command_schedule
+    from pccbullet.sim.experiments.runner import command_schedule
 
     for cmd in command_schedule(spec, t, spec.seed).values():  # range-checked commands (SpecError if out)
         if not np.all(np.isfinite(cmd)):
@@ -245,10 +245,10 @@ def run_fuzz(kind: str, n: int, seed: int, work: Path, *, case_budget: float = 5
         kind: which loader to fuzz. n: number of cases. seed: the random seed (cases are reproducible).
         work: scratch folder (files are written there). case_budget: wall-clock limit of one case (s).
     """
-    from sim.experiments.spec import load_experiment
-    from urdf_gen.catalog import bundled, write_robot_urdf
-    from urdf_gen.errors import PccBulletError
-    from urdf_gen.spec_loader import load_robot
+    from pccbullet.sim.experiments.spec import load_experiment
+    from pccbullet.urdf_gen.catalog import bundled, write_robot_urdf
+    from pccbullet.urdf_gen.errors import PccBulletError
+    from pccbullet.urdf_gen.spec_loader import load_robot
 
     rng = random.Random(seed)
     csv_dir = work / "csv"

@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-
-from urdf_gen.actuator_space import (
+from pccbullet.urdf_gen.actuator_space import (
     ActuatorLayout,
     lengths_from_pcc,
     lengths_jacobian,
@@ -16,7 +15,7 @@ from urdf_gen.actuator_space import (
     seed004_chambers,
     ursula_tendons,
 )
-from urdf_gen.errors import ConfigurationError, PccBulletError
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
 
 LAYOUTS = {
     "seed004_3x120": seed004_chambers(0.024),

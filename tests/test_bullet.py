@@ -8,9 +8,8 @@ import sys
 
 import numpy as np
 import pytest
-
-from sim.bullet import pb
-from sim.bullet_internals import (
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.bullet_internals import (
     BROADPHASE_SYMBOL,
     CONTACT_BREAKING_SYMBOL,
     SAFE_ENV,
@@ -20,10 +19,10 @@ from sim.bullet_internals import (
     set_broadphase_margin,
     set_bullet_global,
 )
-from sim.bullet_internals.symbols import double_address, elf_symbol
-from sim.dynamics import CompliantLimb
-from sim.world import BROADPHASE_MARGIN, CONTACT_BREAKING_THRESHOLD, World, limit_free_urdf
-from urdf_gen.errors import ConfigurationError
+from pccbullet.sim.bullet_internals.symbols import double_address, elf_symbol
+from pccbullet.sim.dynamics import CompliantLimb
+from pccbullet.sim.world import BROADPHASE_MARGIN, CONTACT_BREAKING_THRESHOLD, World, limit_free_urdf
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF symbol lookup")
 

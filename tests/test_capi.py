@@ -1,4 +1,4 @@
-"""The dynamic mode's joint I/O through PyBullet's C API (sim.bullet_internals.capi) against PyBullet's Python
+"""The dynamic mode's joint I/O through PyBullet's C API (pccbullet.sim.bullet_internals.capi) against PyBullet's Python
 functions, and the whole of PyBullet's internals against ``PCCBULLET_SAFE=1``."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ import sys
 
 import numpy as np
 import pytest
-
-from sim.bullet import pb
-from sim.bullet_internals import (
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.bullet_internals import (
     BROADPHASE_SYMBOL,
     CONTACT_BREAKING_SYMBOL,
     SAFE_ENV,
@@ -19,8 +18,8 @@ from sim.bullet_internals import (
     capi,
     set_bullet_global,
 )
-from sim.world import World
-from urdf_gen.pcc import PccConfig
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.pcc import PccConfig
 
 needs_c_api = pytest.mark.skipif(
     not sys.platform.startswith("linux") or capi.c_api() is None, reason="PyBullet's C API not found"
@@ -215,7 +214,7 @@ def test_an_unpinned_pybullet_version_falls_back_to_the_same_numbers(
     direct, fast, _, _ = _run(200)
     monkeypatch.setattr(capi, "pybullet_version", lambda: "3.2.8")
     monkeypatch.setattr(capi, "_api", False)  # look it up again, under the faked version
-    with caplog.at_level(logging.DEBUG, logger="sim.bullet_internals.capi"):
+    with caplog.at_level(logging.DEBUG, logger="pccbullet.sim.bullet_internals.capi"):
         assert capi.c_api() is None
         python, slow, _, _ = _run(200)
     assert "PyBullet 3.2.8 is not one of the C API's pinned versions (3.2.7)" in caplog.text

@@ -1,4 +1,4 @@
-"""Opt-in Timoshenko shear of a compliant chain (sim.shear.ChainShear)."""
+"""Opt-in Timoshenko shear of a compliant chain (pccbullet.sim.shear.ChainShear)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from sim.shear import ChainShear
-from sim.world import World
-from urdf_gen.errors import ConfigurationError
+from pccbullet.sim.shear import ChainShear
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 ROD = Path(__file__).parent / "data" / "stiff_rod.toml"  # uniform, r = 30 mm, L = 300 mm, E = 10 MPa
 G0 = 9.80665

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from pccbullet.teleop.cli import main
 
-from teleop.cli import main
-from urdf_gen import __version__
+from pccbullet import __version__
 
 
 def test_pose_json_camera_90_30(capsys) -> None:
@@ -127,10 +127,9 @@ def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
     """The headless demo renders its GIF after the run from poses recorded in the loop: a recorded pose,
     shown again after the limbs and the rock moved on, gives the live frame pixel for pixel."""
     import numpy as np
-
-    from sim.bullet import pb
-    from teleop.demo import _render, scene_pose, scripted_operator, show_scene
-    from teleop.mmt import MmtConfig, MmtSession
+    from pccbullet.sim.bullet import pb
+    from pccbullet.teleop.demo.run import _render, scene_pose, scripted_operator, show_scene
+    from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
 
     with MmtSession(MmtConfig(sections=3)) as s:
         proj = pb.computeProjectionMatrixFOV(60, 4 / 3, 0.01, 5.0)
@@ -155,8 +154,8 @@ def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:
     # the haptic stylus SDK is not installed here: the message says how to install it
     assert main(["demo", "--out", str(tmp_path), "--device", "touch", "--duration", "0.1"]) == 2
     assert "pip install pyOpenHaptics" in capsys.readouterr().err
-    from teleop.demo import run_demo
-    from urdf_gen.errors import ConfigurationError
+    from pccbullet.teleop.demo.run import run_demo
+    from pccbullet.urdf_gen.errors import ConfigurationError
 
     with pytest.raises(
         ConfigurationError, match=r"device = 'joystick' is invalid; allowed: auto, scripted, keyboard"
@@ -168,7 +167,7 @@ def test_demo_with_the_terminal_keyboard_moves_the_selected_limb(tmp_path, monke
     """Keys typed into stdin (here a pipe) drive the master replica in real time."""
     import os
 
-    from teleop.demo import run_demo
+    from pccbullet.teleop.demo.run import run_demo
 
     monkeypatch.delenv("DISPLAY", raising=False)
 
@@ -196,8 +195,8 @@ def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> N
     import threading
     import time
 
-    from teleop.demo import run_demo
-    from teleop.udp_bridge import UdpBridgeClient
+    from pccbullet.teleop.demo.run import run_demo
+    from pccbullet.teleop.udp.bridge import UdpBridgeClient
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no default UDP key file: no HMAC

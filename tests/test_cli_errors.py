@@ -7,8 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
-
-from teleop.cli import main
+from pccbullet.teleop.cli import main
 
 EXP = str(Path(__file__).resolve().parent.parent / "assets" / "experiments" / "camera_sweep.toml")
 SWEEP = str(Path(__file__).resolve().parent.parent / "assets" / "experiments" / "sweep_camera_bend.toml")
@@ -127,7 +126,7 @@ def test_not_utf8_experiment_file(capsys, tmp_path: Path) -> None:
 
 
 def test_keyboard_interrupt_exits_130(capsys, monkeypatch, tmp_path: Path) -> None:
-    import teleop.cli as cli
+    import pccbullet.teleop.cli as cli
 
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt
@@ -138,7 +137,7 @@ def test_keyboard_interrupt_exits_130(capsys, monkeypatch, tmp_path: Path) -> No
 
 
 def test_os_error_during_a_command_is_one_line(capsys, monkeypatch, tmp_path: Path) -> None:
-    import teleop.cli as cli
+    import pccbullet.teleop.cli as cli
 
     def disk_full(args: object) -> int:
         raise OSError(28, "No space left on device", str(tmp_path / "head.urdf"))

@@ -13,9 +13,8 @@ import numba
 import numpy as np
 import pytest
 import trimesh
-
-from teleop.cli import COMPILE_NOTICE, _compile_notice, main
-from urdf_gen.catalog import KINDS, bundled
+from pccbullet.teleop.cli import COMPILE_NOTICE, _compile_notice, main
+from pccbullet.urdf_gen.catalog import KINDS, bundled
 
 ROBOTS = bundled()
 IDS = [r.name for r in ROBOTS]
@@ -63,7 +62,7 @@ def test_export_every_robot(robot, tmp_path, capsys) -> None:
 @pytest.mark.parametrize("robot", ROBOTS, ids=IDS)
 def test_pose_pcc_robots_refuse_others(robot, capsys) -> None:
     if robot.kind == "pcc":
-        from urdf_gen.spec_loader import load_robot
+        from pccbullet.urdf_gen.spec_loader import load_robot
 
         limb = load_robot(robot.name).limbs[0].name
         assert main(["pose", robot.name, "--limb", limb, "--bend", "40", "--plane", "10", "--json"]) == 0
@@ -92,7 +91,7 @@ def test_gif_refused_for_other_kinds(tmp_path, capsys) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from teleop.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from pccbullet.teleop.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
 
 

@@ -1,7 +1,7 @@
 """One URDF of the whole robot (``write_urdf(..., combined=True)``): loads in yourdfpy, Pinocchio and
 MuJoCo, and a random configuration's tips agree with the exact chain and with PyBullet's ``tip_pose``.
 
-Tolerances: yourdfpy, Pinocchio and MuJoCo compose the same doubles as :func:`urdf_gen.pcc.chain_transform`
+Tolerances: yourdfpy, Pinocchio and MuJoCo compose the same doubles as :func:`pccbullet.urdf_gen.pcc.chain_transform`
 and agree with it to ~1e-11, the 12 significant digits the file is written with (1e-10 asserted). PyBullet's link frames differ from the exact chain by up to
 ~1e-8 m and ~2e-7 rad (measured on this configuration; its own rounding of link frames), so the PyBullet
 comparison allows 5e-8 m in position and 1e-6 in the rotation entries.
@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from sim.world import World
-from urdf_gen import naming
-from urdf_gen.catalog import write_robot_urdf
-from urdf_gen.pcc import PccConfig, chain_transform
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.urdf_writer import write_urdf
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.catalog import write_robot_urdf
+from pccbullet.urdf_gen.pcc import PccConfig, chain_transform
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 mujoco = pytest.importorskip("mujoco")
 pin = pytest.importorskip("pinocchio")

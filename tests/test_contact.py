@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 import pytest
-
-from sim.bullet import pb
-from sim.environment import (
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.environment import (
     add_object,
     add_plane,
     add_seabed,
@@ -17,9 +16,9 @@ from sim.environment import (
     deepest_penetration,
     force_sensor,
 )
-from sim.world import World
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig
 
 
 def test_limb_pressed_onto_seabed_stops_at_it() -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from sim.world import World
-from teleop.demo_outputs import EXTERNAL_VIEW
-from teleop.demo_render import SpotlitRenderer
-from urdf_gen.pcc import PccConfig
+from pccbullet.sim.world import World
+from pccbullet.teleop.demo.outputs import EXTERNAL_VIEW
+from pccbullet.teleop.demo.render import SpotlitRenderer
+from pccbullet.urdf_gen.pcc import PccConfig
 
 
 def test_the_lamp_lights_the_seabed_where_the_light_arm_points() -> None:

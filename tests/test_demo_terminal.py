@@ -47,7 +47,7 @@ def test_terminal_demo_prints_help_and_status_and_ends_cleanly_on_ctrl_c(tmp_pat
     master, slave = os.openpty()
     env = {**os.environ, "DISPLAY": ""}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "teleop.cli", "demo", "--device", "terminal", "--headless",
+        [sys.executable, "-m", "pccbullet.teleop.cli", "demo", "--device", "terminal", "--headless",
          "--out", str(tmp_path / "out"), "--duration", "120"],
         stdin=slave, stdout=slave, stderr=slave, env=env, preexec_fn=_controlling_terminal,
     )  # fmt: skip

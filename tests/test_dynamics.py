@@ -8,13 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from sim.bullet import pb
-from sim.dynamics import joint_stiffness
-from sim.world import World
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, limb_transform
-from urdf_gen.spec_loader import load_robot
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.dynamics import joint_stiffness
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 ROD = Path(__file__).parent / "data" / "stiff_rod.toml"
 G = 9.80665
@@ -107,9 +106,9 @@ def test_same_inputs_give_bit_identical_trajectories() -> None:
 _CONTACT_RUN = """
 import hashlib, math, sys
 import numpy as np
-from sim.bullet import pb
-from sim.world import World
-from urdf_gen.pcc import PccConfig
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.pcc import PccConfig
 with World(medium="water") as world:
     robot = world.load_robot("ursula", sections=5)
     limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
@@ -129,7 +128,7 @@ print(digest.hexdigest(), contacts)
 
 
 def test_runs_with_contacts_are_bit_identical_across_processes() -> None:
-    # PyBullet's sorting of overlapping pairs is off (sim.world): the pair cache must still give the
+    # PyBullet's sorting of overlapping pairs is off (pccbullet.sim.world): the pair cache must still give the
     # same contact order, hence the same trajectory, in every fresh process
     import subprocess
     import sys

@@ -3,9 +3,9 @@
 ``tests/data/elastica_camera_tentacle.json`` comes from ``examples/60_elastica_reference.py``: the camera
 limb (600 mm, Ecoflex 00-30, 60 -> 20 mm, 40 g camera) clamped horizontally, settled under gravity in air
 and in water, n_elements = 50, 100, 200 and the Richardson-extrapolated limit. PyElastica is not needed
-here. The dynamic chain (sim.world, compliant limb, N sections) is settled with critical damping (the
+here. The dynamic chain (pccbullet.sim.world, compliant limb, N sections) is settled with critical damping (the
 equilibrium does not depend on the damping; the settle stops when the tip moves < 10 um per second), the
-Newton-Euler model is solved for its static equilibrium (sim.models.ne_statics).
+Newton-Euler model is solved for its static equilibrium (pccbullet.sim.models.newton_euler.statics).
 
 Frames: the reference's (x along the undeformed rod, z up) is the limb base frame's (z, -x).
 """
@@ -19,13 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from sim.medium import medium as medium_by_name
-from sim.models.ne_statics import TimoshenkoShear, static_equilibrium
-from sim.models.newton_euler import LimbModel, gravity_in_limb_base
-from sim.shear import ChainShear
-from sim.world import STANDARD_GRAVITY, World
-from urdf_gen.spec_loader import load_robot
+from pccbullet.sim.medium import medium as medium_by_name
+from pccbullet.sim.models.newton_euler.model import LimbModel, gravity_in_limb_base
+from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium
+from pccbullet.sim.shear import ChainShear
+from pccbullet.sim.world import STANDARD_GRAVITY, World
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 DATA = json.loads((Path(__file__).parent / "data" / "elastica_camera_tentacle.json").read_text())
 LENGTH = DATA["length_m"]
@@ -49,7 +48,7 @@ def _camera_only(n: int, damping_ratio: float | None = None):
 
 @cache
 def chain_tip(n: int, medium: str, shear: bool = False) -> tuple[float, ...]:
-    """Settled tip of the dynamic chain in the limb base frame (m); ``shear``: with sim.shear.ChainShear
+    """Settled tip of the dynamic chain in the limb base frame (m); ``shear``: with pccbullet.sim.shear.ChainShear
     (its targets follow the pose every 100 steps)."""
     with World(medium=medium) as world:
         robot = world.load_robot(_camera_only(n, damping_ratio=1.0))
@@ -75,7 +74,7 @@ def chain_tip_sheared(n: int, medium: str) -> tuple[float, ...]:
 @cache
 def model_tip(n: int, medium: str, shear: bool = False) -> tuple[float, ...]:
     """Static tip of the Newton-Euler model in the limb base frame (m), with the world's gravity;
-    ``shear``: with the opt-in Timoshenko shear of sim.models.ne_statics."""
+    ``shear``: with the opt-in Timoshenko shear of pccbullet.sim.models.newton_euler.statics."""
     limb = load_robot("ursula").limb("camera")
     g = gravity_in_limb_base(limb, (0.0, 0.0, -STANDARD_GRAVITY))
     model = LimbModel(limb, n, gravity=g, medium=medium_by_name(medium))
@@ -152,7 +151,7 @@ def test_newton_euler_model_with_shear_within_one_percent(medium: str) -> None:
 
 @pytest.mark.parametrize("medium", ["air", "water"])
 def test_dynamic_chain_with_shear_within_one_percent(medium: str) -> None:
-    """Issue 17's goal for the chain, with the opt-in shear (sim.shear.ChainShear): within 1 % of L at
+    """Issue 17's goal for the chain, with the opt-in shear (pccbullet.sim.shear.ChainShear): within 1 % of L at
     N = 20. Measured (% of L): air 4.53 / 1.27 / 0.64, water 1.77 / 0.41 / 0.13 at N = 5 / 10 / 20
     (shear and discretization errors no longer cancel at N = 10)."""
     err = [

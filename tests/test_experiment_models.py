@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from sim.experiments import experiment_from_table, run_experiment
-from sim.experiments.metrics import load_columns
+from pccbullet.sim.experiments import experiment_from_table, run_experiment
+from pccbullet.sim.experiments.metrics import load_columns
 
 
 def test_motor_step_bends_only_the_driven_section(tmp_path) -> None:

@@ -10,20 +10,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from sim.experiments import (
+from pccbullet.sim.experiments import (
     ModelInputs,
     experiment_from_table,
     load_experiment,
     register_model,
     run_experiment,
 )
-from sim.experiments.cli import register_run
-from sim.experiments.runner import MODELS
-from sim.export.rigid import limb_base_pose
-from urdf_gen.errors import ConfigurationError, PccBulletError, SpecError
-from urdf_gen.pcc import PccConfig, limb_transform
-from urdf_gen.spec_loader import robots_dir
+from pccbullet.sim.experiments.cli import register_run
+from pccbullet.sim.experiments.runner import MODELS
+from pccbullet.sim.export.rigid import limb_base_pose
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError
+from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
+from pccbullet.urdf_gen.spec_loader import robots_dir
 
 EXP_DIR = Path(__file__).resolve().parent.parent / "assets" / "experiments"
 DATA = Path(__file__).resolve().parent / "data"

@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
-
-from sim.experiments import experiment_from_table, run_experiment
-from sim.export import (
+from pccbullet.sim.experiments import experiment_from_table, run_experiment
+from pccbullet.sim.export import (
     FORMATS,
     backbone,
     frustum_volume,
@@ -28,12 +27,12 @@ from sim.export import (
     workspace_points,
     write_series,
 )
-from sim.export.cli import register_export
-from sim.export.render import render_png, write_gif, write_mp4
-from sim.world import World
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
-from urdf_gen.spec_loader import load_robot
+from pccbullet.sim.export.cli import register_export
+from pccbullet.sim.export.render import render_png, write_gif, write_mp4
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 URSULA = load_robot("ursula", sections=3)
 POSES = {

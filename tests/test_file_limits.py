@@ -11,13 +11,17 @@ import re
 from pathlib import Path
 
 import pytest
-
-from sim.experiments.inputs import MAX_CSV_BYTES
-from sim.experiments.spec import MAX_RECORD_BYTES, experiment_from_table, load_experiment, record_bytes
-from sim.experiments.sweep import set_dotted
-from urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.toml_fields import MAX_TOML_BYTES
+from pccbullet.sim.experiments.inputs import MAX_CSV_BYTES
+from pccbullet.sim.experiments.spec import (
+    MAX_RECORD_BYTES,
+    experiment_from_table,
+    load_experiment,
+    record_bytes,
+)
+from pccbullet.sim.experiments.sweep import set_dotted
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.toml_fields import MAX_TOML_BYTES
 
 
 def _robot(ursula_text: str, write_toml, old: str, new: str, count: int = 1) -> Path:
@@ -342,9 +346,9 @@ def test_cap_bounds_every_echo() -> None:
     ("name", "key"), [("pneunet_2", "chamber_length_mm"), ("seed004_spatial", "initial_length_mm")]
 )
 def test_huge_int_in_other_robot_kinds(tmp_path: Path, name: str, key: str) -> None:
-    from urdf_gen.pneunet import load_pneunet
-    from urdf_gen.spec_loader import robots_dir
-    from urdf_gen.three_actuator import load_three_actuator
+    from pccbullet.urdf_gen.pneunet import load_pneunet
+    from pccbullet.urdf_gen.spec_loader import robots_dir
+    from pccbullet.urdf_gen.three_actuator import load_three_actuator
 
     text = (robots_dir() / f"{name}.toml").read_text()
     path = tmp_path / f"{name}.toml"
@@ -364,7 +368,7 @@ def _sweep(tmp_path: Path, body: str) -> Path:
 
 
 def test_sweep_grid_over_the_run_cap(tmp_path: Path) -> None:
-    from sim.experiments.sweep import plan_sweep
+    from pccbullet.sim.experiments.sweep import plan_sweep
 
     values = ", ".join(["1"] * 2000)
     body = "".join(
@@ -378,7 +382,7 @@ def test_sweep_grid_over_the_run_cap(tmp_path: Path) -> None:
 
 
 def test_sweep_file_with_a_path_into_a_string(tmp_path: Path) -> None:
-    from sim.experiments.sweep import plan_sweep
+    from pccbullet.sim.experiments.sweep import plan_sweep
 
     body = '[[parameters]]\npath = "name.x"\nvalues = [1]\n'
     with pytest.raises(
@@ -390,7 +394,7 @@ def test_sweep_file_with_a_path_into_a_string(tmp_path: Path) -> None:
 
 
 def test_sweep_experiment_path_with_a_nul(tmp_path: Path) -> None:
-    from sim.experiments.sweep import plan_sweep
+    from pccbullet.sim.experiments.sweep import plan_sweep
 
     path = tmp_path / "sweep.toml"
     path.write_text('experiment = "a\\u0000b.toml"\n[[parameters]]\npath = "x"\nvalues = [1]\n')
@@ -402,7 +406,7 @@ def test_sweep_experiment_path_with_a_nul(tmp_path: Path) -> None:
 
 def test_a_long_path_in_a_message_keeps_its_file_name(tmp_path: Path) -> None:
     """Messages cap echoed values at ~80 characters; for a path the end (the file name) is what tells."""
-    from urdf_gen.errors import SpecError
+    from pccbullet.urdf_gen.errors import SpecError
 
     deep = tmp_path / ("d" * 120) / "recorded_input.csv"
     msg = str(SpecError("exp.toml", "inputs.bend.file", deep, "a UTF-8 CSV file"))

@@ -8,21 +8,20 @@ import tomllib
 
 import numpy as np
 import pytest
-from scipy.optimize import brentq
-
-from sim.models.actuators import ChamberActuation
-from sim.models.chambers import ChamberWallLimb
-from sim.models.hydraulics import (
+from pccbullet.sim.models.actuators import ChamberActuation
+from pccbullet.sim.models.chambers import ChamberWallLimb
+from pccbullet.sim.models.hydraulics import (
     HydraulicDrive,
     load_hydraulic_drive,
     overshoot,
     run_seed000,
     settling_time,
 )
-from sim.models.ne_statics import static_equilibrium
-from sim.models.newton_euler import VACUUM
-from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.spec_loader import load_robot
+from pccbullet.sim.models.newton_euler.model import VACUUM
+from pccbullet.sim.models.newton_euler.statics import static_equilibrium
+from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.urdf_gen.spec_loader import load_robot
+from scipy.optimize import brentq
 
 # Seed 000 (Micromachines 2022, 13, 130) Table 1 "Relevant Parameters", SI.
 TABLE_1 = {

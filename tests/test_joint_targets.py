@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from sim.models.joint_targets import joint_targets, piece_pcc, state_from_pcc
-from sim.models.newton_euler import LimbModel
-from urdf_gen.pcc import PccConfig, chain_transform, limb_joints, rot_z
-from urdf_gen.spec_loader import load_robot
+from pccbullet.sim.models.joint_targets import joint_targets, piece_pcc, state_from_pcc
+from pccbullet.sim.models.newton_euler.model import LimbModel
+from pccbullet.urdf_gen.pcc import PccConfig, chain_transform, limb_joints, rot_z
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,13 @@ import gc
 import json
 
 import pytest
-
-from sim.bench import bench_world, format_table, machine_jitter
-from sim.bullet import pb
-from sim.loop import SPIN_WINDOW_S, Loop, compute_n_steps, frozen_gc, wait_until
-from sim.world import World
-from teleop.cli import main
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
+from pccbullet.sim.bench import bench_world, format_table, machine_jitter
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.loop import SPIN_WINDOW_S, Loop, compute_n_steps, frozen_gc, wait_until
+from pccbullet.sim.world import World
+from pccbullet.teleop.cli import main
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig
 
 
 def test_compute_n_steps_and_rates_that_do_not_divide() -> None:
@@ -136,17 +135,17 @@ def test_frozen_gc_leaves_a_callers_own_freeze_in_place() -> None:
 
 
 def test_wait_until_spins_short_waits_and_sleeps_long_ones_minus_the_spin_window(monkeypatch) -> None:
-    import sim.loop
+    import pccbullet.sim.loop
 
     slept: list[float] = []
-    real_sleep = sim.loop.time.sleep
+    real_sleep = pccbullet.sim.loop.time.sleep
 
     def sleep(seconds: float) -> None:
         slept.append(seconds)
         real_sleep(seconds)
 
-    monkeypatch.setattr(sim.loop.time, "sleep", sleep)
-    clock = sim.loop.time.perf_counter
+    monkeypatch.setattr(pccbullet.sim.loop.time, "sleep", sleep)
+    clock = pccbullet.sim.loop.time.perf_counter
     deadline = clock() + 0.0005  # a 1 kHz step's slack: spun through, never slept
     wait_until(deadline)
     assert clock() >= deadline and slept == []
@@ -159,7 +158,7 @@ def test_wait_until_spins_short_waits_and_sleeps_long_ones_minus_the_spin_window
 
 
 def test_a_negative_spin_window_is_refused() -> None:
-    from teleop.mmt import MmtSession
+    from pccbullet.teleop.mmt.session import MmtSession
 
     with World(mode="kinematic") as world, pytest.raises(ConfigurationError, match="spin_window = -0.001 s"):
         Loop(world, realtime=True, spin_window=-0.001)

@@ -1,4 +1,4 @@
-"""sim.loop.Loop: a custom step, the deadline flag, early stop and a clean Ctrl-C."""
+"""pccbullet.sim.loop.Loop: a custom step, the deadline flag, early stop and a clean Ctrl-C."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import os
 import signal
 
 import pytest
-
-from sim.loop import Loop
-from urdf_gen.errors import ConfigurationError
+from pccbullet.sim.loop import Loop
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 
 class _Clock:

@@ -1,17 +1,22 @@
-"""Compiled Newton–Euler kernels (sim.models.ne_kernels) against the numpy reference path (ne_batch)."""
+"""Compiled Newton–Euler kernels (pccbullet.sim.models.newton_euler.kernels) against the numpy reference path (ne_batch)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from sim.models import ne_kernels
-from sim.models.actuators import actuation_for
-from sim.models.integrators import simulate, step
-from sim.models.ne_batch import MultiLimbModel, NEParams, bend_functions, ne_dynamics, piece_kinematics
-from sim.models.newton_euler import AIR, SEAWATER, LimbModel
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.spec_loader import load_robot
+from pccbullet.sim.models.actuators import actuation_for
+from pccbullet.sim.models.newton_euler import kernels as ne_kernels
+from pccbullet.sim.models.newton_euler.batch import (
+    MultiLimbModel,
+    NEParams,
+    bend_functions,
+    ne_dynamics,
+    piece_kinematics,
+)
+from pccbullet.sim.models.newton_euler.integrators import simulate, step
+from pccbullet.sim.models.newton_euler.model import AIR, SEAWATER, LimbModel
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 # Relative agreement (max abs difference / max abs reference value) asserted between the backends.
 # Measured: M, Q <= 1e-15; one integrator step (q', qd') <= 2e-12; the explicit acceleration <= 3e-11 at

@@ -1,4 +1,4 @@
-"""Static equilibrium of the Newton-Euler model with the opt-in Timoshenko shear (sim.models.ne_statics)."""
+"""Static equilibrium of the Newton-Euler model with the opt-in Timoshenko shear (pccbullet.sim.models.newton_euler.statics)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,11 @@ import math
 
 import numpy as np
 import pytest
-
-from sim.models.ne_statics import TimoshenkoShear, static_equilibrium
-from sim.models.newton_euler import VACUUM, LimbModel, medium_named
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.specs import LimbSpec, Material, SegmentSpec
+from pccbullet.sim.models.newton_euler.model import VACUUM, LimbModel, medium_named
+from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.specs import LimbSpec, Material, SegmentSpec
 
 L, R, E, NU = 0.3, 0.03, 1e6, 0.4  # m, m, Pa, -: a thick soft rod, where shear matters
 

@@ -6,13 +6,12 @@ import math
 
 import numpy as np
 import pytest
+from pccbullet.sim.models.actuators import TendonActuation
+from pccbullet.sim.models.newton_euler.integrators import simulate_ivp, static_equilibrium, step
+from pccbullet.sim.models.newton_euler.model import SEAWATER, VACUUM, LimbModel
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.specs import LimbSpec, Material, SegmentSpec
 from scipy.linalg import eigh
-
-from sim.models.actuators import TendonActuation
-from sim.models.integrators import simulate_ivp, static_equilibrium, step
-from sim.models.newton_euler import SEAWATER, VACUUM, LimbModel
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.specs import LimbSpec, Material, SegmentSpec
 
 L, R, E, RHO = 0.5, 0.01, 2e8, 1000.0  # m, m, Pa, kg/m^3: a stiff uniform rod
 
@@ -110,7 +109,7 @@ def _random_state(model, rng, scale=1.0):
 
 
 def test_analytic_piece_terms_match_finite_differences():
-    from sim.models.ne_kinematics import piece_jacobians, piece_terms_analytic
+    from pccbullet.sim.models.newton_euler.kinematics import piece_jacobians, piece_terms_analytic
 
     rng = np.random.default_rng(7)
     n = 60
@@ -141,7 +140,7 @@ def ursula_limbs():
 
 @pytest.mark.parametrize("medium", [SEAWATER, VACUUM])
 def test_fast_dynamics_equals_reference(ursula_limbs, medium):
-    from sim.models.newton_euler import reference_dynamics
+    from pccbullet.sim.models.newton_euler.model import reference_dynamics
 
     rng = np.random.default_rng(11)
     for limb in ursula_limbs:
@@ -163,7 +162,7 @@ def test_fast_dynamics_equals_reference(ursula_limbs, medium):
 
 
 def test_fast_dynamics_general_inertia(ursula_limbs):
-    from sim.models.newton_euler import reference_dynamics
+    from pccbullet.sim.models.newton_euler.model import reference_dynamics
 
     rng = np.random.default_rng(5)
     model = LimbModel(ursula_limbs[0], 4, medium=SEAWATER)
@@ -177,8 +176,8 @@ def test_fast_dynamics_general_inertia(ursula_limbs):
 
 @pytest.mark.parametrize("n", [3, 10])
 def test_multi_limb_model_equals_single_limbs(ursula_limbs, n):
-    from sim.models.ne_batch import MultiLimbModel
-    from sim.models.newton_euler import reference_dynamics
+    from pccbullet.sim.models.newton_euler.batch import MultiLimbModel
+    from pccbullet.sim.models.newton_euler.model import reference_dynamics
 
     rng = np.random.default_rng(n)
     models = [LimbModel(limb, n, medium=SEAWATER) for limb in ursula_limbs]
@@ -215,9 +214,9 @@ def test_multi_limb_model_equals_single_limbs(ursula_limbs, n):
 
 
 def test_medium_named_matches_the_world_media() -> None:
-    from sim.dynamics import MEDIA
-    from sim.models.newton_euler import medium_named
-    from urdf_gen.errors import ConfigurationError
+    from pccbullet.sim.dynamics import MEDIA
+    from pccbullet.sim.models.newton_euler.model import medium_named
+    from pccbullet.urdf_gen.errors import ConfigurationError
 
     for name in ("air", "water", "seawater"):
         assert medium_named(name).density == pytest.approx(MEDIA[name].density, rel=1e-3)
@@ -228,15 +227,15 @@ def test_medium_named_matches_the_world_media() -> None:
 
 
 def test_one_medium_for_the_world_and_the_model() -> None:
-    """One record per medium (sim.medium): the world's and the model's are the same object; C_d = 1.2 and
+    """One record per medium (pccbullet.sim.medium): the world's and the model's are the same object; C_d = 1.2 and
     C_a = 1.0 in every fluid, air included, where the model's drag now dissipates energy."""
     import dataclasses
 
-    from sim import dynamics
-    from sim.medium import AIR as AIR_
-    from sim.medium import WATER, medium
-    from sim.models.newton_euler import AIR, medium_named
-    from urdf_gen.errors import ConfigurationError
+    from pccbullet.sim import dynamics
+    from pccbullet.sim.medium import AIR as AIR_
+    from pccbullet.sim.medium import WATER, medium
+    from pccbullet.sim.models.newton_euler.model import AIR, medium_named
+    from pccbullet.urdf_gen.errors import ConfigurationError
 
     for name in ("air", "water", "seawater"):
         assert medium_named(name) is dynamics.medium(name) is medium(name)

@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 import pytest
-
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import (
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import (
     PccConfig,
     arc_points,
     arc_transform,

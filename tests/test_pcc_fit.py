@@ -1,4 +1,4 @@
-"""PCC fitted through segment end points, and offsets on the bend vector (urdf_gen.pcc_fit)."""
+"""PCC fitted through segment end points, and offsets on the bend vector (pccbullet.urdf_gen.pcc_fit)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 import pytest
-
-from urdf_gen.pcc import PccConfig, arc_transform, limb_transform
-from urdf_gen.pcc_fit import add_offset, arc_through, config_offset, pcc_from_points
+from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, limb_transform
+from pccbullet.urdf_gen.pcc_fit import add_offset, arc_through, config_offset, pcc_from_points
 
 
 def _ends(configs: list[PccConfig]) -> np.ndarray:
@@ -80,7 +79,7 @@ def test_offset_is_continuous_through_straight() -> None:
 
 
 def test_canonical_limb_keeps_every_segment_end_and_has_no_negative_bend() -> None:
-    from urdf_gen.pcc_fit import canonical_limb
+    from pccbullet.urdf_gen.pcc_fit import canonical_limb
 
     rng = np.random.default_rng(5)
     for _ in range(300):
@@ -96,7 +95,7 @@ def test_canonical_limb_keeps_every_segment_end_and_has_no_negative_bend() -> No
 
 def test_continue_limb_turns_planes_at_a_bounded_rate_and_keeps_the_shape_when_it_can() -> None:
     """A bend vector passing through zero: the written plane never jumps; the bend changes sign."""
-    from urdf_gen.pcc_fit import canonical_limb, continue_limb
+    from pccbullet.urdf_gen.pcc_fit import canonical_limb, continue_limb
 
     prev = [PccConfig(0.3, 0.0, 0.3), PccConfig(0.2, 0.1, 0.3)]
     for u in np.linspace(0.3, -0.3, 61):  # segment 1's bend vector moves through zero along x

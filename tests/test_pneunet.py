@@ -10,9 +10,8 @@ import numpy as np
 import pybullet as pb
 import pytest
 import yourdfpy
-
-from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.pneunet import (
+from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.urdf_gen.pneunet import (
     PNEUNET_NAMES,
     bending_angle_rad,
     dh_transform,
@@ -23,7 +22,7 @@ from urdf_gen.pneunet import (
     tip_position_closed_form,
     write_pneunet_urdf,
 )
-from urdf_gen.spec_loader import robots_dir
+from pccbullet.urdf_gen.spec_loader import robots_dir
 
 SPECS = {name: load_bundled_pneunet(name) for name in PNEUNET_NAMES}
 PRESSURES_PA = np.linspace(0.0, 80e3, 81)

@@ -1,4 +1,4 @@
-"""The compiled chain dynamics (sim.rigid_chain) against PyBullet's own on the same URDFs."""
+"""The compiled chain dynamics (pccbullet.sim.chain.rigid) against PyBullet's own on the same URDFs."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ import math
 
 import numpy as np
 import pytest
-
-from sim.bullet import pb
-from sim.rigid_chain import ChainModel, implicit_solve
-from sim.world import World
-from urdf_gen import naming
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.chain.rigid import ChainModel, implicit_solve
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig
 
 GRAVITY_BASE = (0.3, -2.0, -9.6)  # deliberately not along an axis
 

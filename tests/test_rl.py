@@ -1,4 +1,4 @@
-"""The Gymnasium environment ``pccbullet/UrsulaReach-v0`` (sim.rl)."""
+"""The Gymnasium environment ``pccbullet/UrsulaReach-v0`` (pccbullet.sim.rl)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
-
-from sim.rl import BEND_RATE, ENV_ID, LENGTH_RATE, PLANE_RATE, UrsulaReachEnv  # noqa: E402
+from pccbullet.sim.rl import BEND_RATE, ENV_ID, LENGTH_RATE, PLANE_RATE, UrsulaReachEnv  # noqa: E402
 
 
 @pytest.mark.parametrize("mode", ["kinematic", "dynamic"])
@@ -66,7 +65,7 @@ def _policy(env: UrsulaReachEnv, obs: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_scripted_policy_reaches_within_5_mm(seed) -> None:
-    env = gym.make("sim.rl:" + ENV_ID, sections=5)
+    env = gym.make("pccbullet.sim.rl:" + ENV_ID, sections=5)
     obs, info = env.reset(seed=seed)
     assert info["distance_m"] > 0.1
     for _ in range(200):
@@ -90,7 +89,7 @@ def test_rgb_array_shows_limb_and_target() -> None:
 
 
 def test_bad_arguments_raise() -> None:
-    from urdf_gen.errors import ConfigurationError
+    from pccbullet.urdf_gen.errors import ConfigurationError
 
     with pytest.raises(
         ConfigurationError, match="render_mode = 'human' is invalid; allowed: None, 'rgb_array'"
@@ -101,9 +100,9 @@ def test_bad_arguments_raise() -> None:
 
 
 def test_registered_in_a_fresh_process() -> None:
-    """No import but Gymnasium's: the module prefix makes Gymnasium import sim.rl, which registers."""
+    """No import but Gymnasium's: the module prefix makes Gymnasium import pccbullet.sim.rl, which registers."""
     code = (
-        "import gymnasium; env = gymnasium.make('sim.rl:pccbullet/UrsulaReach-v0', sections=2); "
+        "import gymnasium; env = gymnasium.make('pccbullet.sim.rl:pccbullet/UrsulaReach-v0', sections=2); "
         "obs, _ = env.reset(seed=0); print(env.spec.id, env.spec.max_episode_steps, obs.shape)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -112,9 +111,11 @@ def test_registered_in_a_fresh_process() -> None:
 
 def test_entry_point_is_declared() -> None:
     (ep,) = [e for e in entry_points(group="gymnasium.envs") if e.name == "pccbullet"]
-    assert ep.value == "sim.rl:register_envs"
+    assert ep.value == "pccbullet.sim.rl:register_envs"
     registry = gym.envs.registry
-    spec = registry.pop(ENV_ID)  # importing sim.rl registered it: the entry point must register it again
+    spec = registry.pop(
+        ENV_ID
+    )  # importing pccbullet.sim.rl registered it: the entry point must register it again
     try:
         ep.load()()
         assert ENV_ID in registry

@@ -9,15 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from sim.models.rolling_snake import (
+from pccbullet.sim.models.rolling_snake.model import (
     bench_rolling_snake,
     solve_rolling_snake,
     solve_rolling_snake_no_gravity,
 )
-from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.rolling_snake_spec import RollingSnakeSpec, default_cable_phases, load_rolling_snake
-from urdf_gen.rolling_snake_urdf import (
+from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.urdf_gen.rolling_snake.spec import RollingSnakeSpec, default_cable_phases, load_rolling_snake
+from pccbullet.urdf_gen.rolling_snake.urdf import (
     rolling_snake_joint_names,
     rolling_snake_joint_values,
     write_rolling_snake_urdf,

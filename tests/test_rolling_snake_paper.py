@@ -10,13 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from sim.models.rolling_snake import (
+from pccbullet.sim.models.rolling_snake.model import (
     load_rolling_snake,
     solve_rolling_snake,
     solve_rolling_snake_no_gravity,
 )
-from urdf_gen.errors import SpecError
+from pccbullet.urdf_gen.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = ROOT / "assets" / "robots"

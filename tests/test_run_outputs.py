@@ -11,13 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from sim import bullet_internals
-from sim.experiments.cli import register_run
-from sim.experiments.outputs import MANIFEST, Manifest, read_manifest, remove_recorded, temp_path
-from sim.experiments.runner import run_experiment
-from sim.experiments.spec import experiment_from_table
-from urdf_gen.errors import ConfigurationError
+from pccbullet.sim import bullet_internals
+from pccbullet.sim.experiments.cli import register_run
+from pccbullet.sim.experiments.outputs import MANIFEST, Manifest, read_manifest, remove_recorded, temp_path
+from pccbullet.sim.experiments.runner import run_experiment
+from pccbullet.sim.experiments.spec import experiment_from_table
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 ROOT = Path(__file__).resolve().parent.parent
 EXP = """
@@ -73,7 +72,7 @@ def test_csv_header_names_carry_units_and_metadata_records_the_physics(tmp_path:
     )
     run_experiment(spec, tmp_path / "dyn", progress=False)
     meta = json.loads((tmp_path / "dyn" / "metadata.json").read_text())
-    from sim.bullet_internals import capi
+    from pccbullet.sim.bullet_internals import capi
 
     expected = "c_api" if capi.c_api() is not None else "python"
     assert meta["joint_io"] == dict.fromkeys(("camera", "grasper", "light", "palpation"), expected)
@@ -132,14 +131,14 @@ def test_a_manifest_never_names_a_file_outside_its_folder(tmp_path: Path) -> Non
 
 KILLER = """
 import os, signal, sys
-from sim.experiments import outputs
+from pccbullet.sim.experiments import outputs
 real = os.replace
 def replace(src, dst):
     if str(dst).endswith(sys.argv[2]):
         os.kill(os.getpid(), signal.SIGKILL)  # killed mid-write: the data sits in the temp file
     real(src, dst)
 outputs.os.replace = replace
-from sim.experiments.runner import run_experiment
+from pccbullet.sim.experiments.runner import run_experiment
 run_experiment(sys.argv[1], sys.argv[3], progress=False)
 """
 

@@ -1,12 +1,11 @@
-"""Real-time teleoperation with the slave in its own process (teleop.slave_process)."""
+"""Real-time teleoperation with the slave in its own process (pccbullet.teleop.slave_process)."""
 
 from __future__ import annotations
 
 import numpy as np
-
-from teleop.devices import ScriptedDevice
-from teleop.mmt import MmtConfig, MmtSession
-from teleop.predict import segment_ends
+from pccbullet.teleop.devices import ScriptedDevice
+from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
+from pccbullet.teleop.predict import segment_ends
 
 
 def test_slave_in_its_own_process_tracks_the_commands_and_reports() -> None:
@@ -26,8 +25,8 @@ def test_slave_in_its_own_process_tracks_the_commands_and_reports() -> None:
 
 
 def test_compiled_segment_ends_equal_the_model_kinematics() -> None:
-    from sim.models.newton_euler import LimbModel
-    from urdf_gen.spec_loader import load_robot
+    from pccbullet.sim.models.newton_euler.model import LimbModel
+    from pccbullet.urdf_gen.spec_loader import load_robot
 
     m = LimbModel(load_robot("ursula", sections=10).limb("palpation"), 10)
     rng = np.random.default_rng(0)
@@ -44,7 +43,7 @@ def test_udp_force_packets_are_non_zero_while_the_palpation_arm_presses_the_rock
     import threading
     import time
 
-    from teleop.udp_bridge import UdpBridge, UdpBridgeClient
+    from pccbullet.teleop.udp.bridge import UdpBridge, UdpBridgeClient
 
     bridge = UdpBridge()
     stop = threading.Event()
@@ -81,12 +80,12 @@ def test_udp_force_packets_are_non_zero_while_the_palpation_arm_presses_the_rock
 def test_the_predictors_compiled_step_and_fit_equal_the_models_own() -> None:
     """SagPredictor.update (the step kernel called with prepared arguments, compiled spring torques and
     fit) gives the state of integrators.step bit for bit and the bend vectors of pcc_from_points."""
-    from sim.models.integrators import step as model_step
-    from sim.models.joint_targets import state_from_pcc
-    from teleop.predict import SagPredictor
-    from urdf_gen.pcc import PccConfig
-    from urdf_gen.pcc_fit import bend_vectors, pcc_from_points
-    from urdf_gen.spec_loader import load_robot
+    from pccbullet.sim.models.joint_targets import state_from_pcc
+    from pccbullet.sim.models.newton_euler.integrators import step as model_step
+    from pccbullet.teleop.predict import SagPredictor
+    from pccbullet.urdf_gen.pcc import PccConfig
+    from pccbullet.urdf_gen.pcc_fit import bend_vectors, pcc_from_points
+    from pccbullet.urdf_gen.spec_loader import load_robot
 
     spec = load_robot("ursula", sections=10)
     p = SagPredictor(
@@ -112,7 +111,7 @@ def test_the_predictors_compiled_step_and_fit_equal_the_models_own() -> None:
 
 
 def test_bench_demo_prints_both_loops_with_the_probe_and_the_contact_figure(capsys) -> None:
-    from teleop.cli import main
+    from pccbullet.teleop.cli import main
 
     assert main(["bench", "--demo", "--seconds", "1", "--sections", "3"]) == 0
     out = capsys.readouterr().out

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from urdf_gen.errors import PccBulletError, RobotNotFoundError, SpecError
-from urdf_gen.spec_loader import bundled_robots, load_robot
+from pccbullet.urdf_gen.errors import PccBulletError, RobotNotFoundError, SpecError
+from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
 
 
 def test_ursula_matches_seed001() -> None:

@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from sim.experiments.sweep import DONE, plan_sweep, run_sweep, set_dotted
-from urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.sim.experiments.sweep import DONE, plan_sweep, run_sweep, set_dotted
+from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 
 EXP_DIR = Path(__file__).resolve().parent.parent / "assets" / "experiments"
 
@@ -215,7 +214,7 @@ def test_a_sweep_removes_only_what_it_wrote(tmp_path: Path) -> None:
 def test_an_unexpected_error_is_returned_with_its_traceback_and_listed_in_the_csv(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sim.experiments.sweep as sweep_module
+    import pccbullet.sim.experiments.sweep as sweep_module
 
     real = sweep_module.run_experiment
 
@@ -270,7 +269,16 @@ def test_pool_workers_die_with_the_sweep_process(tmp_path: Path) -> None:
     sweep.write_text('experiment = "exp.toml"\n' + GRID)
     root = Path(__file__).resolve().parent.parent
     proc = subprocess.Popen(
-        [sys.executable, "-m", "teleop.cli", "sweep", str(sweep), "--out", str(tmp_path / "o"), "--quiet"],
+        [
+            sys.executable,
+            "-m",
+            "pccbullet.teleop.cli",
+            "sweep",
+            str(sweep),
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ],
         cwd=root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pccbullet.sim.experiments.sweep import DONE, run_sweep
 
-from sim.experiments.sweep import DONE, run_sweep
 from tests.test_sweep import write_sweep
 
 ray = pytest.importorskip("ray")
@@ -80,7 +80,7 @@ def _cli(args: list[str], cwd: Path, **env: str) -> tuple[int, dict]:
     full = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {ENV: "0"} | env
     full["PYTHONPATH"] = str(ROOT)
     proc = subprocess.run(
-        [sys.executable, "-m", "teleop.cli", "sweep", *args, "--quiet"],
+        [sys.executable, "-m", "pccbullet.teleop.cli", "sweep", *args, "--quiet"],
         cwd=cwd,
         env=full,
         capture_output=True,
@@ -150,7 +150,7 @@ def test_a_killed_ray_worker_is_a_failed_run_not_a_silent_retry(cluster: str, tm
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {ENV: "0", "PYTHONPATH": str(ROOT)}
     args = [str(sweep), "--out", "o", "--engine", "ray", "--address", cluster, "--quiet"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "teleop.cli", "sweep", *args],
+        [sys.executable, "-m", "pccbullet.teleop.cli", "sweep", *args],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

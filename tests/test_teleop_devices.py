@@ -6,13 +6,18 @@ import math
 
 import numpy as np
 import pytest
-
-from teleop.devices import DeviceUnavailableError, Recorder, ReplayDevice, ScriptedDevice, open_device
-from teleop.devices.base import DeviceSample
-from teleop.mapping import OperatorMapping, Rates
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
-from urdf_gen.spec_loader import load_robot
+from pccbullet.teleop.devices import (
+    DeviceUnavailableError,
+    Recorder,
+    ReplayDevice,
+    ScriptedDevice,
+    open_device,
+)
+from pccbullet.teleop.devices.base import DeviceSample
+from pccbullet.teleop.mapping import OperatorMapping, Rates
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 DT = 1e-3
 
@@ -94,7 +99,7 @@ def test_record_and_replay_reproduce_the_session_exactly(spec, tmp_path) -> None
 
 
 def test_6dof_target_drives_the_selected_limb(spec) -> None:
-    from sim.world import World
+    from pccbullet.sim.world import World
 
     with World(mode="kinematic") as world:
         robot = world.load_robot(load_robot("ursula", sections=2))
@@ -134,7 +139,7 @@ def test_unknown_device_and_bad_waypoints() -> None:
 
 def test_scripted_and_replay_devices_keep_a_bounded_force_history() -> None:
     """A long session must not grow: the forces kept for inspection are the last FORCE_HISTORY."""
-    from teleop.devices.scripted import FORCE_HISTORY
+    from pccbullet.teleop.devices.scripted import FORCE_HISTORY
 
     for device in (ScriptedDevice(), ReplayDevice([])):
         for k in range(FORCE_HISTORY + 500):

@@ -7,10 +7,9 @@ import math
 
 import numpy as np
 import pytest
-
-from teleop.devices import ScriptedDevice
-from teleop.haptics import HapticParams, HapticRenderer, passivity_margin
-from urdf_gen.errors import ConfigurationError
+from pccbullet.teleop.devices import ScriptedDevice
+from pccbullet.teleop.haptics import HapticParams, HapticRenderer, passivity_margin
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 DEEP = np.array([0.0, 0.0, 0.02])  # 20 mm penetration: 8 N raw at 400 N/m
 WINDOW = 1000  # ticks in the 1 s RMS window
@@ -241,9 +240,9 @@ def test_passivity_check() -> None:
 
 
 def test_penetration_needs_no_contact_refresh_and_matches_the_contact_points() -> None:
-    from sim.bullet import pb
-    from sim.world import World
-    from teleop.haptics import penetration
+    from pccbullet.sim.bullet import pb
+    from pccbullet.sim.world import World
+    from pccbullet.teleop.haptics import penetration
 
     with World(mode="kinematic") as world:
         cid = world.client
@@ -265,10 +264,10 @@ def test_penetration_needs_no_contact_refresh_and_matches_the_contact_points() -
 
 def test_ball_penetration_equals_bullets_contact_of_a_ball_with_a_sphere_and_a_plane() -> None:
     """Seeded, bounded: 300 ball positions around a rock on the seabed, touching one, both or nothing."""
-    from sim.bullet import pb
-    from sim.environment import add_seabed, add_sphere
-    from sim.world import World
-    from teleop.haptics import ball_penetration, penetration
+    from pccbullet.sim.bullet import pb
+    from pccbullet.sim.environment import add_seabed, add_sphere
+    from pccbullet.sim.world import World
+    from pccbullet.teleop.haptics import ball_penetration, penetration
 
     rng = np.random.default_rng(7)
     rock, R, z0, r = np.array([0.45, 0.06, -0.54]), 0.06, -0.6, 0.01

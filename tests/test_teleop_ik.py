@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from teleop.ik import solve_ik, tip_position
-from urdf_gen.pcc import PccConfig
-from urdf_gen.spec_loader import load_robot
+from pccbullet.teleop.ik import solve_ik, tip_position
+from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 SPEC = load_robot("ursula")
 
@@ -62,9 +61,9 @@ def test_unreachable_sideways_target_is_no_worse_than_sampled_workspace() -> Non
 
 
 def test_compiled_tip_equals_limb_transform() -> None:
-    """The solver's written-out tip position is urdf_gen.pcc.limb_transform's, also near bend = 0 (the
+    """The solver's written-out tip position is pccbullet.urdf_gen.pcc.limb_transform's, also near bend = 0 (the
     series branch of sinc) and at full bend."""
-    from teleop.ik import _tip
+    from pccbullet.teleop.ik import _tip
 
     rng = np.random.default_rng(3)
     out = np.empty(3)
@@ -107,9 +106,9 @@ def test_bad_target_shape_and_segment_count_are_named() -> None:
 
 def _reference_command(limb, command, offset, target, iters, max_step, max_turn):
     """What OperatorMapping.update did on configurations before the compiled command step."""
-    from teleop.ik import clamp_config
-    from teleop.mapping import apply_offset
-    from urdf_gen.pcc_fit import add_offset, canonical_limb, continue_limb
+    from pccbullet.teleop.ik import clamp_config
+    from pccbullet.teleop.mapping import apply_offset
+    from pccbullet.urdf_gen.pcc_fit import add_offset, canonical_limb, continue_limb
 
     model = apply_offset(command, offset)
     res = solve_ik(limb, target, model, max_iter=iters, max_step=max_step)
@@ -123,9 +122,9 @@ def _reference_command(limb, command, offset, target, iters, max_step, max_turn)
 def test_the_compiled_command_step_is_the_configuration_path(limb_name) -> None:
     """Seeded, bounded: 400 ticks of random commands (negative bends, planes near +-pi and 0 bends
     among them), offsets (or none), targets, iterations, step and turn limits: the compiled step
-    (teleop.ik_command) gives the configurations and IK error of the Python path."""
-    from teleop.ik import DAMPING, TOL, limits
-    from teleop.ik_command import command_step
+    (pccbullet.teleop.ik_command) gives the configurations and IK error of the Python path."""
+    from pccbullet.teleop.ik import DAMPING, TOL, limits
+    from pccbullet.teleop.ik_command import command_step
 
     limb = SPEC.limb(limb_name)
     lo, hi = limits(limb)

@@ -6,13 +6,12 @@ import gc
 
 import numpy as np
 import pytest
-
-from sim.environment import add_seabed, add_sphere, contact_forces
-from sim.world import World
-from teleop.channel import Bernoulli, acoustic_link
-from teleop.demo import scripted_operator
-from teleop.devices import ScriptedDevice
-from teleop.mmt import (
+from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
+from pccbullet.sim.world import World
+from pccbullet.teleop.channel import Bernoulli, acoustic_link
+from pccbullet.teleop.demo.run import scripted_operator
+from pccbullet.teleop.devices import ScriptedDevice
+from pccbullet.teleop.mmt.session import (
     CMD_HEADER,
     CONTACT_FORCE_N,
     MmtConfig,
@@ -23,9 +22,9 @@ from teleop.mmt import (
     encode_configs,
     encode_shape,
 )
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
-from urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +148,7 @@ def test_codecs_round_trip_and_range() -> None:
 def test_a_missed_deadline_fault_clears_after_a_second_on_time_and_the_force_ramps_back() -> None:
     """The renderer latches a fault on missed deadlines (0 N); the session clears it once the loop has met
     1000 deadlines in a row, and the force ramps back in instead of jumping."""
-    from teleop.mmt import RECOVER_TICKS
+    from pccbullet.teleop.mmt.session import RECOVER_TICKS
 
     device = ScriptedDevice(waypoints=[(0.0, (0.45, 0.06, -0.50))], presses=[(0.0, "select:palpation")])
     with MmtSession(MmtConfig(sections=3)) as s:
@@ -169,8 +168,8 @@ def test_the_rendered_contact_is_the_posed_limbs_deepest_contact() -> None:
     """The master renders the sensor ball's penetration from the model's pose (no PyBullet pose of the
     haptic limb per tick): it equals PyBullet's deepest contact of the whole posed limb with the
     modelled rock and seabed (getClosestPoints over every link), in and out of contact."""
-    from teleop.haptics import penetration
-    from teleop.session_log import SessionLog
+    from pccbullet.teleop.haptics import penetration
+    from pccbullet.teleop.session_log import SessionLog
 
     device = ScriptedDevice(
         waypoints=[(0.0, (0.725, 0.06, -0.06)), (1.0, (0.45, 0.06, -0.50))],  # into the modelled rock

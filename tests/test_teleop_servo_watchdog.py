@@ -13,9 +13,8 @@ import types
 
 import numpy as np
 import pytest
-
-from teleop.devices.haptic import ServoWatchdog, TouchDevice
-from urdf_gen.errors import ConfigurationError
+from pccbullet.teleop.devices.haptic import ServoWatchdog, TouchDevice
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 
 class _Clock:

@@ -8,10 +8,9 @@ import time
 
 import numpy as np
 import pytest
-
-from teleop.haptics import HapticRenderer
-from teleop.mapping import OperatorMapping
-from teleop.udp_bridge import (
+from pccbullet.teleop.haptics import HapticRenderer
+from pccbullet.teleop.mapping import OperatorMapping
+from pccbullet.teleop.udp.bridge import (
     HEADER,
     POSE_SIZE,
     UdpBridge,
@@ -24,8 +23,8 @@ from teleop.udp_bridge import (
     open_bridge,
     resolve_key,
 )
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 KEY = b"shared-secret-of-32-bytes-length"
 
@@ -442,7 +441,7 @@ def test_header_layout() -> None:
 def test_demo_takes_the_udp_key_file_from_the_command_line(tmp_path, monkeypatch, capsys) -> None:
     import threading
 
-    from teleop.cli import main
+    from pccbullet.teleop.cli import main
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))

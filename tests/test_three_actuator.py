@@ -10,11 +10,10 @@ import numpy as np
 import pybullet as pb
 import pytest
 import yourdfpy
-
-from urdf_gen.actuator_space import lengths_from_pcc, pcc_from_lengths
-from urdf_gen.errors import SpecError
-from urdf_gen.spec_loader import robots_dir
-from urdf_gen.three_actuator import (
+from pccbullet.urdf_gen.actuator_space import lengths_from_pcc, pcc_from_lengths
+from pccbullet.urdf_gen.errors import SpecError
+from pccbullet.urdf_gen.spec_loader import robots_dir
+from pccbullet.urdf_gen.three_actuator import (
     Shape,
     layout,
     lengths_from_shape,

@@ -6,10 +6,9 @@ import dataclasses
 
 import numpy as np
 import pytest
-
-from sim.twin import ModelTwin
-from sim.world import World
-from urdf_gen.spec_loader import load_robot
+from pccbullet.sim.twin import ModelTwin
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 
 def test_twin_agrees_with_the_chain_at_rest_in_water() -> None:

@@ -10,13 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
-
-from sim.bullet import pb
-from urdf_gen import naming
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.geometry import frustum_mass_properties, frustum_mesh, inertia_is_physical
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.urdf_writer import MARKER_MASS, limb_link_count, write_urdf
+from pccbullet.sim.bullet import pb
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.geometry import frustum_mass_properties, frustum_mesh, inertia_is_physical
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.urdf_writer import MARKER_MASS, limb_link_count, write_urdf
 
 SPEC = load_robot("ursula")
 

@@ -1,6 +1,6 @@
 """Round trip of every bundled robot's URDF through an independent parser (yourdfpy).
 
-For each robot of :func:`urdf_gen.catalog.bundled` the files written by ``write_robot_urdf`` are read back
+For each robot of :func:`pccbullet.urdf_gen.catalog.bundled` the files written by ``write_robot_urdf`` are read back
 with yourdfpy and compared with what the robot's spec says: the set of links, and for every joint its
 type, parent, child, axis (movable joints) and origin (4 x 4, to 1e-9 m / rad; the files hold 9 or 12
 significant digits). The expectations are written from the specs' documented layout, not from the files.
@@ -14,14 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yourdfpy
-
-from urdf_gen import naming
-from urdf_gen.catalog import bundled, write_robot_urdf
-from urdf_gen.pneunet import load_pneunet
-from urdf_gen.rolling_snake_spec import load_rolling_snake
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.specs import LimbSpec
-from urdf_gen.three_actuator import load_three_actuator
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.catalog import bundled, write_robot_urdf
+from pccbullet.urdf_gen.pneunet import load_pneunet
+from pccbullet.urdf_gen.rolling_snake.spec import load_rolling_snake
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.three_actuator import load_three_actuator
 
 ROBOTS = bundled()
 X, Y, Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)

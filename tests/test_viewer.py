@@ -11,10 +11,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-
-from sim.viewer import ViewerProcess
-from sim.world import World
-from urdf_gen.pcc import PccConfig
+from pccbullet.sim.viewer import ViewerProcess
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.pcc import PccConfig
 
 
 def test_viewer_process_mirrors_the_last_published_joints() -> None:
@@ -60,7 +59,7 @@ def test_a_viewer_that_never_gets_its_scene_ends_cleanly() -> None:
 
 
 def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
-    from sim.bullet import pb
+    from pccbullet.sim.bullet import pb
 
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=2)
@@ -95,8 +94,8 @@ def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
 
 
 def test_unknown_shape_kind_is_refused() -> None:
-    from sim.viewer import ViewerShape
-    from urdf_gen.errors import ConfigurationError
+    from pccbullet.sim.viewer import ViewerShape
+    from pccbullet.urdf_gen.errors import ConfigurationError
 
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=2)

@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 import pytest
-
-from sim.world import World
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, chain_frames, limb_transform, rotation_angle
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, chain_frames, limb_transform, rotation_angle
 
 
 def _random_configs(robot, limb: str, rng: np.random.Generator) -> list[PccConfig]:

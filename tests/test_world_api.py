@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from sim.bullet import pb
-from sim.world import World
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig
 
 
 def test_joint_velocities_are_pybullets_and_integrate_to_the_joints() -> None:
@@ -68,7 +67,7 @@ def test_bad_limb_subsets_raise(limbs, match) -> None:
 def test_joint_resets_hold_the_worlds_broadphase_margin() -> None:
     """A kinematic reset moves the links' tree boxes: it runs with the world's Bullet globals held (as
     its steps do), and they are put back after, whatever they were."""
-    from sim import bullet_internals as internals
+    from pccbullet.sim import bullet_internals as internals
 
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)

@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.types import FloatArray
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.types import FloatArray
 
 __all__ = [
     "ActuatorLayout",

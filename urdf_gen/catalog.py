@@ -11,8 +11,8 @@ kind               robots                                                       
 ``three_actuator`` seed 004's three-actuator arm (``seed004_spatial``)          :mod:`three_actuator`
 =================  ===========================================================  ====================
 
-Each writer builds its tree with :mod:`urdf_gen.urdf_xml` (the one URDF builder) and each loader reads
-its TOML with :class:`urdf_gen.toml_fields.Fields` (the one field validator).
+Each writer builds its tree with :mod:`pccbullet.urdf_gen.urdf_xml` (the one URDF builder) and each loader
+reads its TOML with :class:`pccbullet.urdf_gen.toml_fields.Fields` (the one field validator).
 
 Only ``pcc`` robots have limbs made of PCC segments (``pose``, the simulator's ``World.load_robot``);
 every kind has a URDF of the whole robot in one file.
@@ -24,9 +24,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from urdf_gen.errors import RobotNotFoundError, SpecError
-from urdf_gen.spec_loader import resolve_robot_path, robots_dir
-from urdf_gen.toml_fields import read_toml
+from pccbullet.urdf_gen.errors import RobotNotFoundError, SpecError
+from pccbullet.urdf_gen.spec_loader import resolve_robot_path, robots_dir
+from pccbullet.urdf_gen.toml_fields import read_toml
 
 log = logging.getLogger(__name__)
 
@@ -95,21 +95,21 @@ def write_robot_urdf(
 
 def _write(path: Path, kind: str, out: Path, sections: int | None, combined: bool) -> list[Path]:
     if kind == "pcc":
-        from urdf_gen.spec_loader import load_robot
-        from urdf_gen.urdf_writer import write_urdf
+        from pccbullet.urdf_gen.spec_loader import load_robot
+        from pccbullet.urdf_gen.urdf_writer import write_urdf
 
         return write_urdf(load_robot(path, sections=sections), out, combined=combined).urdfs
     if kind == "rolling_snake":
-        from urdf_gen.rolling_snake_spec import load_rolling_snake
-        from urdf_gen.rolling_snake_urdf import write_rolling_snake_urdf
+        from pccbullet.urdf_gen.rolling_snake.spec import load_rolling_snake
+        from pccbullet.urdf_gen.rolling_snake.urdf import write_rolling_snake_urdf
 
         return [write_rolling_snake_urdf(load_rolling_snake(path), out).resolve()]
     if kind == "pneunet":
-        from urdf_gen.pneunet import load_pneunet, write_pneunet_urdf
+        from pccbullet.urdf_gen.pneunet import load_pneunet, write_pneunet_urdf
 
         return [write_pneunet_urdf(load_pneunet(path), out).resolve()]
     if kind == "three_actuator":
-        from urdf_gen.three_actuator import load_three_actuator, write_three_actuator_urdf
+        from pccbullet.urdf_gen.three_actuator import load_three_actuator, write_three_actuator_urdf
 
         return [write_three_actuator_urdf(load_three_actuator(path), out).resolve()]
     raise RobotNotFoundError(f"robot kind {kind!r} has no URDF writer")  # pragma: no cover (KINDS)

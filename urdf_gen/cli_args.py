@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from urdf_gen.errors import UsageError, clip
+from pccbullet.urdf_gen.errors import UsageError, clip
 
 MAX_PORT = 65535
 

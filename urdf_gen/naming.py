@@ -11,7 +11,7 @@ Segments and sections count from 1. For limb ``grasper``, segment 2, section 3::
 
 from __future__ import annotations
 
-from urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.specs import LimbSpec
 
 HEAD_LINK = "head"
 
@@ -37,7 +37,8 @@ def segment_end_link(limb: str, segment: int) -> str:
 
 
 def segment_joint_names(limb: str, segment: int, sections: int) -> list[str]:
-    """Joint names of one segment in joint-vector order, ``3 N + 1`` names (see :mod:`urdf_gen.pcc`)."""
+    """Joint names of one segment in joint-vector order, ``3 N + 1`` names (see
+    :mod:`~pccbullet.urdf_gen.pcc`)."""
     names = []
     for k in range(1, sections + 1):
         p = section_prefix(limb, segment, k)

@@ -33,9 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.types import FloatArray, Transform
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.types import FloatArray, Transform
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,9 +25,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-
-from urdf_gen.pcc import PccConfig, arc_transform, sinc
-from urdf_gen.types import FloatArray
+from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, sinc
+from pccbullet.urdf_gen.types import FloatArray
 
 
 def arc_through(p: FloatArray) -> PccConfig:

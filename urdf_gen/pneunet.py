@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.simple_urdf import Box, Sphere, UrdfRobot, box_inertia, sphere_inertia
-from urdf_gen.spec_loader import robots_dir
-from urdf_gen.toml_fields import Fields, read_toml
-from urdf_gen.types import FloatArray, Transform
+from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.urdf_gen.simple_urdf import Box, Sphere, UrdfRobot, box_inertia, sphere_inertia
+from pccbullet.urdf_gen.spec_loader import robots_dir
+from pccbullet.urdf_gen.toml_fields import Fields, read_toml
+from pccbullet.urdf_gen.types import FloatArray, Transform
 
 __all__ = [
     "PNEUNET_NAMES",

@@ -1,4 +1,4 @@
-"""TOML robot descriptions -> :class:`~urdf_gen.specs.RobotSpec`.
+"""TOML robot descriptions -> :class:`~pccbullet.urdf_gen.specs.RobotSpec`.
 
 Units at this edge: lengths in millimetres (``*_mm``), angles in degrees (``*_deg``), masses in kilograms
 (``*_kg``) or grams (``*_g``), moduli in pascals (``*_pa``). Everything returned is SI.
@@ -6,19 +6,29 @@ Units at this edge: lengths in millimetres (``*_mm``), angles in degrees (``*_de
 The file format is documented by example in ``assets/robots/ursula.toml``. Bundled robots are found by
 name (``load_robot("ursula")``); anything else is read as a path.
 
-Limits (besides each field's range): a file of at most 1 MB (:mod:`urdf_gen.toml_fields`), names of at most
-64 characters, at most :data:`MAX_LIMBS` limbs of at most :data:`MAX_SEGMENTS` segments, limb names used
-once, mount positions and payload offsets within +-:data:`MAX_MOUNT_MM` mm, mount angles within +-360 deg.
+Limits (besides each field's range): a file of at most 1 MB (:mod:`pccbullet.urdf_gen.toml_fields`), names of
+at most 64 characters, at most :data:`MAX_LIMBS` limbs of at most :data:`MAX_SEGMENTS` segments, limb names
+used once, mount positions and payload offsets within +-:data:`MAX_MOUNT_MM` mm, mount angles within +-360
+deg.
 """
 
 from __future__ import annotations
 
 import math
+from importlib.resources import files
 from pathlib import Path
 
-from urdf_gen.errors import RobotNotFoundError, SpecError, cap
-from urdf_gen.specs import ActuatorSpec, HeadSpec, LimbSpec, Material, Payload, RobotSpec, SegmentSpec
-from urdf_gen.toml_fields import Fields, read_toml
+from pccbullet.urdf_gen.errors import RobotNotFoundError, SpecError, cap
+from pccbullet.urdf_gen.specs import (
+    ActuatorSpec,
+    HeadSpec,
+    LimbSpec,
+    Material,
+    Payload,
+    RobotSpec,
+    SegmentSpec,
+)
+from pccbullet.urdf_gen.toml_fields import Fields, read_toml
 
 MM = 1e-3  # m per mm
 DEG = math.pi / 180.0  # rad per degree
@@ -34,13 +44,8 @@ MODEL_TABLES = ("hydraulic_drive", "model")  # top-level tables parsed by model 
 
 
 def robots_dir() -> Path:
-    """The folder of bundled robot TOML files (``assets/robots``)."""
-    here = Path(__file__).resolve().parent.parent / "assets" / "robots"
-    if here.is_dir():
-        return here
-    from importlib.resources import files  # installed as a wheel: the assets package
-
-    return Path(str(files("pccbullet_assets") / "robots"))
+    """The folder of bundled robot TOML files (``assets/robots``, installed as ``pccbullet.assets``)."""
+    return Path(str(files("pccbullet.assets") / "robots"))
 
 
 def bundled_robots() -> list[str]:

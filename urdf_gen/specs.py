@@ -1,6 +1,6 @@
 """Robot descriptions: frozen dataclasses for the physical concepts of a PCC soft robot.
 
-The TOML side (millimetres, degrees, field names that say so) lives in :mod:`urdf_gen.spec_loader`;
+The TOML side (millimetres, degrees, field names that say so) lives in :mod:`pccbullet.urdf_gen.spec_loader`;
 everything here is SI: metres, kilograms, radians, pascals.
 
 A limb is a frustum (linear taper from ``radius_base`` to ``radius_tip`` over its rest length) cut into
@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
-
-from urdf_gen.types import FloatArray, Transform
+from pccbullet.urdf_gen.types import FloatArray, Transform
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +158,7 @@ class LimbSpec:
 
     def T_head_base(self) -> Transform:
         """Pose of the limb base in the head frame, ``(4, 4) float``."""
-        from urdf_gen.pcc import rpy_matrix
+        from pccbullet.urdf_gen.pcc import rpy_matrix
 
         T = np.eye(4)
         T[:3, :3] = rpy_matrix(*self.mount_rpy)
@@ -201,11 +200,12 @@ class RobotSpec:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def limb(self, name: str) -> LimbSpec:
-        """The limb called ``name``; raises :class:`~urdf_gen.errors.ConfigurationError` listing the names."""
+        """The limb called ``name``; raises :class:`~pccbullet.urdf_gen.errors.ConfigurationError` naming
+        the names."""
         for limb in self.limbs:
             if limb.name == name:
                 return limb
-        from urdf_gen.errors import ConfigurationError, cap
+        from pccbullet.urdf_gen.errors import ConfigurationError, cap
 
         names = ", ".join(limb.name for limb in self.limbs)
         raise ConfigurationError(f"robot '{self.name}' has no limb {cap(name)}; limbs: {names}")

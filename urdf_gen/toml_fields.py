@@ -3,8 +3,9 @@
 :class:`Fields` wraps one TOML table. Each getter names the field it reads; at the end
 :meth:`Fields.finish` rejects keys nobody asked for, so a typo like ``lenght_mm`` is an error, not a
 silently ignored line; a missing required key or an unknown key names the closest key of the other kind
-(``did you mean 'length_mm'?``, by :mod:`difflib`). All errors are :class:`~urdf_gen.errors.SpecError`
-naming file, field, value (capped at 80 characters) and what is allowed.
+(``did you mean 'length_mm'?``, by :mod:`difflib`). All errors are
+:class:`~pccbullet.urdf_gen.errors.SpecError` naming file, field, value (capped at 80 characters) and what is
+allowed.
 
 Limits on files, so that no file makes a load slow or huge: a TOML file must be a regular file of at most
 :data:`MAX_TOML_BYTES` (1 MB) of UTF-8, with tables and arrays nested at most :data:`MAX_DEPTH` (32) deep.
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, overload
 
-from urdf_gen.errors import SpecError
+from pccbullet.urdf_gen.errors import SpecError
 
 _MISSING = object()
 MAX_TOML_BYTES = 1_000_000  # bytes, largest TOML file read

@@ -5,8 +5,8 @@ Why one URDF per limb: PyBullet reads back the state of at most 128 links per bo
 URDF's root link is its flange (``{limb}_base``); the simulator places it at the head's mount pose.
 :data:`MAX_LINKS` is checked before writing. Per section three joints (``plane`` revolute z,
 ``bend`` revolute y, ``chord`` prismatic z, see
-:mod:`urdf_gen.naming`) and per segment one ``tip_bend`` joint that aligns the last chord with the arc's
-tip tangent (:mod:`urdf_gen.pcc`).
+:mod:`pccbullet.urdf_gen.naming`) and per segment one ``tip_bend`` joint that aligns the last chord with the
+arc's tip tangent (:mod:`pccbullet.urdf_gen.pcc`).
 
 Mass: each section is the frustum slice of rest length ``L / N``. Its mass is split between the slice
 body (visual mesh, collision cylinder) and the two intermediate links of the RRP section, which carry
@@ -33,13 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from urdf_gen import naming
-from urdf_gen import urdf_xml as ux
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.geometry import MassProperties, frustum_mass_properties, frustum_mesh
-from urdf_gen.pcc import sinc
-from urdf_gen.specs import LimbSpec, RobotSpec, SegmentSpec
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen import urdf_xml as ux
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.geometry import MassProperties, frustum_mass_properties, frustum_mesh
+from pccbullet.urdf_gen.pcc import sinc
+from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec, SegmentSpec
 
 INTERMEDIATE_FRACTION = 0.01  # share of a slice's mass on each of its two intermediate links (-)
 MARKER_MASS = 1e-4  # kg, flange and tip-frame marker links
@@ -240,8 +239,8 @@ def build_combined_urdf(spec: RobotSpec) -> tuple[ET.ElementTree, dict[str, tupl
     """The whole robot as one URDF tree and its meshes: file name -> (r0, r1, h) (m).
 
     Root link ``head``; each limb's flange ``{limb}_base`` is attached by the fixed joint
-    ``{limb}_mount`` at :meth:`~urdf_gen.specs.LimbSpec.T_head_base`. Link and joint names are those of
-    the per-limb files. No link limit applies (this file is not for PyBullet).
+    ``{limb}_mount`` at :meth:`~pccbullet.urdf_gen.specs.LimbSpec.T_head_base`. Link and joint names are those
+    of the per-limb files. No link limit applies (this file is not for PyBullet).
     """
     b = _Builder(spec, spec.name, fusestatic=False)
     b.head()

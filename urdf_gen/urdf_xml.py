@@ -1,10 +1,11 @@
 """The one URDF builder: element helpers over :mod:`xml.etree.ElementTree` and one writer.
 
-Every robot kind builds its ``<robot>`` tree with these functions (:mod:`urdf_gen.urdf_writer` for PCC
-robots, :mod:`urdf_gen.rolling_snake_urdf`, and :class:`urdf_gen.simple_urdf.UrdfRobot` for the PneuNet and
-three-actuator robots) and saves it with :func:`write_tree`. Numbers are written with ``digits``
-significant digits (``%.{digits}g``): 12 for PCC and rolling-joint robots, 9 for the simple robots, so the
-files stay byte-identical to what each kind wrote before the builders were merged.
+Every robot kind builds its ``<robot>`` tree with these functions (:mod:`pccbullet.urdf_gen.urdf_writer` for
+PCC robots, :mod:`pccbullet.urdf_gen.rolling_snake.urdf`, and
+:class:`pccbullet.urdf_gen.simple_urdf.UrdfRobot` for the PneuNet and three-actuator robots) and saves it with
+:func:`write_tree`. Numbers are written with ``digits`` significant digits (``%.{digits}g``): 12 for PCC and
+rolling-joint robots, 9 for the simple robots, so the files stay byte-identical to what each kind wrote before
+the builders were merged.
 
 Conventions kept from the three former builders:
 

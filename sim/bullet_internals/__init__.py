@@ -7,7 +7,7 @@ What it touches (all inside PyBullet's extension module, ``pybullet.cpython-*.so
 * :mod:`.process_globals` writes Bullet's two process-wide tuning doubles, the broadphase margin
   ``gDbvtMargin`` (PyBullet has no API for it and zeroes it on every ``connect``) and the
   contact-breaking threshold ``gContactBreakingThreshold``, with ``ctypes``. A
-  :class:`~sim.world.World` holds its 5 mm values only during its own physics calls
+  :class:`~pccbullet.sim.world.World` holds its 5 mm values only during its own physics calls
   (:class:`BulletGlobals`) and puts back what it found.
 * :mod:`.capi` calls Bullet's C client API exported by the extension (``b3RequestActualStateCommandInit``,
   ``b3GetStatusActualState``, ``b3JointControlSetDesiredForceTorque``, ...) from a numba kernel, and
@@ -35,10 +35,10 @@ the C API is bit-identical in every scene: the broadphase margin changes the ord
 finds overlapping pairs, and in a contact-rich scene that order reaches the solver's rounding (12
 boxes falling on a plane beside URSULA ended up to 1.7 mm elsewhere after 300 steps without it).
 
-No other module imports ``ctypes`` for PyBullet or parses ELF; ``sim.bullet`` only imports PyBullet.
+No other module imports ``ctypes`` for PyBullet or parses ELF; ``pccbullet.sim.bullet`` only imports PyBullet.
 """
 
-from sim.bullet_internals.process_globals import (
+from pccbullet.sim.bullet_internals.process_globals import (
     BROADPHASE_SYMBOL,
     CONTACT_BREAKING_SYMBOL,
     BulletGlobals,
@@ -47,7 +47,7 @@ from sim.bullet_internals.process_globals import (
     set_broadphase_margin,
     set_bullet_global,
 )
-from sim.bullet_internals.symbols import SAFE_ENV, enabled
+from pccbullet.sim.bullet_internals.symbols import SAFE_ENV, enabled
 
 __all__ = [
     "BROADPHASE_SYMBOL",

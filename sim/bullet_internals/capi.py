@@ -8,7 +8,8 @@ PyBullet's extension module (``b3RequestActualStateCommandInit``, ``b3GetStatusA
 ``b3JointControlCommandInit2``, ``b3JointControlSetDesiredForceTorque``, ... of Bullet's
 ``PhysicsClientC_API.h``); :func:`limb_step` calls them from a numba kernel, reads ``q`` and ``qd``
 from the state arrays PyBullet hands back, computes the spring torques
-(:func:`sim.rigid_chain.spring_torques`) and sends them, in one call of ~7 us plus the torque kernel.
+(:func:`pccbullet.sim.chain.rigid.spring_torques`) and sends them, in one call of ~7 us plus the torque
+kernel.
 
 The physics-client handle behind a ``physicsClientId`` lives in the extension's static array
 ``sPhysicsClients1``, found by its symbol like Bullet's globals (:mod:`.symbols`). Every call
@@ -35,10 +36,9 @@ import numpy as np
 from llvmlite import ir
 from numba.core import types
 from numba.core.extending import intrinsic
-
-from sim.bullet import pb
-from sim.bullet_internals.symbols import enabled, extension_object
-from sim.rigid_chain import spring_torques
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.bullet_internals.symbols import enabled, extension_object
+from pccbullet.sim.chain.rigid import spring_torques
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ PINNED_VERSIONS = ("3.2.7",)
 CLIENTS_SYMBOL = "sPhysicsClients1"
 
 # EnumSharedMemoryServerStatus (SharedMemoryPublic.h); a limb checks both with a real read and a real
-# command before it uses this path (sim.dynamics.CompliantLimb)
+# command before it uses this path (pccbullet.sim.dynamics.CompliantLimb)
 STATUS_ACTUAL_STATE = 21  # CMD_ACTUAL_STATE_UPDATE_COMPLETED
 STATUS_DESIRED_STATE = 25  # CMD_DESIRED_STATE_RECEIVED_COMPLETED
 CONTROL_MODE_TORQUE = int(pb.TORQUE_CONTROL)
@@ -226,7 +226,7 @@ def limb_step(  # type: ignore[no-untyped-def]
 ):  # fmt: skip
     """One controller step of a compliant limb: read ``q``, ``qd``; :func:`spring_torques`; send ``tau``.
 
-    The arguments after ``out`` are those of :func:`sim.rigid_chain.spring_torques`. Returns a code.
+    The arguments after ``out`` are those of :func:`pccbullet.sim.chain.rigid.spring_torques`. Returns a code.
     """
     code = read_joint_state(fns, slot, client, body, qidx, uidx, out, q, qd)
     if code != OK:

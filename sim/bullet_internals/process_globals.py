@@ -11,7 +11,7 @@ import logging
 import math
 from collections.abc import Mapping
 
-from sim.bullet_internals.symbols import double_address
+from pccbullet.sim.bullet_internals.symbols import double_address
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def set_bullet_global(symbol: str, value: float) -> bool:
     """Set Bullet's process-wide double ``symbol`` (m) for all PyBullet clients of this process;
     ``False`` if unavailable.
 
-    Process-wide and left in place: :class:`sim.world.World` does not call this (it swaps its values
+    Process-wide and left in place: :class:`pccbullet.sim.world.World` does not call this (it swaps its values
     in for its own calls only, :class:`BulletGlobals`). A wrong or unusual build (no symbol table, a
     value outside [0, 1] m already there) is left alone.
     """

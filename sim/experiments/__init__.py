@@ -2,34 +2,34 @@
 
 Example::
 
-    from sim.experiments import run_experiment, section_tip_errors
+    from pccbullet.sim.experiments import run_experiment, section_tip_errors
 
     result = run_experiment("assets/experiments/camera_sweep.toml", "out/camera")
     errors = section_tip_errors("out/camera/run.csv", "out/camera/run.csv", "camera")  # zero
 """
 
-from sim.lazy import lazy_attributes
+from pccbullet.sim.lazy import lazy_attributes
 
 # Names resolved on first use (PEP 562): importing the command line's registration
-# (``sim.experiments.cli``) must not load PyBullet, numba and the models (about a second).
+# (``pccbullet.sim.experiments.cli``) must not load PyBullet, numba and the models (about a second).
 _LAZY = {
-    "ExperimentSpec": "sim.experiments.spec",
-    "InputSpec": "sim.experiments.spec",
-    "MODELS": "sim.experiments.runner",
-    "ModelInputs": "sim.experiments.runner",
-    "PccModel": "sim.experiments.runner",
-    "Profile": "sim.experiments.inputs",
-    "RunResult": "sim.experiments.runner",
-    "SectionTipErrors": "sim.experiments.metrics",
-    "SweepResult": "sim.experiments.sweep",
-    "experiment_from_table": "sim.experiments.spec",
-    "load_columns": "sim.experiments.metrics",
-    "load_experiment": "sim.experiments.spec",
-    "plan_sweep": "sim.experiments.sweep",
-    "register_model": "sim.experiments.runner",
-    "run_experiment": "sim.experiments.runner",
-    "run_sweep": "sim.experiments.sweep",
-    "section_tip_errors": "sim.experiments.metrics",
+    "ExperimentSpec": "pccbullet.sim.experiments.spec",
+    "InputSpec": "pccbullet.sim.experiments.spec",
+    "MODELS": "pccbullet.sim.experiments.runner",
+    "ModelInputs": "pccbullet.sim.experiments.runner",
+    "PccModel": "pccbullet.sim.experiments.runner",
+    "Profile": "pccbullet.sim.experiments.inputs",
+    "RunResult": "pccbullet.sim.experiments.runner",
+    "SectionTipErrors": "pccbullet.sim.experiments.metrics",
+    "SweepResult": "pccbullet.sim.experiments.sweep",
+    "experiment_from_table": "pccbullet.sim.experiments.spec",
+    "load_columns": "pccbullet.sim.experiments.metrics",
+    "load_experiment": "pccbullet.sim.experiments.spec",
+    "plan_sweep": "pccbullet.sim.experiments.sweep",
+    "register_model": "pccbullet.sim.experiments.runner",
+    "run_experiment": "pccbullet.sim.experiments.runner",
+    "run_sweep": "pccbullet.sim.experiments.sweep",
+    "section_tip_errors": "pccbullet.sim.experiments.metrics",
 }
 
 

@@ -2,7 +2,7 @@
 
 Handlers return an exit status: 0 on success, 1 when some sweep runs failed. ``run`` refuses a non-empty
 ``--out`` unless ``--overwrite``; ``sweep --address`` (or ``RAY_ADDRESS``) runs on a Ray cluster. Bad
-input raises :class:`~urdf_gen.errors.PccBulletError`, which the top-level CLI turns into status 2.
+input raises :class:`~pccbullet.urdf_gen.errors.PccBulletError`, which the top-level CLI turns into status 2.
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from urdf_gen.cli_args import integer, out_dir
+from pccbullet.urdf_gen.cli_args import integer, out_dir
 
 
 def register_run(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``run EXP.toml --out DIR [--overwrite] [--seed S] [--quiet]``."""
     p = subparsers.add_parser("run", help="run a virtual experiment (TOML) and record CSV/NPZ/metadata")
-    p.add_argument("experiment", type=Path, help="experiment TOML file (see assets/experiments)")
+    p.add_argument(
+        "experiment", type=Path, help="experiment TOML file, or a bundled one by name (camera_sweep, ...)"
+    )
     p.add_argument("--out", required=True, type=out_dir, help="output folder (created; must be empty)")
     p.add_argument(
         "--overwrite",
@@ -42,7 +44,7 @@ def register_run(subparsers: Any) -> argparse.ArgumentParser:
 def register_sweep(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``sweep SWEEP.toml --out DIR [--engine pool|serial|ray] [--workers N]``."""
     p = subparsers.add_parser("sweep", help="run a parameter sweep (resumable; finished runs are skipped)")
-    p.add_argument("sweep", type=Path, help="sweep TOML file")
+    p.add_argument("sweep", type=Path, help="sweep TOML file, or a bundled one by name (sweep_camera_bend)")
     p.add_argument("--out", required=True, type=out_dir, help="output folder, one run_NNNN folder per run")
     p.add_argument("--engine", choices=("pool", "serial", "ray"), default="pool", help="default: pool")
     p.add_argument("--workers", type=integer(1, 256), default=2, help="parallel workers (default 2)")
@@ -59,8 +61,8 @@ def register_sweep(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_command(args: argparse.Namespace) -> int:
     """Handler of ``run``."""
-    from sim.experiments.runner import run_experiment
-    from urdf_gen.errors import ConfigurationError
+    from pccbullet.sim.experiments.runner import run_experiment
+    from pccbullet.urdf_gen.errors import ConfigurationError
 
     out: Path = args.out
     if out.is_dir() and any(out.iterdir()) and not args.overwrite:
@@ -78,7 +80,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def sweep_command(args: argparse.Namespace) -> int:
     """Handler of ``sweep``."""
-    from sim.experiments.sweep import run_sweep
+    from pccbullet.sim.experiments.sweep import run_sweep
 
     # stdout carries only the JSON summary: what Ray prints there (e.g. "A worker died") goes to stderr
     with contextlib.redirect_stdout(sys.stderr):

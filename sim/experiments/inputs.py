@@ -31,10 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from urdf_gen.errors import SpecError
-from urdf_gen.toml_fields import Fields, as_finite, read_limited
-from urdf_gen.types import FloatArray
+from pccbullet.urdf_gen.errors import SpecError
+from pccbullet.urdf_gen.toml_fields import Fields, as_finite, read_limited
+from pccbullet.urdf_gen.types import FloatArray
 
 PROFILE_KINDS = ("constant", "step", "ramp", "sine", "waypoints", "recorded")
 MAX_VALUE = 1e9  # largest |value| of a profile, in the target's units

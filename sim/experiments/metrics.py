@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.types import FloatArray
+from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.urdf_gen.types import FloatArray
 
 Columns = Mapping[str, FloatArray]
 

@@ -12,9 +12,8 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
-
-from sim.experiments.metrics import SectionTipErrors
-from urdf_gen.types import FloatArray
+from pccbullet.sim.experiments.metrics import SectionTipErrors
+from pccbullet.urdf_gen.types import FloatArray
 
 MM = 1e3  # mm per m
 

@@ -4,10 +4,11 @@ Modes:
     kinematic  the input PCC is the truth: joints are reset every physics step.
     dynamic    the input PCC sets PyBullet position-motor targets; PyBullet integrates the chains and the
                recorded PCC is the least-squares fit of the joints read back.
-    model      a :class:`PccModel` (e.g. the Newton–Euler model of :mod:`sim.models`) steps its own state
+    model      a :class:`PccModel` (e.g. the Newton–Euler model of :mod:`pccbullet.sim.models`) steps its own
+    state
                from the inputs every physics step and returns per-segment PCC, which is then reset
                kinematically. Models are found in :data:`MODELS` (see :func:`register_model`) or as a
-               factory ``experiment_model(spec)`` in ``sim.models.<name>``.
+               factory ``experiment_model(spec)`` in ``pccbullet.sim.models.<name>``.
 
 Outputs in ``out_dir``: ``run.csv`` (time + tip xyz per limb + segment-tip xyz + PCC per segment;
 every column name ends in its unit: ``time_s``, ``camera_tip_x_m``, ``camera_s1_bend_rad``),
@@ -15,7 +16,7 @@ every column name ends in its unit: ``time_s``, ``camera_tip_x_m``, ``camera_s1_
 ``metadata.json`` (versions, seed, robot SHA-256, fingerprint, command line; keys in the README) and
 ``manifest.json`` (the files this run wrote). Files are written atomically (temporary file + rename);
 a rerun into the same folder first removes the files the previous run's manifest lists, and nothing
-else (:mod:`sim.experiments.outputs`).
+else (:mod:`pccbullet.sim.experiments.outputs`).
 """
 
 from __future__ import annotations
@@ -33,16 +34,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from pccbullet.sim import bullet_internals
+from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, save_csv, save_npz, write_json
+from pccbullet.sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
+from pccbullet.sim.world import World
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.urdf_gen.pcc import PccConfig, pcc_from_joints
+from pccbullet.urdf_gen.types import FloatArray
 from tqdm import tqdm
-
-from sim import bullet_internals
-from sim.experiments.outputs import Manifest, remove_recorded, save_csv, save_npz, write_json
-from sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
-from sim.world import World
-from urdf_gen import naming
-from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.pcc import PccConfig, pcc_from_joints
-from urdf_gen.types import FloatArray
 
 PARAMS = ("bend", "plane", "length")
 PARAM_UNITS = {"bend": "rad", "plane": "rad", "length": "m"}
@@ -80,7 +80,7 @@ MODELS: dict[str, ModelFactory] = {}
 
 
 def _newton_euler(spec: ExperimentSpec) -> PccModel:
-    from sim.models.experiment_models import newton_euler_experiment
+    from pccbullet.sim.models.experiment_models import newton_euler_experiment
 
     return newton_euler_experiment(spec)
 
@@ -98,13 +98,13 @@ def resolve_model(spec: ExperimentSpec) -> PccModel:
     factory = MODELS.get(spec.model)
     if factory is None:
         try:
-            module = importlib.import_module(f"sim.models.{spec.model}")
+            module = importlib.import_module(f"pccbullet.sim.models.{spec.model}")
             factory = module.experiment_model
         except (ImportError, AttributeError) as exc:
             known = ", ".join(sorted(MODELS)) or "none registered"
             raise ConfigurationError(
                 f"model = {spec.model!r} is unavailable ({exc}); allowed: a registered model ({known}) or a "
-                f"module sim.models.{spec.model} with an experiment_model(spec) factory"
+                f"module pccbullet.sim.models.{spec.model} with an experiment_model(spec) factory"
             ) from exc
     return factory(spec)
 
@@ -263,7 +263,7 @@ def run_experiment(
     manifest = Manifest(out)
     files = _write(spec, manifest, cols, secs, seed, command_line, {"fingerprint": fingerprint, **physics})
     if "plots" in spec.outputs:
-        from sim.experiments.plots import plot_shapes, plot_tips
+        from pccbullet.sim.experiments.plots import plot_shapes, plot_tips
 
         manifest.add(*PLOT_NAMES)
         files += plot_tips(cols, out / "tips") + plot_shapes(secs, cols["time_s"], out / "shapes")

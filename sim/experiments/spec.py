@@ -5,7 +5,7 @@ Format (see ``assets/experiments/*.toml``)::
     name = "camera_sweep"            # default: the file stem
     robot = "ursula"                 # bundled name or TOML path (relative to this file)
     mode = "kinematic"               # kinematic | dynamic | model
-    model = "newton_euler"           # model mode only: name in sim.experiments.runner.MODELS
+    model = "newton_euler"           # model mode only: name in pccbullet.sim.experiments.runner.MODELS
     medium = "air"                   # air | water (stored and passed on)
     duration_s = 2.0                 # > 0
     record_hz = 100                  # must divide the 1000 Hz physics rate
@@ -43,14 +43,15 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from sim.experiments.inputs import Profile, parse_profile
-from urdf_gen.errors import PccBulletError, SpecError
-from urdf_gen.spec_loader import load_robot, resolve_robot_path
-from urdf_gen.specs import RobotSpec
-from urdf_gen.toml_fields import Fields, read_toml
+from pccbullet.sim.experiments.inputs import Profile, parse_profile
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
+from pccbullet.urdf_gen.spec_loader import load_robot, resolve_robot_path
+from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.toml_fields import Fields, read_toml
 
 PHYSICS_HZ = 1000  # Hz, the world's physics rate (dt = 1 ms)
 MODES = ("kinematic", "dynamic", "model")
@@ -122,9 +123,33 @@ class ExperimentSpec:
         return round(self.duration * PHYSICS_HZ)
 
 
+def experiments_dir() -> Path:
+    """The folder of bundled experiment and sweep TOML files (``assets/experiments``)."""
+    return Path(str(files("pccbullet.assets") / "experiments"))
+
+
+def resolve_experiment_path(experiment: str | Path) -> Path:
+    """A TOML path, or the name of a bundled experiment or sweep file (``"camera_sweep"``) -> its path.
+
+    A path (ending in ``.toml``, or naming something that exists) is returned as given; a bare name is looked
+    up in :func:`experiments_dir`. Raises :class:`ConfigurationError` listing the bundled names otherwise.
+    """
+    candidate = Path(experiment)
+    if candidate.suffix == ".toml" or candidate.exists() or len(candidate.parts) != 1:
+        return candidate
+    bundled = experiments_dir() / f"{candidate.name}.toml"
+    if bundled.is_file():
+        return bundled
+    names = ", ".join(sorted(p.stem for p in experiments_dir().glob("*.toml")))
+    raise ConfigurationError(
+        f"unknown experiment {cap(str(experiment))}: not a TOML file and not bundled ({names})"
+    )
+
+
 def load_experiment(path: str | Path) -> ExperimentSpec:
-    """Read and validate an experiment TOML file; raises :class:`SpecError` naming file, field, value."""
-    path = Path(path)
+    """Read and validate an experiment TOML file (or a bundled one by name, see
+    :func:`resolve_experiment_path`); raises :class:`SpecError` naming file, field, value."""
+    path = resolve_experiment_path(path)
     return experiment_from_table(read_toml(path), path, base_dir=path.parent)
 
 

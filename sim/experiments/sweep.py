@@ -55,13 +55,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, write_atomic, write_json
+from pccbullet.sim.experiments.runner import run_experiment, spec_fingerprint
+from pccbullet.sim.experiments.spec import experiment_from_table, resolve_experiment_path
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
+from pccbullet.urdf_gen.toml_fields import Fields, read_toml
 from tqdm import tqdm
-
-from sim.experiments.outputs import Manifest, remove_recorded, write_atomic, write_json
-from sim.experiments.runner import run_experiment, spec_fingerprint
-from sim.experiments.spec import experiment_from_table
-from urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
-from urdf_gen.toml_fields import Fields, read_toml
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +81,7 @@ _INDEX = re.compile(r"^([^\[\]]+)((?:\[[0-9]{1,18}\])*)$")
 @dataclass(frozen=True, slots=True)
 class RunTask:
     """One run of a sweep: the resolved experiment table, where to write (absolute), its seed and the
-    fingerprint of its resolved spec (:func:`~sim.experiments.runner.spec_fingerprint`)."""
+    fingerprint of its resolved spec (:func:`~pccbullet.sim.experiments.runner.spec_fingerprint`)."""
 
     index: int
     run_dir: Path
@@ -143,8 +142,9 @@ def set_dotted(table: dict[str, Any], path: str, value: Any) -> None:
 
 
 def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
-    """Read a sweep file and list its runs (the experiment with each run's overrides applied)."""
-    sweep_path = Path(sweep_path)
+    """Read a sweep file (or a bundled one by name) and list its runs (the experiment with each run's
+    overrides applied)."""
+    sweep_path = resolve_experiment_path(sweep_path)
     f = Fields(read_toml(sweep_path), sweep_path)
     exp_name = f.string("experiment")
     try:

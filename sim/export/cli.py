@@ -21,16 +21,15 @@ from typing import Any, cast
 
 import numpy as np
 import trimesh
-
-from sim.export.formats import write_series
-from sim.export.register import register_export  # noqa: F401  (the subcommand, for callers)
-from sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
-from sim.export.skin import skin_mesh
-from urdf_gen.catalog import robot_kind
-from urdf_gen.errors import ConfigurationError, PccBulletError
-from urdf_gen.pcc import PccConfig, rest_configs
-from urdf_gen.spec_loader import load_robot
-from urdf_gen.specs import RobotSpec
+from pccbullet.sim.export.formats import write_series
+from pccbullet.sim.export.register import register_export  # noqa: F401  (the subcommand, for callers)
+from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
+from pccbullet.sim.export.skin import skin_mesh
+from pccbullet.urdf_gen.catalog import robot_kind
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
+from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.specs import RobotSpec
 
 PCC_COLUMNS = ("bend_rad", "plane_rad", "length_m")  # run.npz column suffixes, in PccConfig's order
 
@@ -131,7 +130,7 @@ def read_run_metadata(run_dir: Path) -> dict[str, Any]:
 
 def export_command(args: argparse.Namespace) -> int:
     """Handler of ``export``; prints the files written."""
-    from sim.export import render
+    from pccbullet.sim.export import render
 
     src = Path(args.source)
     is_run = src.is_dir() and (src / "run.npz").is_file()
@@ -168,8 +167,8 @@ def export_command(args: argparse.Namespace) -> int:
 
 def _export_other(args: argparse.Namespace, kind: str, out: Path) -> int:
     """``export`` of a robot without PCC limbs: its URDF visuals at rest."""
-    from sim.export import render
-    from sim.export.urdf_meshes import robot_rest_mesh
+    from pccbullet.sim.export import render
+    from pccbullet.sim.export.urdf_meshes import robot_rest_mesh
 
     for flag in ("gif", "mp4", "workspace"):
         if getattr(args, flag):
@@ -188,8 +187,8 @@ def _export_other(args: argparse.Namespace, kind: str, out: Path) -> int:
 
 
 def _workspace(src: Path, args: argparse.Namespace, out: Path, is_run: bool) -> list[Path]:
-    from sim.export.formats import write_mesh
-    from sim.export.workspace import point_cloud, workspace_hull, workspace_points
+    from pccbullet.sim.export.formats import write_mesh
+    from pccbullet.sim.export.workspace import point_cloud, workspace_hull, workspace_points
 
     spec = load_robot(read_run_metadata(src)["robot_path"]) if is_run else load_robot(args.source)
     paths = []

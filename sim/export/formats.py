@@ -13,9 +13,8 @@ from typing import cast
 
 import numpy as np
 import trimesh
-
-from sim.export.register import FORMATS  # noqa: E402  (one list of format names)
-from urdf_gen.errors import ConfigurationError
+from pccbullet.sim.export.register import FORMATS  # noqa: E402  (one list of format names)
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 SUFFIX = {"stl": ".stl", "obj": ".obj", "ply": ".ply", "glb": ".glb", "vtk": ".vtp"}
 

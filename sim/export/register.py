@@ -6,14 +6,14 @@ import argparse
 from importlib import import_module
 from typing import Any
 
-from urdf_gen.cli_args import integer, out_dir
+from pccbullet.urdf_gen.cli_args import integer, out_dir
 
-FORMATS = ("stl", "obj", "ply", "glb", "vtk")  # mesh formats (sim.export.formats writes them)
+FORMATS = ("stl", "obj", "ply", "glb", "vtk")  # mesh formats (pccbullet.sim.export.formats writes them)
 
 
 def _export_command(args: argparse.Namespace) -> int:
-    """Run ``pccbullet export`` (:func:`sim.export.cli.export_command`, imported when used)."""
-    return int(import_module("sim.export.cli").export_command(args))
+    """Run ``pccbullet export`` (:func:`pccbullet.sim.export.cli.export_command`, imported when used)."""
+    return int(import_module("pccbullet.sim.export.cli").export_command(args))
 
 
 def register_export(subparsers: Any) -> argparse.ArgumentParser:

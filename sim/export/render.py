@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 import trimesh
-
-from sim.export.formats import to_polydata
-from urdf_gen.errors import ConfigurationError
+from pccbullet.sim.export.formats import to_polydata
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 MP4_HINT = "MP4 output needs imageio-ffmpeg: pip install imageio-ffmpeg (GIF works without it)"
 SKIN_COLOR = "#e8a87c"

@@ -2,8 +2,8 @@
 
 Slice k of a segment with N sections is the frustum of rest height ``h = L / N`` between the radii at
 ``(k - 1) / N`` and ``k / N`` of the segment's taper, meshed like the URDF's visual
-(:func:`urdf_gen.geometry.frustum_mesh` from ``z = -h`` to 0: the body frame sits at the slice's top).
-Poses come either from PyBullet (:func:`robot_rigid_meshes`) or from the PCC geometry without PyBullet
+(:func:`pccbullet.urdf_gen.geometry.frustum_mesh` from ``z = -h`` to 0: the body frame sits at the slice's
+top). Poses come either from PyBullet (:func:`robot_rigid_meshes`) or from the PCC geometry without PyBullet
 (:func:`section_poses`), which agree to float32 round-off.
 """
 
@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import trimesh
-
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.geometry import frustum_mesh
-from urdf_gen.pcc import PccConfig, chain_frames, segment_joints
-from urdf_gen.specs import LimbSpec, RobotSpec
-from urdf_gen.types import FloatArray, Transform
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.geometry import frustum_mesh
+from pccbullet.urdf_gen.pcc import PccConfig, chain_frames, segment_joints
+from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
+from pccbullet.urdf_gen.types import FloatArray, Transform
 
 if TYPE_CHECKING:
-    from sim.world import Robot
+    from pccbullet.sim.world import Robot
 
 
 def slice_dimensions(limb: LimbSpec) -> list[tuple[float, float, float]]:

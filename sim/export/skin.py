@@ -1,7 +1,7 @@
 """A smooth skin for a PCC limb: a watertight tapered tube swept along the backbone, with end caps.
 
-The backbone is sampled exactly on each segment's arc (:func:`urdf_gen.pcc.arc_points`); rings lie in
-the planes normal to the exact tangent and are oriented by parallel transport (the double-reflection
+The backbone is sampled exactly on each segment's arc (:func:`pccbullet.urdf_gen.pcc.arc_points`); rings lie
+in the planes normal to the exact tangent and are oriented by parallel transport (the double-reflection
 method of Wang et al., ACM TOG 2008), so the tube does not twist. The radius tapers linearly along each
 segment from ``radius_base`` to ``radius_tip`` of its frustum, by arc-length fraction (a stretched or
 shortened segment keeps its end radii). Each ring is a regular polygon whose radius is enlarged so that
@@ -17,11 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import trimesh
-
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, arc_points, arc_transform
-from urdf_gen.specs import LimbSpec
-from urdf_gen.types import FloatArray, Transform
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, arc_points, arc_transform
+from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.types import FloatArray, Transform
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,11 +14,10 @@ from typing import cast
 
 import numpy as np
 import trimesh
-
-from sim.bullet import pb
-from urdf_gen.catalog import write_robot_urdf
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.types import Transform
+from pccbullet.sim.bullet import pb
+from pccbullet.urdf_gen.catalog import write_robot_urdf
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.types import Transform
 
 
 def _pose(position: object, quaternion: object) -> Transform:

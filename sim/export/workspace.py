@@ -11,11 +11,10 @@ import math
 
 import numpy as np
 import trimesh
-
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, limb_transform
-from urdf_gen.specs import LimbSpec
-from urdf_gen.types import FloatArray, Transform
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
+from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.types import FloatArray, Transform
 
 
 def sample_configs(limb: LimbSpec, n: int, seed: int = 0) -> FloatArray:

@@ -1,4 +1,4 @@
-"""Actuation of a :class:`~sim.models.newton_euler.LimbModel`: tendons and fluid chambers.
+"""Actuation of a :class:`~pccbullet.sim.models.newton_euler.model.LimbModel`: tendons and fluid chambers.
 
 Each segment carries its own ``count`` actuators (``ActuatorSpec``) at distance ``r`` (offset) from the
 backbone, at angles ``phi_j`` about the segment's base z axis (plus an optional per-segment rotation),
@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-
-from sim.models.newton_euler import LimbModel
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.types import FloatArray
+from pccbullet.sim.models.newton_euler.model import LimbModel
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.types import FloatArray
 
 VACUUM_GAUGE = -101325.0  # Pa, lowest gauge pressure
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-
-from sim.models.integrators import step
-from sim.models.ne_batch import MultiLimbModel
-from sim.models.newton_euler import SEAWATER, LimbModel
+from pccbullet.sim.models.newton_euler.batch import MultiLimbModel
+from pccbullet.sim.models.newton_euler.integrators import step
+from pccbullet.sim.models.newton_euler.model import SEAWATER, LimbModel
 
 
 def bench_newton_euler(
@@ -16,16 +15,16 @@ def bench_newton_euler(
 ) -> dict:
     """Median wall time (s) of one 1 ms step of all four URSULA limbs together, per pieces-per-segment n.
 
-    All limbs are advanced together by one :class:`~sim.models.ne_batch.MultiLimbModel` step, the fastest
-    path: with ``backend="numba"`` (default) one call of the compiled
-    :func:`sim.models.ne_kernels.step_kernel`; ``"numpy"`` times the numpy reference (one batched
-    dynamics evaluation and one Cholesky solve per limb). One untimed step first (kernel compilation or
-    loading from numba's cache).
+    All limbs are advanced together by one :class:`~pccbullet.sim.models.newton_euler.batch.MultiLimbModel`
+    step, the fastest path: with ``backend="numba"`` (default) one call of the compiled
+    :func:`pccbullet.sim.models.newton_euler.kernels.step_kernel`; ``"numpy"`` times the numpy reference (one
+    batched dynamics evaluation and one Cholesky solve per limb). One untimed step first (kernel compilation
+    or loading from numba's cache).
 
     Returns:
         ``{"n=5": seconds, "n=10": seconds, ...}`` plus ``"dof"`` per n.
     """
-    from urdf_gen.spec_loader import load_robot
+    from pccbullet.urdf_gen.spec_loader import load_robot
 
     robot = load_robot("ursula")
     out: dict = {}

@@ -22,12 +22,11 @@ remainder enters the generalized forces ``Q`` returned by :meth:`ChamberWallLimb
 from __future__ import annotations
 
 import numpy as np
-
-from sim.models.newton_euler import LimbModel
-from sim.models.strain_model import Loads, Vec
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.specs import LimbSpec
-from urdf_gen.types import FloatArray
+from pccbullet.sim.models.newton_euler.model import LimbModel
+from pccbullet.sim.models.strain_model import Loads, Vec
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.types import FloatArray
 
 LAWS = ("planar_neo_hookean", "linear")
 _MIN_STRETCH = 0.05  # -, floor of lambda in the wall law (a wall cannot be squeezed to zero length)

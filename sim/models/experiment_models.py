@@ -1,4 +1,4 @@
-"""Models for ``mode = "model"`` experiments (``sim.experiments``): the Newton–Euler limb model.
+"""Models for ``mode = "model"`` experiments (``pccbullet.sim.experiments``): the Newton–Euler limb model.
 
 Channels drive the actuators, named by the robot's actuation:
 
@@ -17,8 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
-from urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.pcc import PccConfig
 
 
 def _segment_pcc(model: Any, q: np.ndarray) -> list[PccConfig]:
@@ -34,10 +33,10 @@ def _segment_pcc(model: Any, q: np.ndarray) -> list[PccConfig]:
 
 class _LimbRunner:
     def __init__(self, spec: Any, limb: Any, pieces: int) -> None:
-        from sim.medium import medium
-        from sim.models.actuators import ChamberActuation, TendonActuation
-        from sim.models.hydraulics import HydraulicDrive, load_hydraulic_drive
-        from sim.models.newton_euler import LimbModel
+        from pccbullet.sim.medium import medium
+        from pccbullet.sim.models.actuators import ChamberActuation, TendonActuation
+        from pccbullet.sim.models.hydraulics import HydraulicDrive, load_hydraulic_drive
+        from pccbullet.sim.models.newton_euler.model import LimbModel
 
         self.limb = limb
         self.model = LimbModel(limb, pieces, medium=medium(spec.medium))
@@ -59,7 +58,7 @@ class _LimbRunner:
         self.actuation = actuation(self.model, rotation)
 
     def __call__(self, channels: Mapping[str, float], dt: float) -> list[PccConfig]:
-        from sim.models.integrators import step
+        from pccbullet.sim.models.newton_euler.integrators import step
 
         u = np.array([channels.get(name, 0.0) for name in self.names])
         if self.drive is not None:

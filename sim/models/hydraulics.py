@@ -45,8 +45,8 @@ with sub-steps; it is L-stable at any ``dt``.
 
 Parameters come from the top-level ``[hydraulic_drive]`` table of a robot TOML plus ``E`` of the first
 limb's material; :func:`load_hydraulic_drive` validates every value (and that ``A_d`` and ``l_0`` agree
-with the limb's chambers and segments) and raises :class:`~urdf_gen.errors.SpecError` naming file, field,
-value and allowed range.
+with the limb's chambers and segments) and raises :class:`~pccbullet.urdf_gen.errors.SpecError` naming file,
+field, value and allowed range.
 """
 
 from __future__ import annotations
@@ -56,11 +56,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from urdf_gen.errors import ConfigurationError, SpecError
-from urdf_gen.specs import RobotSpec
-from urdf_gen.toml_fields import Fields
-from urdf_gen.types import FloatArray
+from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.toml_fields import Fields
+from pccbullet.urdf_gen.types import FloatArray
 
 MM = 1e-3  # m per mm
 
@@ -300,14 +299,15 @@ def run_seed000(
         ``bend`` ``(m, 2, 2)``: each section's bending rotation ``sum l0 (kx, ky)`` (rad; about the section's
         base x and y, the in-plane bend angle for planar motion).
     """
-    from sim.models.actuators import ChamberActuation
-    from sim.models.chambers import ChamberWallLimb
-    from sim.models.integrators import step
-    from urdf_gen.spec_loader import load_robot
+    from pccbullet.sim.models.actuators import ChamberActuation
+    from pccbullet.sim.models.chambers import ChamberWallLimb
+    from pccbullet.sim.models.newton_euler.integrators import step
+    from pccbullet.urdf_gen.spec_loader import load_robot
 
     robot = load_robot("hydraulic_arm")
     params = load_hydraulic_drive(robot)
-    # axial strain resisted by the chamber walls (E A_s of Table 1, sim.models.chambers), bending by E I
+    # axial strain resisted by the chamber walls (E A_s of Table 1, pccbullet.sim.models.chambers), bending by
+    # E I
     model = ChamberWallLimb(robot.limbs[0], pieces, wall_area=params.annulus_area)
     act = ChamberActuation(model, params.section_rotation)
     drive = HydraulicDrive(params, 6)

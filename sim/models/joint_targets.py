@@ -1,4 +1,5 @@
-"""Newton–Euler model state -> joint targets of the URDF's RRP chain (layout of :mod:`urdf_gen.pcc`).
+"""Newton–Euler model state -> joint targets of the URDF's RRP chain (layout of
+:mod:`pccbullet.urdf_gen.pcc`).
 
 Per segment the chain has N sections ``Rz(plane_k) Ry(bend_k) Tz(chord_k)`` and a tip joint ``Ry``:
 ``[plane_1, bend_1, chord_1, ..., plane_N, bend_N, chord_N, tip_bend]`` (``(3N + 1,)``).
@@ -10,7 +11,7 @@ z axis along the chord to the next point and ``chord_k`` is the chord length, so
 exactly on the model's backbone; the tip joint turns the last frame's z axis towards the segment's tip
 tangent (exactly when the shape is planar within the segment). For k > 1 the representation with
 ``|plane_k| <= pi/2`` is chosen (a negative bend instead of a half-turn of the plane), which reproduces
-:func:`urdf_gen.pcc.segment_joints` for a pure PCC state.
+:func:`pccbullet.urdf_gen.pcc.segment_joints` for a pure PCC state.
 
 Frames. The model's piece frames are material frames (bending plane undone, seed 000); the URDF's arc
 frames keep the plane rotation. For a pure PCC limb built by :func:`state_from_pcc` the URDF tip frame is
@@ -23,12 +24,11 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-
-from sim.models.ne_kinematics import chain_rotations, piece_pose
-from sim.models.newton_euler import LimbModel
-from urdf_gen.errors import ConfigurationError
-from urdf_gen.pcc import PccConfig, rot_y, rot_z
-from urdf_gen.types import FloatArray
+from pccbullet.sim.models.newton_euler.kinematics import chain_rotations, piece_pose
+from pccbullet.sim.models.newton_euler.model import LimbModel
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, rot_y, rot_z
+from pccbullet.urdf_gen.types import FloatArray
 
 
 def piece_pcc(model: LimbModel, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:

@@ -3,11 +3,13 @@
 :class:`StrainModel` gives the three public methods (arguments, shapes, units) and leaves three hooks to a
 model, which take the tip loads as one pair :data:`Loads` ``(tip_force, tip_moment)``:
 ``_dynamics(q, qd, loads, with_mass)``, ``_acceleration(q, qd, tau, loads)`` and
-``_step(q, qd, dt, tau, theta, loads)``. The two models are :class:`~sim.models.newton_euler.LimbModel`
-(one limb; :class:`~sim.models.chambers.ChamberWallLimb` adds its wall law) and
-:class:`~sim.models.ne_batch.MultiLimbModel` (several limbs, concatenated states, ``(L, 3)`` loads).
+``_step(q, qd, dt, tau, theta, loads)``. The two models are
+:class:`~pccbullet.sim.models.newton_euler.model.LimbModel` (one limb;
+:class:`~pccbullet.sim.models.chambers.ChamberWallLimb` adds its wall law) and
+:class:`~pccbullet.sim.models.newton_euler.batch.MultiLimbModel` (several limbs, concatenated states, ``(L,
+3)`` loads).
 
-The step is the linearly implicit theta-method of :mod:`sim.models.integrators`::
+The step is the linearly implicit theta-method of :mod:`pccbullet.sim.models.newton_euler.integrators`::
 
     (M(q_m) + theta dt D + theta^2 dt^2 K) a = Q(q_m, qd) + tau - K (q + theta dt qd) - D qd
     qd' = qd + dt a,    q' = q + dt ((1 - theta) qd + theta qd'),    q_m = q + dt qd / 2
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from urdf_gen.types import FloatArray
+from pccbullet.urdf_gen.types import FloatArray
 
 Vec = FloatArray  # (dof,) float
 Opt = FloatArray | None  # an optional array argument
@@ -81,8 +83,8 @@ class StrainModel:
         tip_force: FloatArray | None = None,
         tip_moment: FloatArray | None = None,
     ) -> tuple[FloatArray, FloatArray]:
-        """Advance one step of ``dt`` (s) (:mod:`sim.models.integrators`; ``integrators.step(model, ...)``
-        is this method).
+        """Advance one step of ``dt`` (s) (:mod:`pccbullet.sim.models.newton_euler.integrators`;
+        ``integrators.step(model, ...)`` is this method).
 
         Args:
             q, qd: state ``(dof,)``. tau: generalized actuation ``(dof,)`` or ``None``.

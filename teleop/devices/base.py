@@ -1,8 +1,8 @@
 """One interface for every operator input device: a sample per 1 kHz tick, a force back.
 
 A device is anything with ``read(t) -> DeviceSample``, ``send_force(force)`` and ``close()``.
-Samples speak in *actions*, not key codes, so the operator mapping (:mod:`teleop.mapping`) does not care
-whether they came from a keyboard, a gamepad, a haptic stylus, a UDP stream or a script:
+Samples speak in *actions*, not key codes, so the operator mapping (:mod:`pccbullet.teleop.mapping`) does not
+care whether they came from a keyboard, a gamepad, a haptic stylus, a UDP stream or a script:
 
 * ``held``: rate actions active during this tick: ``bend+``, ``bend-``, ``plane+``, ``plane-``,
   ``length+``, ``length-``.
@@ -21,8 +21,7 @@ from types import ModuleType
 from typing import Protocol, cast
 
 import numpy as np
-
-from urdf_gen.errors import ConfigurationError, PccBulletError
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
 
 Vec3 = tuple[float, float, float]
 

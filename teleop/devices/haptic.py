@@ -4,7 +4,7 @@
 * :class:`SpaceMouseDevice`: 3Dconnexion SpaceMouse through ``pyspacemouse`` (rate-controlled position).
 * :class:`GamepadDevice`: any gamepad through ``pygame`` (sticks integrate a position, buttons act).
 
-Without the SDK the constructor raises :class:`~teleop.devices.base.DeviceUnavailableError` with the
+Without the SDK the constructor raises :class:`~pccbullet.teleop.devices.base.DeviceUnavailableError` with the
 ``pip install`` hint; nothing is imported at module import time. Positions are metres in the device
 frame; forces are newtons in the device frame. The SDK calls follow the packages' published examples
 and have not been exercised against hardware here.
@@ -18,9 +18,8 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
-
-from teleop.devices.base import DeviceError, DeviceSample, require_module
-from urdf_gen.errors import ConfigurationError
+from pccbullet.teleop.devices.base import DeviceError, DeviceSample, require_module
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 
 class ServoWatchdog:

@@ -14,9 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
-
-from sim.bullet import pb
-from teleop.devices.base import DeviceSample
+from pccbullet.sim.bullet import pb
+from pccbullet.teleop.devices.base import DeviceSample
 
 HELP_LINES = (
     "up/down: bend   left/right: plane   pgup/pgdn: length",
@@ -53,7 +52,7 @@ class KeyboardDevice:
         self, client: int, limbs: Sequence[str] = (), events: Callable[[], dict[int, int]] | None = None
     ) -> None:
         self.client = client
-        # key events of another window, e.g. sim.viewer.ViewerProcess.keyboard_events
+        # key events of another window, e.g. pccbullet.sim.viewer.ViewerProcess.keyboard_events
         self.events = events
         self._held_map, self._pressed_map = _gui_bindings()
         for i, limb in enumerate(limbs[:9]):

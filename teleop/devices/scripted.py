@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-
-from teleop.devices.base import DeviceSample, InputDevice
-from urdf_gen.errors import ConfigurationError
+from pccbullet.teleop.devices.base import DeviceSample, InputDevice
+from pccbullet.urdf_gen.errors import ConfigurationError
 
 FORCE_HISTORY = 10_000  # forces kept for inspection: a long session must not grow without bound
 

@@ -1,0 +1,108 @@
+"""pccbullet: soft robot arms in PyBullet, piecewise-constant-curvature segments as chains of rigid sections.
+
+The public API is the list below, and only it: each name is imported from its one home module on first
+use (PEP 562), so ``import pccbullet`` stays cheap (no PyBullet, numba or matplotlib until a name needs
+them). The code lives in four subpackages, one per layer, plus the bundled files:
+
+- :mod:`pccbullet.urdf_gen`: robot descriptions (TOML) -> PCC discretization -> URDF + meshes.
+- :mod:`pccbullet.sim`: the PyBullet world, the 1 kHz loop, soft-arm models, experiments, export.
+- :mod:`pccbullet.teleop`: devices, model-mediated teleoperation, the squid demo, the ``pccbullet`` command.
+- ``pccbullet.assets``: the bundled robot and experiment TOML files.
+
+Example::
+
+    import math
+    import pccbullet as pcb
+
+    with pcb.World(mode="kinematic") as world:
+        robot = world.load_robot("ursula")
+        robot.set_pcc("camera", [pcb.PccConfig(bend=math.pi / 2, plane=0.5, length=0.6)])
+        T_world_tip = robot.tip_pose("camera")  # (4, 4) float
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> its home module (the one place each name is listed)
+_API: dict[str, str] = {
+    # errors
+    "PccBulletError": "pccbullet.urdf_gen.errors",
+    "SpecError": "pccbullet.urdf_gen.errors",
+    "ConfigurationError": "pccbullet.urdf_gen.errors",
+    "RobotNotFoundError": "pccbullet.urdf_gen.errors",
+    # robot descriptions, PCC geometry, URDF
+    "RobotSpec": "pccbullet.urdf_gen.specs",
+    "load_robot": "pccbullet.urdf_gen.spec_loader",
+    "PccConfig": "pccbullet.urdf_gen.pcc",
+    "arc_transform": "pccbullet.urdf_gen.pcc",
+    "limb_transform": "pccbullet.urdf_gen.pcc",
+    "write_urdf": "pccbullet.urdf_gen.urdf_writer",
+    "pcc_from_points": "pccbullet.urdf_gen.pcc_fit",
+    # the simulator
+    "World": "pccbullet.sim.world",
+    "Robot": "pccbullet.sim.robot",
+    "Medium": "pccbullet.sim.medium",
+    "medium": "pccbullet.sim.medium",
+    "AIR": "pccbullet.sim.medium",
+    "WATER": "pccbullet.sim.medium",
+    "SEAWATER": "pccbullet.sim.medium",
+    "Loop": "pccbullet.sim.loop",
+    "add_seabed": "pccbullet.sim.environment",
+    "add_sphere": "pccbullet.sim.environment",
+    "add_object": "pccbullet.sim.environment",
+    "force_sensor": "pccbullet.sim.environment",
+    # models
+    "LimbModel": "pccbullet.sim.models.newton_euler.model",
+    "static_equilibrium": "pccbullet.sim.models.newton_euler.statics",
+    # experiments and sweeps
+    "load_experiment": "pccbullet.sim.experiments.spec",
+    "experiment_from_table": "pccbullet.sim.experiments.spec",
+    "run_experiment": "pccbullet.sim.experiments.runner",
+    "run_sweep": "pccbullet.sim.experiments.sweep",
+    # mesh export
+    "skin_mesh": "pccbullet.sim.export.skin",
+    "rigid_mesh": "pccbullet.sim.export.rigid",
+    "write_mesh": "pccbullet.sim.export.formats",
+    "write_series": "pccbullet.sim.export.formats",
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    home = _API.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pccbullet' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
+    from pccbullet.sim.environment import add_object, add_seabed, add_sphere, force_sensor
+    from pccbullet.sim.experiments.runner import run_experiment
+    from pccbullet.sim.experiments.spec import experiment_from_table, load_experiment
+    from pccbullet.sim.experiments.sweep import run_sweep
+    from pccbullet.sim.export.formats import write_mesh, write_series
+    from pccbullet.sim.export.rigid import rigid_mesh
+    from pccbullet.sim.export.skin import skin_mesh
+    from pccbullet.sim.loop import Loop
+    from pccbullet.sim.medium import AIR, SEAWATER, WATER, Medium, medium
+    from pccbullet.sim.models.newton_euler.model import LimbModel
+    from pccbullet.sim.models.newton_euler.statics import static_equilibrium
+    from pccbullet.sim.robot import Robot
+    from pccbullet.sim.world import World
+    from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, RobotNotFoundError, SpecError
+    from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, limb_transform
+    from pccbullet.urdf_gen.pcc_fit import pcc_from_points
+    from pccbullet.urdf_gen.spec_loader import load_robot
+    from pccbullet.urdf_gen.specs import RobotSpec
+    from pccbullet.urdf_gen.urdf_writer import write_urdf

@@ -1,0 +1,21 @@
+"""Packaging: the code's four homes (`sim/`, `teleop/`, `urdf_gen/`, `assets/`) installed under the one import
+namespace `pccbullet` (ARCHITECTURE.md says why). Metadata lives in pyproject.toml; only what pyproject.toml
+cannot say is here: the package list, found in each home (a new subpackage needs no edit), and the mapping.
+"""
+
+from setuptools import find_packages, setup
+
+HOMES = ("sim", "teleop", "urdf_gen", "assets")  # folder name == subpackage name under pccbullet
+
+packages = ["pccbullet"]
+package_dir = {"pccbullet": "pccbullet"}
+for home in HOMES:
+    package_dir[f"pccbullet.{home}"] = home
+    packages += [f"pccbullet.{home}"] + [f"pccbullet.{home}.{sub}" for sub in find_packages(home)]
+
+setup(
+    packages=packages,
+    package_dir=package_dir,
+    package_data={"pccbullet": ["py.typed"], "pccbullet.assets": ["robots/*.toml", "experiments/*.toml"]},
+    include_package_data=False,
+)

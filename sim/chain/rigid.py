@@ -1,0 +1,235 @@
+"""Compiled rigid-body dynamics of one limb's URDF chain, for the dynamic mode's 1 kHz controller.
+
+PyBullet can compute a chain's inverse dynamics, mass matrix and link velocities, but each call from
+Python costs 20-40 us (argument lists, result tuples), and the dynamic mode needs all of them every
+step for every limb. This module reads the limb's URDF (the same file PyBullet loaded) into flat arrays
+and evaluates, in ``numba`` kernels:
+
+* :func:`bias_and_fluid`: recursive Newton-Euler with ``qdd = 0``: the Coriolis, centrifugal and gravity
+  torques ``h(q, qd)`` (what ``calculateInverseDynamics`` returns), and in the same backward pass the
+  generalized forces ``J^T f`` of the fluid on every link: buoyancy ``-rho_w / rho m g`` at the centre
+  of mass and Morison drag on the slices;
+* :func:`mass_matrix`: the joint-space inertia ``M(q)`` by the composite-rigid-body algorithm;
+* :func:`spring_torques`: one step of the implicit spring-damper of :mod:`pccbullet.sim.dynamics`, its linear
+  system ``(M + dt C + dt^2 K) qdd = b`` solved by the articulated-body algorithm with the diagonal
+  terms as joint armature (:func:`implicit_solve`): exact ``M`` every step, O(n), nothing to refresh.
+
+Everything is expressed in the limb's base frame (fixed), with gravity given in base axes; link
+frames are URDF link frames (joint frame = child link frame), each link's inertia is about its centre
+of mass. Joint types: fixed, revolute, prismatic (what the PCC chains use).
+
+Where things live: this module reads the URDF (:class:`ChainModel`); the kernels are in
+:mod:`pccbullet.sim.chain.kernels` (kinematics, bias and fluid forces, mass matrix) and
+:mod:`pccbullet.sim.chain.solve` (implicit spring-damper step, articulated-body solve), re-exported here.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from pccbullet.sim.chain.kernels import _kinematics, bias_and_fluid, mass_matrix
+from pccbullet.sim.chain.solve import implicit_solve, spring_torques
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.types import FloatArray
+
+FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
+_JOINT_TYPES = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+
+# Columns of ChainModel.params (one row per link):
+_R_PJ = slice(0, 9)  # rotation parent link frame -> joint frame, row-major
+_P_PJ = slice(9, 12)  # joint origin in the parent link frame
+_AXIS = slice(12, 15)  # joint axis in the joint frame (unit)
+_MASS = 15
+MASS_COLUMN = _MASS
+_COM = slice(16, 19)  # centre of mass in the link frame
+_INERTIA = slice(19, 28)  # inertia about the centre of mass, link axes, row-major
+_BUOY = 28  # buoyancy force per unit gravity (kg): rho_w / rho * mass for elastomer links
+_DRAG_N = 29  # 1/2 rho_w Cd d l (kg/m): drag across the slice axis (link z)
+_DRAG_A = 30  # 1/2 rho_w Cd_axial pi d l (kg/m): drag along it
+N_PARAMS = 31
+
+__all__ = [
+    "MASS_COLUMN",
+    "N_PARAMS",
+    "ChainModel",
+    "bias_and_fluid",
+    "implicit_solve",
+    "mass_matrix",
+    "spring_torques",
+]
+
+
+def _rpy_matrix(rpy: Sequence[float]) -> FloatArray:
+    """URDF roll-pitch-yaw -> rotation matrix ``Rz(y) Ry(p) Rx(r)``."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def _floats(text: str | None, n: int, where: str) -> list[float]:
+    values = [float(v) for v in (text or " ".join(["0"] * n)).split()]
+    if len(values) != n:
+        raise ConfigurationError(f"{where}: expected {n} numbers, got {text!r}")
+    return values
+
+
+@dataclass(frozen=True)
+class ChainModel:
+    """A fixed-base URDF tree as flat arrays, links ordered parents first.
+
+    Attributes:
+        links: child link names, one per non-root link.
+        parent: index of each link's parent in ``links``, -1 for the root, ``(n,) int``.
+        jtype: joint type per link (``FIXED``, ``REVOLUTE``, ``PRISMATIC``), ``(n,) int``.
+        dof: index of the link's joint in the joint vector, -1 for fixed joints, ``(n,) int``.
+        params: per-link numbers, ``(n, N_PARAMS) float`` (see the column slices in this module);
+            the fluid columns are zero until :meth:`with_fluid`.
+        n_dof: length of the joint vector.
+    """
+
+    links: tuple[str, ...]
+    parent: np.ndarray
+    jtype: np.ndarray
+    dof: np.ndarray
+    params: np.ndarray
+    n_dof: int
+
+    @classmethod
+    def from_urdf(cls, path: str | Path, joint_order: Sequence[str]) -> ChainModel:
+        """Read ``path``; ``joint_order`` names the movable joints in joint-vector order (all of them)."""
+        root = ET.parse(path).getroot()
+        link_inertia: dict[str, tuple[float, FloatArray, FloatArray]] = {}
+        for link in root.findall("link"):
+            name = link.get("name", "")
+            inertial = link.find("inertial")
+            if inertial is None:
+                link_inertia[name] = (0.0, np.zeros(3), np.zeros((3, 3)))
+                continue
+            where = f"{path}: link {name!r} inertial"
+            origin = inertial.find("origin")
+            xyz = _floats(origin.get("xyz") if origin is not None else None, 3, where)
+            rpy = _floats(origin.get("rpy") if origin is not None else None, 3, where)
+            mass_el, inertia_el = inertial.find("mass"), inertial.find("inertia")
+            mass = float(mass_el.get("value", "0")) if mass_el is not None else 0.0
+            i_attr = dict(inertia_el.attrib) if inertia_el is not None else {}
+            xx, xy, xz, yy, yz, zz = (
+                float(i_attr.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+            )
+            I_frame = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+            R = _rpy_matrix(rpy)
+            link_inertia[name] = (mass, np.array(xyz), R @ I_frame @ R.T)
+        joints = {}
+        for joint in root.findall("joint"):
+            parent_el, child_el = joint.find("parent"), joint.find("child")
+            if parent_el is None or child_el is None:
+                raise ConfigurationError(f"{path}: joint {joint.get('name')!r} lacks a parent or child")
+            joints[child_el.get("link", "")] = joint
+        children: dict[str, list[str]] = {}
+        for child, joint in joints.items():
+            children.setdefault(joint.find("parent").get("link", ""), []).append(child)  # type: ignore[union-attr]
+        roots = [name for name in link_inertia if name not in joints]
+        if len(roots) != 1:
+            raise ConfigurationError(f"{path}: expected one root link, found {roots}")
+        order: list[str] = []
+        stack = list(reversed(children.get(roots[0], [])))
+        while stack:  # depth first, parents before children
+            name = stack.pop()
+            order.append(name)
+            stack.extend(reversed(children.get(name, [])))
+        dof_of = {name: i for i, name in enumerate(joint_order)}
+        n = len(order)
+        parent = np.full(n, -1, dtype=np.int64)
+        jtype = np.zeros(n, dtype=np.int64)
+        dof = np.full(n, -1, dtype=np.int64)
+        params = np.zeros((n, N_PARAMS))
+        index = {name: i for i, name in enumerate(order)}
+        seen = set()
+        for i, name in enumerate(order):
+            joint = joints[name]
+            jname, kind = joint.get("name", ""), joint.get("type", "")
+            if kind not in _JOINT_TYPES:
+                raise ConfigurationError(
+                    f"{path}: joint {jname!r} type = {kind!r} is not supported; "
+                    f"allowed: {', '.join(_JOINT_TYPES)}"
+                )
+            jtype[i] = _JOINT_TYPES[kind]
+            parent[i] = index.get(joint.find("parent").get("link", ""), -1)  # type: ignore[union-attr]
+            if jtype[i] != FIXED:
+                if jname not in dof_of:
+                    raise ConfigurationError(f"{path}: movable joint {jname!r} is not in the joint order")
+                dof[i] = dof_of[jname]
+                seen.add(jname)
+            where = f"{path}: joint {jname!r}"
+            origin = joint.find("origin")
+            xyz = _floats(origin.get("xyz") if origin is not None else None, 3, where)
+            rpy = _floats(origin.get("rpy") if origin is not None else None, 3, where)
+            axis_el = joint.find("axis")
+            axis = np.array(_floats(axis_el.get("xyz") if axis_el is not None else "1 0 0", 3, where))
+            params[i, _R_PJ] = _rpy_matrix(rpy).ravel()
+            params[i, _P_PJ] = xyz
+            norm = float(np.linalg.norm(axis))
+            if jtype[i] != FIXED and not norm > 0.0:
+                raise ConfigurationError(
+                    f"{where}: axis = {axis.tolist()} is invalid; allowed: a nonzero vector"
+                )
+            params[i, _AXIS] = axis / norm if norm > 0.0 else axis
+            mass, com, inertia = link_inertia[name]
+            params[i, _MASS] = mass
+            params[i, _COM] = com
+            params[i, _INERTIA] = inertia.ravel()
+        missing = [j for j in joint_order if j not in seen]
+        if missing:
+            raise ConfigurationError(f"{path}: joints {missing} of the joint order are not in the file")
+        return cls(tuple(order), parent, jtype, dof, params, len(joint_order))
+
+    def with_fluid(
+        self, buoyancy: dict[str, float], drag_normal: dict[str, float], drag_axial: dict[str, float]
+    ) -> ChainModel:
+        """A copy with fluid coefficients per link name (links not named get none).
+
+        Args:
+            buoyancy: buoyancy force per unit gravity (kg), i.e. displaced fluid mass.
+            drag_normal: ``1/2 rho_w Cd d l`` (kg/m), drag across the link's z axis.
+            drag_axial: ``1/2 rho_w Cd_a pi d l`` (kg/m), drag along it.
+        """
+        params = self.params.copy()
+        index = {name: i for i, name in enumerate(self.links)}
+        for column, values in ((_BUOY, buoyancy), (_DRAG_N, drag_normal), (_DRAG_A, drag_axial)):
+            for name, value in values.items():
+                if name not in index:
+                    raise ConfigurationError(f"chain has no link {name!r}")
+                params[index[name], column] = value
+        return ChainModel(self.links, self.parent, self.jtype, self.dof, params, self.n_dof)
+
+    def bias_and_fluid(
+        self, q: FloatArray, qd: FloatArray, gravity: Sequence[float]
+    ) -> tuple[FloatArray, FloatArray]:
+        """``(h, tau_fluid)``: Coriolis+gravity torques and fluid generalized forces, each ``(n_dof,)``."""
+        h, tau_f = np.zeros(self.n_dof), np.zeros(self.n_dof)
+        g = np.asarray(gravity, float)
+        bias_and_fluid(self.parent, self.jtype, self.dof, self.params, q, qd, g, h, tau_f)
+        return h, tau_f
+
+    def mass_matrix(self, q: FloatArray) -> FloatArray:
+        """Joint-space inertia at ``q``, ``(n_dof, n_dof)``."""
+        M = np.zeros((self.n_dof, self.n_dof))
+        mass_matrix(self.parent, self.jtype, self.dof, self.params, q, M)
+        return M
+
+    def com_positions(self, q: FloatArray) -> FloatArray:
+        """Centres of mass of the links in the base frame, ``(n, 3)``."""
+        R = np.zeros((len(self.links), 3, 3))
+        p = np.zeros((len(self.links), 3))
+        _kinematics(self.parent, self.jtype, self.dof, self.params, q, R, p)
+        return p + np.einsum("nij,nj->ni", R, self.params[:, _COM])

@@ -1,0 +1,1 @@
+"""The squid demo: the session runner (:mod:`.run`), its outputs and renders, and its benchmark."""

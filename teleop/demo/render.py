@@ -1,0 +1,102 @@
+"""The headless GIF's scenes rendered with pyvista, lit by the light arm's spot light.
+
+PyBullet's renderers (TinyRenderer headless, OpenGL in the GUI) have one directional light and no spot
+light. pyvista (VTK) has positional spot lights: each frame puts one at the light arm's spotlight frame,
+pointing along its z axis (a 25° cone), in dark water with a dim head light, so the lamp lights what the
+camera arm looks at. The limbs are the URDF's frustum slices at their link poses
+(:func:`pccbullet.sim.export.rigid.rigid_mesh`), the head a cylinder, the seabed a plane and the rock a
+sphere.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pccbullet.sim.export.formats import to_polydata
+from pccbullet.sim.export.rigid import rigid_mesh
+
+if TYPE_CHECKING:
+    from pccbullet.sim.world import Robot
+
+WATER_RGB = (0.02, 0.07, 0.11)  # background: dark sea water
+SAND_RGB = (0.76, 0.70, 0.50)
+ROCK_RGB = (0.45, 0.45, 0.50)
+HEAD_RGB = (0.17, 0.22, 0.30)
+LIMB_RGB = (0.80, 0.45, 0.25)
+SPOT_CONE_DEG = 25.0  # half angle of the lamp's cone
+SPOT_INTENSITY = 1.6
+AMBIENT_INTENSITY = 0.45  # the head light standing in for the daylight left at depth
+
+
+class SpotlitRenderer:
+    """Offscreen renders ``(h, w, 3) uint8`` of a world's robot, seabed and rock with the lamp on.
+
+    Args:
+        size: image (width, height) in px. view: (eye, target, up) of the camera (m, world).
+        seabed_z: (m). rock_radius: (m). head_radius, head_length: the head cylinder (m, along world x).
+    """
+
+    def __init__(
+        self,
+        size: tuple[int, int],
+        view: tuple[Any, Any, Any],
+        seabed_z: float,
+        rock_radius: float,
+        head_radius: float = 0.125,
+        head_length: float = 0.25,
+    ) -> None:
+        import pyvista as pv
+
+        self._pv = pv
+        self.plotter = pv.Plotter(off_screen=True, window_size=list(size), lighting="none")
+        p = self.plotter
+        p.set_background(WATER_RGB)  # type: ignore[arg-type]
+        p.add_mesh(
+            pv.Plane(center=(0.4, 0.0, seabed_z), i_size=3.0, j_size=3.0, i_resolution=80, j_resolution=80),
+            color=SAND_RGB,
+        )
+        p.add_mesh(
+            pv.Cylinder(center=(0, 0, 0), direction=(1, 0, 0), radius=head_radius, height=head_length),
+            color=HEAD_RGB,
+            ambient=0.35,
+        )
+        self._rock = pv.Sphere(radius=rock_radius, theta_resolution=32, phi_resolution=32)
+        self._rock_actor = p.add_mesh(self._rock, color=ROCK_RGB)
+        p.add_light(pv.Light(light_type="headlight", intensity=AMBIENT_INTENSITY))
+        self.spot = pv.Light(light_type="scene light", intensity=SPOT_INTENSITY, positional=True)
+        self.spot.cone_angle = SPOT_CONE_DEG
+        self.spot.exponent = 6.0
+        p.add_light(self.spot)
+        eye, target, up = view
+        p.camera_position = [tuple(eye), tuple(target), tuple(up)]
+        p.camera.view_angle = 55.0
+
+    def look_from(self, T_world_cam: np.ndarray, fov_deg: float) -> None:
+        """Put the camera at a frame ``(4, 4)``: looking along its z axis, image up = its -x axis (as
+        :func:`pccbullet.teleop.mapping.camera_view_matrix`), vertical field of view ``fov_deg``."""
+        eye = T_world_cam[:3, 3]
+        self.plotter.camera_position = [
+            tuple(eye),
+            tuple(eye + T_world_cam[:3, 2]),
+            tuple(-T_world_cam[:3, 0]),
+        ]
+        self.plotter.camera.view_angle = fov_deg
+
+    def render(self, robot: Robot, rock_centre: Any) -> np.ndarray:
+        """The scene as ``robot`` and the rock stand now."""
+        p = self.plotter
+        for limb in robot.spec.limbs:
+            mesh = rigid_mesh(limb, robot.section_poses(limb.name), ring=24)
+            # some ambient light: lit only by the lamp and a dim head light the slices showed black
+            p.add_mesh(to_polydata(mesh), color=LIMB_RGB, name=f"limb_{limb.name}", ambient=0.35)
+        self._rock_actor.SetPosition(*map(float, rock_centre))
+        T = robot.link_pose("spotlight_frame")
+        self.spot.position = tuple(T[:3, 3])
+        self.spot.focal_point = tuple(T[:3, 3] + T[:3, 2])
+        p.render()  # the screenshot must show this frame's actors and light, not the last rendered frame
+        return np.array(p.screenshot(return_img=True))[:, :, :3]
+
+    def close(self) -> None:
+        """Release the render window."""
+        self.plotter.close()

@@ -1,0 +1,1 @@
+"""Model-mediated teleoperation: the session, its configuration, state packets and metrics."""

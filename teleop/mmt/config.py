@@ -1,0 +1,70 @@
+"""The model-mediated teleoperation setup (:class:`MmtConfig`), shared by the master and the slave."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from pccbullet.teleop.channel import LinkSpec, acoustic_link
+from pccbullet.urdf_gen.errors import ConfigurationError
+
+K_ENV_RANGE = (1.0, 2000.0)  # N/m, bounds of the learned contact stiffness
+
+
+@dataclass(frozen=True, slots=True)
+class MmtConfig:
+    """Master/slave setup (SI units).
+
+    Attributes:
+        downlink / uplink: the two directions of the link.
+        cmd_rate / state_rate: packets per second down / up (Hz).
+        blend_time: duration of a correction blend (s), >= 0.1.
+        rock_true / rock_estimate: rock centre at the slave / in the master's model before it is located
+            (m, world). rock_radius: (m). seabed_z: (m).
+        medium: the slave's water (``"seawater"``, ``"water"`` or ``"air"``); the prediction uses it too.
+        slave_rates: the slave's actuator rates towards a new command: bend (rad/s), plane (rad/s),
+            length (m/s).
+        haptic_limb: the limb whose contacts are rendered and whose tip carries the force sensor.
+        sections: N for both worlds (default the robot file's).
+        predict: the master predicts the slave's sag with the Newton–Euler model.
+        command_force: steady force (N) the force-aware command lets the operator ask for.
+        force_limit: the slave's reflex threshold (N).
+        k_env_prior: contact stiffness (N/m) rendered before the slave has reported a contact.
+        seed: seed of the channels.
+    """
+
+    downlink: LinkSpec = field(default_factory=acoustic_link)
+    uplink: LinkSpec = field(default_factory=acoustic_link)
+    cmd_rate: float = 10.0
+    state_rate: float = 5.0
+    blend_time: float = 0.2
+    rock_true: tuple[float, float, float] = (0.45, 0.06, -0.54)
+    rock_estimate: tuple[float, float, float] = (0.47, 0.06, -0.545)
+    rock_radius: float = 0.06
+    seabed_z: float = -0.6
+    medium: str = "seawater"
+    slave_rates: tuple[float, float, float] = (1.0, 2.0, 0.05)
+    haptic_limb: str = "palpation"
+    sections: int | None = None
+    predict: bool = True
+    command_force: float = 0.6
+    force_limit: float = 3.0
+    k_env_prior: float = 20.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not (self.blend_time >= 0.1 and self.cmd_rate > 0 and self.state_rate > 0):
+            raise ConfigurationError(
+                f"blend_time = {self.blend_time!r} s, cmd_rate = {self.cmd_rate!r} Hz, state_rate = "
+                f"{self.state_rate!r} Hz are invalid; allowed: blend_time >= 0.1 s, rates > 0"
+            )
+        if not (0 < self.command_force <= self.force_limit and math.isfinite(self.force_limit)):
+            raise ConfigurationError(
+                f"command_force = {self.command_force!r} N, force_limit = {self.force_limit!r} N are "
+                "invalid; allowed: 0 < command_force <= force_limit, finite"
+            )
+        if not K_ENV_RANGE[0] <= self.k_env_prior <= K_ENV_RANGE[1]:
+            raise ConfigurationError(
+                f"k_env_prior = {self.k_env_prior!r} N/m is invalid; allowed: {K_ENV_RANGE[0]:g} to "
+                f"{K_ENV_RANGE[1]:g} N/m"
+            )

@@ -1,0 +1,67 @@
+"""The teleoperation link's packets: commands down, state reports up (little endian, fixed layout).
+
+Command (10 Hz): :data:`CMD_HEADER` then per segment (bend, plane, length) as int16/int16/uint16 in
+steps of :data:`SCALES`. State report (5 Hz): :data:`STATE_HEADER` (with the command the robot tracks,
+how long it has tracked it and a bit per settled limb), per segment the measured arc as bend vector x, y
+and length (int16/int16/uint16, steps :data:`SHAPE_SCALES`), then :data:`STATE_TAIL`.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.pcc_fit import bend_vector
+
+CMD_HEADER = struct.Struct("<BBId")  # version, type, seq, send time (s): 14 bytes
+STATE_HEADER = struct.Struct("<BBIdIfB")  # version, type, seq, send time, command seq, its age (s),
+# settled limbs (bit i: limb i's joints all slower than pccbullet.teleop.slave.SETTLED_RATE): 23 bytes
+STATE_TAIL = struct.Struct("<9f")  # force (N, world), rock centre (m, NaN until touched), haptic tip (m)
+SCALES = np.array([1e-4, 2e-4, 1e-5])  # command quantization: bend (rad), plane (rad), length (m)
+SHAPE_SCALES = np.array([2e-4, 2e-4, 1e-5])  # measured shape: bend vector x, y (rad), length (m)
+
+
+def encode_configs(configs: dict[str, list[PccConfig]], order: list[str]) -> bytes:
+    """Per-segment (bend, plane, length) as int16/int16/uint16, limbs in ``order``."""
+    vals = np.array([[c.bend, c.plane, c.length] for n in order for c in configs[n]]) / SCALES
+    q = np.rint(vals)
+    bad_length = (q[:, 2] < 0) | (q[:, 2] > 65535)
+    if not np.isfinite(q).all() or (np.abs(q[:, :2]) > 32767).any() or bad_length.any():
+        raise ConfigurationError(
+            "a command cannot be encoded; allowed: |bend| <= 3.27 rad, |plane| <= 6.55 rad, "
+            "0 <= length <= 0.655 m"
+        )
+    return struct.pack("<" + "hhH" * len(q), *q.astype(int).ravel())
+
+
+def decode_configs(data: bytes, shape: list[tuple[str, int]]) -> dict[str, list[PccConfig]]:
+    """Inverse of :func:`encode_configs`: limb -> per-segment configurations."""
+    n = sum(s for _, s in shape)
+    vals = np.array(struct.unpack("<" + "hhH" * n, data), dtype=float).reshape(n, 3) * SCALES
+    out, k = {}, 0
+    for name, s in shape:
+        out[name] = [PccConfig(*map(float, row)) for row in vals[k : k + s]]
+        k += s
+    return out
+
+
+def encode_shape(shapes: dict[str, list[PccConfig]], order: list[str]) -> bytes:
+    """Measured shapes as bend vectors and lengths (int16, int16, uint16 per segment)."""
+    vals = np.array([[*bend_vector(c), c.length] for n in order for c in shapes[n]]) / SHAPE_SCALES
+    q = np.rint(np.nan_to_num(vals))
+    q[:, :2] = np.clip(q[:, :2], -32767, 32767)
+    q[:, 2] = np.clip(q[:, 2], 0, 65535)
+    return struct.pack("<" + "hhH" * len(q), *q.astype(int).ravel())
+
+
+def decode_shape(data: bytes, shape: list[tuple[str, int]]) -> dict[str, np.ndarray]:
+    """Inverse of :func:`encode_shape`: limb -> ``(S, 3)`` (bend vector x, y (rad), length (m))."""
+    n = sum(s for _, s in shape)
+    vals = np.array(struct.unpack("<" + "hhH" * n, data), dtype=float).reshape(n, 3) * SHAPE_SCALES
+    out, k = {}, 0
+    for name, s in shape:
+        out[name] = vals[k : k + s]
+        k += s
+    return out

@@ -1,0 +1,1 @@
+"""The UDP device bridge: the wire format, HMAC keys and the bridge with its client."""

@@ -1,0 +1,1 @@
+"""The rolling-joint snake robot (seed 003): its TOML spec and its URDF."""
