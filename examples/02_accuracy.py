@@ -7,6 +7,7 @@ import math
 import sys
 
 import numpy as np
+
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.pcc import (
     PccConfig,

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.urdf_gen.three_actuator import (
     load_bundled_three_actuator,
     sample_workspace,

@@ -17,6 +17,7 @@ def main(argv: list[str] | None = None, default_profile: str = "step_uni") -> in
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from pccbullet.sim.models.hydraulics import run_seed000
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

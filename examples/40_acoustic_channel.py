@@ -7,6 +7,7 @@ import struct
 import sys
 
 import numpy as np
+
 from pccbullet.teleop.channel import Channel, GilbertElliott, acoustic_link
 
 distance = float(sys.argv[1]) if len(sys.argv) > 1 else 1500.0

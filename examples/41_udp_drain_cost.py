@@ -10,6 +10,7 @@ import argparse
 import time
 
 import numpy as np
+
 from pccbullet.teleop.udp.bridge import UdpBridge, UdpBridgeClient
 
 KEY = b"drain-cost-benchmark-key-32bytes"

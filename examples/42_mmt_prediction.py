@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
 from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
 

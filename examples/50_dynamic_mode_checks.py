@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.spec_loader import load_robot
 

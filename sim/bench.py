@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
+
 from pccbullet.sim.loop import Loop
 from pccbullet.sim.world import StepTiming, World
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.urdf_writer import write_urdf
-from tqdm import tqdm
 
 log = logging.getLogger(__name__)
 

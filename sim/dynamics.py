@@ -49,6 +49,7 @@ from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals import capi
 from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel, spring_torques

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
+
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 VISUAL_RATE = 50.0  # Hz

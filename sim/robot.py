@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.spatial.transform import Rotation
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.dynamics import CompliantLimb
 from pccbullet.urdf_gen import naming
@@ -20,7 +22,6 @@ from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 from pccbullet.urdf_gen.urdf_writer import UrdfOutput
-from scipy.spatial.transform import Rotation
 
 if TYPE_CHECKING:
     from pccbullet.sim.world import World

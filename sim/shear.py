@@ -19,6 +19,7 @@ joints' axes) only.
 from __future__ import annotations
 
 import numpy as np
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.models.newton_euler.statics import shear_coefficient
 from pccbullet.urdf_gen.errors import ConfigurationError

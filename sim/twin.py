@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from pccbullet.urdf_gen.pcc import pcc_from_joints
 from pccbullet.urdf_gen.types import FloatArray
 

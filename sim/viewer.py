@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 SHAPE_KINDS = ("plane", "sphere")

@@ -17,6 +17,7 @@ import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 SOUND_SPEED_WATER = 1500.0  # m/s

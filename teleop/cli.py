@@ -22,6 +22,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
 from pccbullet.sim.export.register import register_export
 from pccbullet.teleop.devices import DEMO_DEVICES
@@ -31,8 +33,6 @@ from pccbullet.urdf_gen.cli_args import OneLineParser, integer, out_dir, port, r
 from pccbullet.urdf_gen.errors import PccBulletError, clip
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
 from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
-
-from pccbullet import __version__
 
 log = logging.getLogger("pccbullet.cli")
 SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)

@@ -51,6 +51,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+
 from pccbullet.sim.bullet import pb
 from pccbullet.urdf_gen.errors import ConfigurationError
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.specs import LimbSpec
 from pccbullet.urdf_gen.types import FloatArray

@@ -26,6 +26,7 @@ import math
 
 import numba
 import numpy as np
+
 from pccbullet.teleop.ik import JACOBIAN_STEP, _solve_kernel
 from pccbullet.urdf_gen.types import FloatArray
 

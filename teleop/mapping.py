@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+
 from pccbullet.sim.bullet import pb
 from pccbullet.teleop.devices.base import DeviceSample
 from pccbullet.teleop.ik import DAMPING, TOL, clamp_config, load_kernels

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 import numba
 import numpy as np
+
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.integrators import step as model_step

@@ -21,6 +21,7 @@ import struct
 from dataclasses import astuple
 
 import numpy as np
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World

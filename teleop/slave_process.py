@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 import numpy as np
+
 from pccbullet.sim.loop import SPIN_WINDOW_S, wait_until
 from pccbullet.urdf_gen.errors import ConfigurationError
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from pccbullet.urdf_gen.spec_loader import robots_dir
 
 

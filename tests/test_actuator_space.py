@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from pccbullet.urdf_gen.actuator_space import (
     ActuatorLayout,
     lengths_from_pcc,

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals import (
     BROADPHASE_SYMBOL,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.shear import ChainShear
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.errors import ConfigurationError

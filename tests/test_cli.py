@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from pccbullet.teleop.cli import main
 
 from pccbullet import __version__
+from pccbullet.teleop.cli import main
 
 
 def test_pose_json_camera_90_30(capsys) -> None:
@@ -127,6 +127,7 @@ def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
     """The headless demo renders its GIF after the run from poses recorded in the loop: a recorded pose,
     shown again after the limbs and the rock moved on, gives the live frame pixel for pixel."""
     import numpy as np
+
     from pccbullet.sim.bullet import pb
     from pccbullet.teleop.demo.run import _render, scene_pose, scripted_operator, show_scene
     from pccbullet.teleop.mmt.session import MmtConfig, MmtSession

@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
+
 from pccbullet.teleop.cli import main
 
 EXP = str(Path(__file__).resolve().parent.parent / "assets" / "experiments" / "camera_sweep.toml")

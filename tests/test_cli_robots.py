@@ -13,6 +13,7 @@ import numba
 import numpy as np
 import pytest
 import trimesh
+
 from pccbullet.teleop.cli import COMPILE_NOTICE, _compile_notice, main
 from pccbullet.urdf_gen.catalog import KINDS, bundled
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.catalog import write_robot_urdf

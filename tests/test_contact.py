@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.environment import (
     add_object,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from pccbullet.sim.world import World
 from pccbullet.teleop.demo.outputs import EXTERNAL_VIEW
 from pccbullet.teleop.demo.render import SpotlitRenderer

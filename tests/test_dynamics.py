@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.dynamics import joint_stiffness
 from pccbullet.sim.world import World

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.models.newton_euler.model import LimbModel, gravity_in_limb_base
 from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium

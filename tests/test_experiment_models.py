@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from pccbullet.sim.experiments import experiment_from_table, run_experiment
 from pccbullet.sim.experiments.metrics import load_columns
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.experiments import (
     ModelInputs,
     experiment_from_table,

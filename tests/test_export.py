@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
+
 from pccbullet.sim.experiments import experiment_from_table, run_experiment
 from pccbullet.sim.export import (
     FORMATS,

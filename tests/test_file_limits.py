@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from pccbullet.sim.experiments.inputs import MAX_CSV_BYTES
 from pccbullet.sim.experiments.spec import (
     MAX_RECORD_BYTES,

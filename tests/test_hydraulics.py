@@ -8,6 +8,8 @@ import tomllib
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
+
 from pccbullet.sim.models.actuators import ChamberActuation
 from pccbullet.sim.models.chambers import ChamberWallLimb
 from pccbullet.sim.models.hydraulics import (
@@ -21,7 +23,6 @@ from pccbullet.sim.models.newton_euler.model import VACUUM
 from pccbullet.sim.models.newton_euler.statics import static_equilibrium
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.spec_loader import load_robot
-from scipy.optimize import brentq
 
 # Seed 000 (Micromachines 2022, 13, 130) Table 1 "Relevant Parameters", SI.
 TABLE_1 = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.models.joint_targets import joint_targets, piece_pcc, state_from_pcc
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.urdf_gen.pcc import PccConfig, chain_transform, limb_joints, rot_z

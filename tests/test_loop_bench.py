@@ -6,6 +6,7 @@ import gc
 import json
 
 import pytest
+
 from pccbullet.sim.bench import bench_world, format_table, machine_jitter
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import SPIN_WINDOW_S, Loop, compute_n_steps, frozen_gc, wait_until

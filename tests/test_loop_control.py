@@ -7,6 +7,7 @@ import os
 import signal
 
 import pytest
+
 from pccbullet.sim.loop import Loop
 from pccbullet.urdf_gen.errors import ConfigurationError
 

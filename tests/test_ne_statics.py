@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.models.newton_euler.model import VACUUM, LimbModel, medium_named
 from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium
 from pccbullet.urdf_gen.errors import ConfigurationError

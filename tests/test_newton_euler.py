@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 import pytest
+from scipy.linalg import eigh
+
 from pccbullet.sim.models.actuators import TendonActuation
 from pccbullet.sim.models.newton_euler.integrators import simulate_ivp, static_equilibrium, step
 from pccbullet.sim.models.newton_euler.model import SEAWATER, VACUUM, LimbModel
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import LimbSpec, Material, SegmentSpec
-from scipy.linalg import eigh
 
 L, R, E, RHO = 0.5, 0.01, 2e8, 1000.0  # m, m, Pa, kg/m^3: a stiff uniform rod
 

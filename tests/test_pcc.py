@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import (
     PccConfig,

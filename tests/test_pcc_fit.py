@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, limb_transform
 from pccbullet.urdf_gen.pcc_fit import add_offset, arc_through, config_offset, pcc_from_points
 

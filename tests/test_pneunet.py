@@ -10,6 +10,7 @@ import numpy as np
 import pybullet as pb
 import pytest
 import yourdfpy
+
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pneunet import (
     PNEUNET_NAMES,

@@ -14,6 +14,7 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
+
 from pccbullet.sim.rl import BEND_RATE, ENV_ID, LENGTH_RATE, PLANE_RATE, UrsulaReachEnv  # noqa: E402
 
 

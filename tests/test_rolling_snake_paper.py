@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.models.rolling_snake.model import (
     load_rolling_snake,
     solve_rolling_snake,

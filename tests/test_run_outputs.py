@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from pccbullet.sim import bullet_internals
 from pccbullet.sim.experiments.cli import register_run
 from pccbullet.sim.experiments.outputs import MANIFEST, Manifest, read_manifest, remove_recorded, temp_path

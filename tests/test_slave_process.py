@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from pccbullet.teleop.devices import ScriptedDevice
 from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
 from pccbullet.teleop.predict import segment_ends

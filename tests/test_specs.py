@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from pccbullet.urdf_gen.errors import PccBulletError, RobotNotFoundError, SpecError
 from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from pccbullet.sim.experiments.sweep import DONE, plan_sweep, run_sweep, set_dotted
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pccbullet.sim.experiments.sweep import DONE, run_sweep
 
+from pccbullet.sim.experiments.sweep import DONE, run_sweep
 from tests.test_sweep import write_sweep
 
 ray = pytest.importorskip("ray")

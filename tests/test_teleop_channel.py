@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from pccbullet.teleop.channel import Bernoulli, Channel, GilbertElliott, LinkSpec, acoustic_link, optical_link
 
 N = 10_000

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from pccbullet.teleop.devices import (
     DeviceUnavailableError,
     Recorder,

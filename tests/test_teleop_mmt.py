@@ -6,6 +6,7 @@ import gc
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.channel import Bernoulli, acoustic_link

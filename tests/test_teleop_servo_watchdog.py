@@ -13,6 +13,7 @@ import types
 
 import numpy as np
 import pytest
+
 from pccbullet.teleop.devices.haptic import ServoWatchdog, TouchDevice
 from pccbullet.urdf_gen.errors import ConfigurationError
 

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+
 from pccbullet.teleop.haptics import HapticRenderer
 from pccbullet.teleop.mapping import OperatorMapping
 from pccbullet.teleop.udp.bridge import (

@@ -10,6 +10,7 @@ import numpy as np
 import pybullet as pb
 import pytest
 import yourdfpy
+
 from pccbullet.urdf_gen.actuator_space import lengths_from_pcc, pcc_from_lengths
 from pccbullet.urdf_gen.errors import SpecError
 from pccbullet.urdf_gen.spec_loader import robots_dir

@@ -1,4 +1,4 @@
-"""mypy over the package as it is installed: ``pccbullet/`` with its four homes (``sim``, ``teleop``,
+"""mypy over the package as it is installed: ``api/`` as ``pccbullet/`` with its four homes (``sim``, ``teleop``,
 ``urdf_gen``, ``assets``) linked below it in a temporary folder, the layout that ``setup.py``'s package-dir
 mapping gives the wheel (mypy cannot follow an editable install's import hook). Settings:
 ``[tool.mypy]`` in ``pyproject.toml``."""
@@ -19,7 +19,7 @@ def test_mypy_is_clean_on_the_installed_layout(tmp_path: Path) -> None:
     pytest.importorskip("mypy")
     tree = tmp_path / "pccbullet"
     tree.mkdir()
-    for entry in (ROOT / "pccbullet").iterdir():
+    for entry in (ROOT / "api").iterdir():
         if entry.name != "__pycache__":
             (tree / entry.name).symlink_to(entry)
     for home in HOMES:
@@ -44,6 +44,6 @@ def test_mypy_is_clean_on_the_installed_layout(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Success: no issues found in" in result.stdout
     checked = int(result.stdout.split("no issues found in ")[1].split()[0])
-    expected = sum(1 for home in HOMES for _ in (ROOT / home).rglob("*.py")) + 1  # + pccbullet/__init__.py
+    expected = sum(1 for home in HOMES for _ in (ROOT / home).rglob("*.py")) + 1  # + api/__init__.py
     # every module was seen (mypy also counts the asset folders as namespace packages)
     assert checked >= expected, result.stdout

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yourdfpy
+
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.catalog import bundled, write_robot_urdf
 from pccbullet.urdf_gen.pneunet import load_pneunet

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+
 from pccbullet.sim.viewer import ViewerProcess
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.pcc import PccConfig

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.errors import ConfigurationError

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.types import FloatArray
 

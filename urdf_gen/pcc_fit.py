@@ -25,6 +25,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+
 from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, sinc
 from pccbullet.urdf_gen.types import FloatArray
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.simple_urdf import Box, Sphere, UrdfRobot, box_inertia, sphere_inertia
 from pccbullet.urdf_gen.spec_loader import robots_dir

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
+
 from pccbullet.urdf_gen.types import FloatArray, Transform
 
 

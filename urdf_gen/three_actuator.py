@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.urdf_gen.actuator_space import ActuatorLayout, seed004_chambers
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.simple_urdf import Cylinder, UrdfRobot, cylinder_inertia, sphere_inertia

@@ -36,6 +36,7 @@ import numpy as np
 from llvmlite import ir
 from numba.core import types
 from numba.core.extending import intrinsic
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.symbols import enabled, extension_object
 from pccbullet.sim.chain.rigid import spring_torques

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.sim.chain.kernels import _kinematics, bias_and_fluid, mass_matrix
 from pccbullet.sim.chain.solve import implicit_solve, spring_torques
 from pccbullet.urdf_gen.errors import ConfigurationError

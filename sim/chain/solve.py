@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
 from pccbullet.sim.chain.kernels import _bias_and_fluid, _cross, _inertia_about_origin, _kinematics
 from pccbullet.urdf_gen.types import FloatArray
 

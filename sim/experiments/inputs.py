@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from pccbullet.urdf_gen.errors import SpecError
 from pccbullet.urdf_gen.toml_fields import Fields, as_finite, read_limited
 from pccbullet.urdf_gen.types import FloatArray

@@ -12,6 +12,7 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
+
 from pccbullet.sim.experiments.metrics import SectionTipErrors
 from pccbullet.urdf_gen.types import FloatArray
 

@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from tqdm import tqdm
+
 from pccbullet.sim import bullet_internals
 from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, save_csv, save_npz, write_json
 from pccbullet.sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
@@ -42,7 +44,6 @@ from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pcc import PccConfig, pcc_from_joints
 from pccbullet.urdf_gen.types import FloatArray
-from tqdm import tqdm
 
 PARAMS = ("bend", "plane", "length")
 PARAM_UNITS = {"bend": "rad", "plane": "rad", "length": "m"}

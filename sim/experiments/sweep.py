@@ -55,12 +55,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
+
 from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, write_atomic, write_json
 from pccbullet.sim.experiments.runner import run_experiment, spec_fingerprint
 from pccbullet.sim.experiments.spec import experiment_from_table, resolve_experiment_path
 from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
 from pccbullet.urdf_gen.toml_fields import Fields, read_toml
-from tqdm import tqdm
 
 log = logging.getLogger(__name__)
 

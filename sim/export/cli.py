@@ -21,6 +21,7 @@ from typing import Any, cast
 
 import numpy as np
 import trimesh
+
 from pccbullet.sim.export.formats import write_series
 from pccbullet.sim.export.register import register_export  # noqa: F401  (the subcommand, for callers)
 from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, section_poses

@@ -13,6 +13,7 @@ from typing import cast
 
 import numpy as np
 import trimesh
+
 from pccbullet.sim.export.register import FORMATS  # noqa: E402  (one list of format names)
 from pccbullet.urdf_gen.errors import ConfigurationError
 

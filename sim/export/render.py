@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import trimesh
+
 from pccbullet.sim.export.formats import to_polydata
 from pccbullet.urdf_gen.errors import ConfigurationError
 

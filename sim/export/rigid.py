@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import trimesh
+
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mesh
 from pccbullet.urdf_gen.pcc import PccConfig, chain_frames, segment_joints

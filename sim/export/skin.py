@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import trimesh
+
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, arc_points, arc_transform
 from pccbullet.urdf_gen.specs import LimbSpec

@@ -14,6 +14,7 @@ from typing import cast
 
 import numpy as np
 import trimesh
+
 from pccbullet.sim.bullet import pb
 from pccbullet.urdf_gen.catalog import write_robot_urdf
 from pccbullet.urdf_gen.errors import ConfigurationError

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import trimesh
+
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.specs import LimbSpec

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+
 from pccbullet.sim.models.newton_euler.batch import MultiLimbModel
 from pccbullet.sim.models.newton_euler.integrators import step
 from pccbullet.sim.models.newton_euler.model import SEAWATER, LimbModel

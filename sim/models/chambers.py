@@ -22,6 +22,7 @@ remainder enters the generalized forces ``Q`` returned by :meth:`ChamberWallLimb
 from __future__ import annotations
 
 import numpy as np
+
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.strain_model import Loads, Vec
 from pccbullet.urdf_gen.errors import ConfigurationError

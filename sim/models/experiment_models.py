@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
 from pccbullet.urdf_gen.pcc import PccConfig
 
 

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.toml_fields import Fields

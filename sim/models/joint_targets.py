@@ -24,6 +24,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+
 from pccbullet.sim.models.newton_euler.kinematics import chain_rotations, piece_pose
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.urdf_gen.errors import ConfigurationError

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE
 from pccbullet.teleop.demo.render import SpotlitRenderer

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from pccbullet.sim.export.formats import to_polydata
 from pccbullet.sim.export.rigid import rigid_mesh
 

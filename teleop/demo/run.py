@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.world import PHYSICS_DT, Robot, World
 from pccbullet.teleop.demo.outputs import (  # noqa: F401  (re-exported: the demo's scene helpers)

@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Protocol, cast
 
 import numpy as np
+
 from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
 
 Vec3 = tuple[float, float, float]

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
 from pccbullet.teleop.devices.base import DeviceError, DeviceSample, require_module
 from pccbullet.urdf_gen.errors import ConfigurationError
 

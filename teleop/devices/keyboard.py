@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
 from pccbullet.sim.bullet import pb
 from pccbullet.teleop.devices.base import DeviceSample
 

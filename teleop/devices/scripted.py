@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.teleop.devices.base import DeviceSample, InputDevice
 from pccbullet.urdf_gen.errors import ConfigurationError
 

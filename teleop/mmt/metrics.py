@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from pccbullet.teleop.mmt.packets import CMD_HEADER
 from pccbullet.teleop.slave import CONTACT_FORCE_N
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import struct
 
 import numpy as np
+
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.pcc_fit import bend_vector

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import SPIN_WINDOW_S, Loop
 from pccbullet.sim.world import World

@@ -53,6 +53,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+
 from pccbullet.teleop.devices.base import DeviceError, DeviceSample
 from pccbullet.teleop.udp.keys import KEY_ENV, MIN_KEY_BYTES, default_key_file, load_key_file, resolve_key
 from pccbullet.teleop.udp.packets import (  # noqa: F401  (the wire format, re-exported for callers)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.rolling_snake.spec import RollingSnakeSpec

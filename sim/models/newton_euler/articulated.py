@@ -12,6 +12,7 @@ import math
 
 import numba
 import numpy as np
+
 from pccbullet.urdf_gen.types import FloatArray
 
 

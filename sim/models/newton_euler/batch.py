@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.batch_dynamics import ne_dynamics, solve_spd_lower
 from pccbullet.sim.models.newton_euler.model import LimbModel

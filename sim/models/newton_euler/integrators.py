@@ -27,12 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from scipy.integrate import solve_ivp
+
 from pccbullet.sim.models.newton_euler import statics as ne_statics
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.strain_model import StrainModel
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.types import FloatArray
-from scipy.integrate import solve_ivp
 
 step = StrainModel.step  # step(model, q, qd, dt, tau=None, *, theta=0.5, tip_force=None, tip_moment=None)
 

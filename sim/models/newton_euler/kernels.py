@@ -52,6 +52,7 @@ import math
 
 import numba
 import numpy as np
+
 from pccbullet.sim.models.newton_euler.articulated import _articulated_solve
 from pccbullet.sim.models.newton_euler.piece_kernels import (
     SERIES_BELOW,

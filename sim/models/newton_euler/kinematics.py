@@ -21,6 +21,7 @@ All functions are vectorized over pieces: inputs ``(n, 4)``, outputs ``(n, ...)`
 from __future__ import annotations
 
 import numpy as np
+
 from pccbullet.sim.models.newton_euler.piece_kinematics import piece_kinematics
 from pccbullet.urdf_gen.types import FloatArray
 

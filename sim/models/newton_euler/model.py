@@ -43,6 +43,7 @@ import math
 from typing import cast
 
 import numpy as np
+
 from pccbullet.sim.medium import AIR, Medium, medium
 from pccbullet.sim.medium import (
     CYLINDER_ADDED_MASS_COEFFICIENT as CYLINDER_ADDED_MASS_COEFFICIENT,  # re-exported

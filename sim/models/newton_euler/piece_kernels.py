@@ -14,6 +14,7 @@ import math
 
 import numba
 import numpy as np
+
 from pccbullet.urdf_gen.types import FloatArray
 
 SERIES_BELOW = 0.5  # rad: below this bend angle the bend-angle functions use their Taylor series

@@ -12,9 +12,10 @@ terms are analytic (closed-form derivatives of the piece transform; no central d
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
+
 from pccbullet.sim.models.newton_euler.piece_kernels import SERIES_BELOW, SERIES_TERMS, series_matrix
 from pccbullet.urdf_gen.types import FloatArray
-from scipy import sparse
 
 _NTERMS = SERIES_TERMS
 _SERIES = series_matrix()

@@ -20,11 +20,12 @@ A_j)``. Minimizing the potential over the shear strains leaves the complementary
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import root
+
 from pccbullet.sim.models.newton_euler.kinematics import chain_rotations, piece_jacobians
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.types import FloatArray
-from scipy.optimize import root
 
 
 def shear_coefficient(poisson_ratio: float, coefficient: float | None = None) -> float:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from pccbullet.sim.models.rolling_snake.solve import Kernel, cable_sums, joint_offset, rot_about
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.rolling_snake.spec import RollingSnakeSpec, default_cable_phases, load_rolling_snake
