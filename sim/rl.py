@@ -1,12 +1,17 @@
-"""Gymnasium environments of pccbullet (``pip install -e ".[rl]"``).
+"""Gymnasium environments of pccbullet (``pip install "pccbullet[rl]"``).
 
-``pccbullet/UrsulaReach-v0``: one URSULA limb's tip reaches a target. Make it with
-``gymnasium.make("pccbullet.sim.rl:pccbullet/UrsulaReach-v0")`` (Gymnasium imports this module, which
-registers the id), or ``import pccbullet.sim.rl`` once and then
-``gymnasium.make("pccbullet/UrsulaReach-v0")``. The package also declares the id under Gymnasium's
-``gymnasium.envs`` entry-point group (:func:`register_envs`), which Gymnasium 0.26-0.29 load on import (a bare
-``gymnasium.make("pccbullet/UrsulaReach-v0")`` then works); Gymnasium 1.x no longer reads plugin entry points.
-"""
+``pccbullet/UrsulaReach-v0``: one URSULA limb's tip reaches a target. Importing this module registers the id
+(Gymnasium 1.x's convention for third-party environments)::
+
+    import gymnasium as gym
+    import pccbullet.sim.rl
+
+    gym.register_envs(pccbullet.sim.rl)  # a no-op that keeps the import from looking unused
+    env = gym.make("pccbullet/UrsulaReach-v0", mode="dynamic")
+
+``gym.make("pccbullet.sim.rl:pccbullet/UrsulaReach-v0")`` imports the module itself. The package also
+declares :func:`register_envs` under Gymnasium's ``gymnasium.envs`` entry-point group, which Gymnasium
+0.26-0.29 load on import; Gymnasium 1.x reads no entry points."""
 
 from __future__ import annotations
 
@@ -269,4 +274,4 @@ def register_envs() -> None:
         )
 
 
-register_envs()  # for gymnasium.make("pccbullet.sim.rl:pccbullet/UrsulaReach-v0")
+register_envs()  # importing the module registers the id

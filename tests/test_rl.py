@@ -110,6 +110,17 @@ def test_registered_in_a_fresh_process() -> None:
     assert out.split()[-4:] == ["pccbullet/UrsulaReach-v0", "200", "(19,)"]
 
 
+def test_gymnasium_1_convention_in_a_fresh_process() -> None:
+    """``import pccbullet.sim.rl`` registers the id; ``gym.register_envs`` takes the module; a bare id works."""
+    code = (
+        "import gymnasium as gym; import pccbullet.sim.rl; gym.register_envs(pccbullet.sim.rl); "
+        "env = gym.make('pccbullet/UrsulaReach-v0', sections=2); obs, _ = env.reset(seed=0); "
+        "print(env.spec.id, env.spec.entry_point, obs.shape)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split()[-3:] == ["pccbullet/UrsulaReach-v0", "pccbullet.sim.rl:UrsulaReachEnv", "(19,)"]
+
+
 def test_entry_point_is_declared() -> None:
     (ep,) = [e for e in entry_points(group="gymnasium.envs") if e.name == "pccbullet"]
     assert ep.value == "pccbullet.sim.rl:register_envs"
