@@ -37,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pccbullet.sim.dynamics import AIR, WATER  # noqa: E402
+from pccbullet.sim.medium import AIR, WATER  # noqa: E402
 from pccbullet.sim.world import STANDARD_GRAVITY  # noqa: E402
 from pccbullet.urdf_gen.spec_loader import load_robot  # noqa: E402
 

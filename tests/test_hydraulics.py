@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
+from pccbullet.sim.medium import VACUUM
 from pccbullet.sim.models.actuators import ChamberActuation
 from pccbullet.sim.models.chambers import ChamberWallLimb
 from pccbullet.sim.models.hydraulics import (
@@ -19,7 +20,6 @@ from pccbullet.sim.models.hydraulics import (
     run_seed000,
     settling_time,
 )
-from pccbullet.sim.models.newton_euler.model import VACUUM
 from pccbullet.sim.models.newton_euler.statics import static_equilibrium
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.spec_loader import load_robot

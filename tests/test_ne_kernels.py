@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pccbullet.sim.medium import AIR, SEAWATER
 from pccbullet.sim.models.actuators import actuation_for
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.batch import (
@@ -15,7 +16,7 @@ from pccbullet.sim.models.newton_euler.batch import (
     piece_kinematics,
 )
 from pccbullet.sim.models.newton_euler.integrators import simulate, step
-from pccbullet.sim.models.newton_euler.model import AIR, SEAWATER, LimbModel
+from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.spec_loader import load_robot
 
