@@ -179,7 +179,7 @@ class LimbModel(StrainModel):
 
     # ------------------------------------------------------------------ dynamics
     def batch_params(self) -> NEParams:
-        """The model's node arrays as a one-limb :class:`~pccbullet.sim.models.newton_euler.batch.NEParams`.
+        """The model's node arrays as a one-limb :class:`~pccbullet.sim.models.newton_euler.params.NEParams`.
 
         Cached; rebuilt whenever one of ``l0, mass, volume, inertial_mass, inertia_body, drag_area,
         medium`` is rebound to a new object (arrays are not expected to be modified in place).
@@ -213,9 +213,9 @@ class LimbModel(StrainModel):
         return prm
 
     def _dynamics(self, q: Vec, qd: Vec, loads: Loads, with_mass: bool) -> tuple[FloatArray | None, Vec]:
-        """:meth:`dynamics` by the fused kernel :func:`pccbullet.sim.models.newton_euler.batch.ne_dynamics`
-        (exact, analytic bias terms); :func:`reference_dynamics` is the original step-by-step implementation
-        of the same equations."""
+        """:meth:`dynamics` by the fused kernel
+        :func:`pccbullet.sim.models.newton_euler.batch_dynamics.ne_dynamics` (exact, analytic bias terms);
+        :func:`reference_dynamics` is a step-by-step implementation of the same equations, the reference."""
         n = self.n
         tip_force, tip_moment = loads
         M, Q = ne_dynamics(
