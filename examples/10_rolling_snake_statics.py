@@ -20,10 +20,10 @@ sys.path.insert(0, str(ROOT))
 
 from pccbullet.sim.models.rolling_snake.model import (  # noqa: E402
     bench_rolling_snake,
-    load_rolling_snake,
     solve_rolling_snake,
     solve_rolling_snake_no_gravity,
 )
+from pccbullet.urdf_gen.rolling_snake.spec import load_rolling_snake  # noqa: E402
 from pccbullet.urdf_gen.rolling_snake.urdf import rolling_snake_joint_values, write_rolling_snake_urdf  # noqa: E402
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pccbullet.sim.experiments.sweep import DONE, run_sweep
+from pccbullet.sim.experiments.engines import DONE
+from pccbullet.sim.experiments.sweep import run_sweep
 from tests.test_sweep import write_sweep
 
 ray = pytest.importorskip("ray")
