@@ -51,7 +51,7 @@ def test_shear_force_is_the_gradient_of_phi() -> None:
 
 
 def test_shear_off_is_the_plain_equilibrium() -> None:
-    """Default ``shear=False``: the same solution as integrators.static_equilibrium's equations."""
+    """Default ``shear=False``: the plain equilibrium ``Q(q, 0) = K q``."""
     model = LimbModel(_rod(), 8, gravity=np.array([-9.81, 0.0, 0.0]), medium=VACUUM)
     q = static_equilibrium(model)
     _, Q = model.dynamics(q, np.zeros_like(q), with_mass=False)
