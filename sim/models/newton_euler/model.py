@@ -286,10 +286,10 @@ def reference_dynamics(
     with_mass: bool = True,
     bias: str = "fd",
 ) -> tuple[FloatArray | None, FloatArray]:
-    """Reference (original, unfused) evaluation of :meth:`LimbModel.dynamics`, kept for verification.
+    """Reference (unfused, step-by-step) evaluation of :meth:`LimbModel.dynamics`, for verification.
 
     ``bias="fd"``: velocity-product terms from central differences (:func:`ne_kinematics.piece_terms`,
-    the original path, ~1e-8 relative truncation error); ``"analytic"``: from
+    ~1e-8 relative truncation error); ``"analytic"``: from
     :func:`ne_kinematics.piece_terms_analytic` (what :meth:`LimbModel.dynamics` uses).
 
     Args:
