@@ -184,9 +184,9 @@ class World:
     @contextmanager
     def holding_globals(self) -> Iterator[None]:
         """Hold this world's broadphase margin and contact threshold (Bullet's process-wide globals,
-        :class:`pccbullet.sim.bullet_internals.BulletGlobals`) for the block, as :meth:`step` and
-        :meth:`load_robot` do; put back what was found after. Wrap the creation of bodies of your own in this
-        world's client in it to give them the tree boxes the world's bodies get."""
+        :class:`pccbullet.sim.bullet_internals.process_globals.BulletGlobals`) for the block, as :meth:`step`
+        and :meth:`load_robot` do; put back what was found after. Wrap the creation of bodies of your own in
+        this world's client in it to give them the tree boxes the world's bodies get."""
         found = self.bullet_globals.enter()
         try:
             yield
