@@ -9,22 +9,20 @@ Run from the repository root:  python examples/10_rolling_snake_statics.py
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from pccbullet.sim.models.rolling_snake.model import (  # noqa: E402
+from pccbullet.sim.models.rolling_snake.model import (
     bench_rolling_snake,
-    load_rolling_snake,
     solve_rolling_snake,
     solve_rolling_snake_no_gravity,
 )
-from pccbullet.urdf_gen.rolling_snake.urdf import rolling_snake_joint_values, write_rolling_snake_urdf  # noqa: E402
+from pccbullet.urdf_gen.rolling_snake.spec import load_rolling_snake
+from pccbullet.urdf_gen.rolling_snake.urdf import rolling_snake_joint_values, write_rolling_snake_urdf
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None, default_profile: str = "step_uni") -> in
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from pccbullet.sim.models.hydraulics import run_seed000
+    from pccbullet.sim.models.hydraulics import simulate_hydraulic_arm
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, type=Path, help="output directory")
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None, default_profile: str = "step_uni") -> in
     ap.add_argument("--pieces", type=int, default=5, help="pieces per section")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    r = run_seed000(args.profile, duration=args.duration, pieces=args.pieces)
+    r = simulate_hydraulic_arm(args.profile, duration=args.duration, pieces=args.pieces)
     tips = r["tips"].reshape(len(r["t"]), -1)
     head = ["t_s"] + [f"T{i}_nm" for i in range(1, 7)] + [f"P{i}_pa" for i in range(1, 7)]
     head += [f"tip{s}_{c}_m" for s in (1, 2) for c in "xyz"]

@@ -6,7 +6,7 @@ python examples/30_run_experiment.py [OUT_DIR]
 import sys
 from pathlib import Path
 
-from pccbullet.sim.experiments import run_experiment
+from pccbullet.sim.experiments.runner import run_experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "out_30_camera_sweep")

@@ -6,13 +6,10 @@ python examples/31_compare_runs.py [OUT_DIR]
 import sys
 from pathlib import Path
 
-from pccbullet.sim.experiments import (
-    experiment_from_table,
-    load_experiment,
-    run_experiment,
-    section_tip_errors,
-)
+from pccbullet.sim.experiments.metrics import section_tip_errors
 from pccbullet.sim.experiments.plots import plot_errors, plot_tips
+from pccbullet.sim.experiments.runner import run_experiment
+from pccbullet.sim.experiments.spec import experiment_from_table, load_experiment
 
 ROOT = Path(__file__).resolve().parent.parent
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "out_31_compare")

@@ -8,7 +8,7 @@ The ``if __name__ == "__main__"`` guard matters: pool workers are spawned and re
 import sys
 from pathlib import Path
 
-from pccbullet.sim.experiments import run_sweep
+from pccbullet.sim.experiments.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 

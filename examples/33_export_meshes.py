@@ -7,19 +7,11 @@ import math
 import sys
 from pathlib import Path
 
-from pccbullet.sim.export import (
-    FORMATS,
-    frustum_volume,
-    limb_base_pose,
-    rigid_mesh,
-    section_poses,
-    skin_mesh,
-    workspace_hull,
-    workspace_points,
-    write_mesh,
-    write_series,
-)
+from pccbullet.sim.export.formats import FORMATS, write_mesh, write_series
 from pccbullet.sim.export.render import render_png, write_gif
+from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
+from pccbullet.sim.export.skin import frustum_volume, skin_mesh
+from pccbullet.sim.export.workspace import workspace_hull, workspace_points
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
 

@@ -28,18 +28,16 @@ import argparse
 import json
 import math
 import multiprocessing
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from pccbullet.sim.medium import AIR, WATER
+from pccbullet.sim.world import STANDARD_GRAVITY
+from pccbullet.urdf_gen.spec_loader import load_robot
 
-from pccbullet.sim.dynamics import AIR, WATER  # noqa: E402
-from pccbullet.sim.world import STANDARD_GRAVITY  # noqa: E402
-from pccbullet.urdf_gen.spec_loader import load_robot  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 try:
     import elastica as ea

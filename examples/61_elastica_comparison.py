@@ -14,20 +14,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from pccbullet.sim.medium import medium as medium_by_name
+from pccbullet.sim.models.newton_euler.model import LimbModel, gravity_in_limb_base
+from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium
+from pccbullet.sim.shear import ChainShear
+from pccbullet.sim.world import STANDARD_GRAVITY, World
+from pccbullet.urdf_gen.spec_loader import load_robot
 
-from pccbullet.sim.medium import medium as medium_by_name  # noqa: E402
-from pccbullet.sim.models.newton_euler.model import LimbModel, gravity_in_limb_base  # noqa: E402
-from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium  # noqa: E402
-from pccbullet.sim.shear import ChainShear  # noqa: E402
-from pccbullet.sim.world import STANDARD_GRAVITY, World  # noqa: E402
-from pccbullet.urdf_gen.spec_loader import load_robot  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DATA = json.loads((ROOT / "tests" / "data" / "elastica_camera_tentacle.json").read_text())
 

@@ -38,8 +38,7 @@ being unknown, as in the Newton–Euler model), and Morison-style quadratic drag
 centre of mass, ``-1/2 rho_w Cd d l |v_n| v_n`` across its axis and ``-1/2 rho_w Cd_axial pi d l
 |v_a| v_a`` along it; both enter as joint torques ``J^T f`` (the base is fixed, so this is exact). The
 fluid is a :class:`pccbullet.sim.medium.Medium` (``Cd`` its ``drag_normal``, ``Cd_axial`` its ``drag_axial``),
-the same record the Newton–Euler model reads; ``Medium``, ``AIR``, ``WATER``, ``SEAWATER``, ``MEDIA`` and
-``medium`` are re-exported here.
+the same record the Newton–Euler model reads.
 """
 
 from __future__ import annotations
@@ -52,13 +51,9 @@ import numpy as np
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals import capi
-from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel, spring_torques
-from pccbullet.sim.medium import AIR as AIR  # re-exported, like the names below
-from pccbullet.sim.medium import MEDIA as MEDIA
-from pccbullet.sim.medium import SEAWATER as SEAWATER
-from pccbullet.sim.medium import WATER as WATER
+from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel
+from pccbullet.sim.chain.solve import spring_torques
 from pccbullet.sim.medium import Medium
-from pccbullet.sim.medium import medium as medium
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mass_properties
@@ -112,7 +107,7 @@ class CompliantLimb:
     """Spring-damper joints of one limb body, plus buoyancy and drag of its slices.
 
     Args:
-        robot: the loaded robot (``pccbullet.sim.world.Robot``).
+        robot: the loaded robot (``pccbullet.sim.robot.Robot``).
         limb: limb name.
         medium_: the surrounding fluid.
     """
@@ -132,11 +127,11 @@ class CompliantLimb:
             raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
         # The material springs are the physics; the spec's limits bound the *targets* (Robot.pcc_joints).
         # A hard limit row, e.g. at a chord resting on its upper limit, would fight the implicit spring:
-        # the limb is loaded without limit constraints (pccbullet.sim.world.limit_free_urdf).
+        # the limb is loaded without limit constraints (pccbullet.sim.robot.limit_free_urdf).
         if any(info[j][8] <= info[j][9] for j in self.idx):  # lower <= upper: PyBullet made a limit row
             raise ConfigurationError(
                 f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
-                "limit-free URDF of pccbullet.sim.world.limit_free_urdf (World.load_robot loads it)"
+                "limit-free URDF of pccbullet.sim.robot.limit_free_urdf (World.load_robot loads it)"
             )
         self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
         R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]

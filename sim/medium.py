@@ -11,12 +11,11 @@ Re ~ 2e5-3e5 (subcritical, laminar boundary layer) the drag coefficient of a lon
 is a plateau near ``C_d = 1.2`` (Hoerner, *Fluid-Dynamic Drag*, 1965, ch. 3; White, *Fluid Mechanics*,
 fig. 7.16a; Roshko, J. Fluid Mech. 10:345, 1961, notes the subcritical measurements agree well); it dips
 to ~1.0 near Re ~ 2e3-5e3 and rises toward ~1.5 at Re ~ 1e2. 1.2 is the plateau where most of the working
-range in water lies (the dynamic mode used 1.1 before, the model 1.2: one value now, 1.2). The added-mass
-coefficient ``C_a = 1.0`` (potential flow around a circular cylinder) is a property of the shape, so it
-applies in air too (there ``C_a rho V`` is ~0.1 % of an elastomer limb's mass; the model had none in air
-before). Axial skin friction ``C_f = 0.01`` is used by the dynamic mode only; the Newton–Euler model
-neglects it. Kinematic viscosities at 20 degC: fresh water 1.004e-6, sea water (35 g/kg) 1.05e-6, air
-1.50e-5 m^2/s (dynamic viscosity 1.81e-5 Pa s over 1.204 kg/m^3).
+range in water lies; the dynamic mode and the model use the same value. The added-mass coefficient
+``C_a = 1.0`` (potential flow around a circular cylinder) is a property of the shape, so it applies in air too
+(there ``C_a rho V`` is ~0.1 % of an elastomer limb's mass). Axial skin friction ``C_f = 0.01`` is used by the
+dynamic mode only; the Newton–Euler model neglects it. Kinematic viscosities at 20 degC: fresh water 1.004e-6,
+sea water (35 g/kg) 1.05e-6, air 1.50e-5 m^2/s (dynamic viscosity 1.81e-5 Pa s over 1.204 kg/m^3).
 """
 
 from __future__ import annotations

@@ -187,6 +187,8 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict]:
+        """Draw a new target configuration and a start near straight (from ``seed`` if given); returns the
+        first observation and the info (``distance_m``, ``time_s``)."""
         super().reset(seed=seed)
         rng = self.np_random
         target = []
@@ -209,6 +211,9 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         return self._obs(tip), self._info(tip)
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Move the PCC parameters at ``action`` (in [-1, 1], scaled by the rates) for one control period;
+        returns the observation, the reward (minus the tip's distance to the target, m), whether the tip is
+        within the success radius, ``False`` (no truncation here) and the info."""
         a = np.clip(np.asarray(action, dtype=float).reshape(self.action_space.shape), -1.0, 1.0)
         self._pcc = np.clip(self._pcc + a * self._rates * self.control_dt, self._lo, self._hi)
         configs = self._configs(self._pcc)
@@ -259,6 +264,7 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3].copy()
 
     def close(self) -> None:
+        """Close the environment's PyBullet world."""
         self.world.close()
 
 

@@ -1,21 +1,24 @@
 """A PCC robot loaded into a :class:`pccbullet.sim.world.World`: its bodies, limbs by name, poses and joints.
 
 :class:`Robot` is what :meth:`pccbullet.sim.world.World.load_robot` returns; :func:`limit_free_urdf` is the
-URDF copy compliant limbs are loaded from.
+URDF copy compliant limbs are loaded from. A robot sees its world through :class:`RobotWorld`, the few
+members of a :class:`~pccbullet.sim.world.World` it uses, so that this module does not import the world's.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.dynamics import CompliantLimb
+from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, rest_configs
@@ -23,8 +26,41 @@ from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 from pccbullet.urdf_gen.urdf_writer import UrdfOutput
 
-if TYPE_CHECKING:
-    from pccbullet.sim.world import World
+
+class RobotWorld(Protocol):
+    """What a :class:`Robot` and the code around it use of the world the robot is loaded in
+    (:class:`pccbullet.sim.world.World` has all of it)."""
+
+    mode: str
+    """``"kinematic"`` or ``"dynamic"``."""
+    client: int
+    """PyBullet physics client id."""
+    dt: float
+    """Physics step (s)."""
+    time: float
+    """Simulated time (s)."""
+    gravity: tuple[float, ...]
+    """Gravity ``(3,)`` in the world frame (m/s^2)."""
+    medium: Medium
+    """The surrounding fluid."""
+    step_hooks: list[Callable[[], None]]
+    """Called after every step."""
+
+    def scratch_dir(self) -> Path:
+        """A temporary folder removed when the world closes."""
+        ...
+
+    def mark_moved(self) -> None:
+        """Tell a kinematic world that a body moved, so that its next step refreshes contacts."""
+        ...
+
+    def holding_globals(self) -> AbstractContextManager[None]:
+        """Hold the world's Bullet globals for a block (around joint resets)."""
+        ...
+
+    def step(self, n: int = 1, *, contacts: bool = True) -> None:
+        """Advance by ``n`` steps of ``dt``."""
+        ...
 
 
 def pose_matrix(position: Sequence[float], quaternion_xyzw: Sequence[float]) -> Transform:
@@ -42,8 +78,8 @@ def limit_free_urdf(urdf: Path, folder: Path) -> Path:
     its upper one, and keeps it even when the limits are opened later. A compliant chain never uses
     them: its springs are the physics and the spec's limits bound the targets. Yet all of them are
     sorted into islands on every step (with one joint motor per joint, which PyBullet also adds).
-    In the copy every such joint gets ``lower = 1 > upper = -1``; mesh paths become absolute.
-    Measured with callgrind, four URSULA limbs at N = 10, 200 steps: 314 -> 268 M instructions.
+    In the copy every such joint gets ``lower = 1 > upper = -1``; mesh paths become absolute. A step then
+    costs less (figures: docs/performance.md).
     """
     tree = ET.parse(urdf)
     for joint in tree.getroot().iter("joint"):
@@ -61,11 +97,11 @@ def limit_free_urdf(urdf: Path, folder: Path) -> Path:
 
 
 class Robot:
-    """A PCC robot loaded into a :class:`World`; limbs addressed by name."""
+    """A PCC robot loaded into a world (:class:`RobotWorld`); limbs addressed by name."""
 
     def __init__(
         self,
-        world: World,
+        world: RobotWorld,
         spec: RobotSpec,
         urdfs: UrdfOutput,
         position: Sequence[float],

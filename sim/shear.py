@@ -30,7 +30,7 @@ class ChainShear:
     """Shear compliance of one compliant limb of a robot loaded in dynamic mode.
 
     Args:
-        robot: the loaded robot (``pccbullet.sim.world.Robot``) with compliant limbs.
+        robot: the loaded robot (``pccbullet.sim.robot.Robot``) with compliant limbs.
         limb: limb name (one segment).
         coefficient: shear coefficient kappa (-); default ``6 (1 + nu) / (7 + 6 nu)`` (solid circle).
     """

@@ -19,7 +19,7 @@ class ModelTwin:
     """Run the Newton–Euler model of ``limb`` beside the PyBullet chain of ``robot``.
 
     Args:
-        robot: a loaded :class:`pccbullet.sim.world.Robot` in a dynamic world.
+        robot: a loaded :class:`pccbullet.sim.robot.Robot` in a dynamic world.
         limb: limb name.
         pieces_per_segment: model pieces per segment (default: the chain's sections per segment).
         tau: constant generalized actuation of the model ``(4 n,)`` (default none).

@@ -100,10 +100,10 @@ def _apply_frame(
 
 def _yield_cpu() -> int | None:
     """Lower the viewer process's priority by ``VIEWER_NICE``; returns the new nice value (``None`` if
-    refused). PyBullet's GUI threads spin and render without a frame limit (bullet3 issue #2945), so
-    with software OpenGL the viewer takes ~1.9 of this machine's 2 cores. Measured, demo GUI under
-    Xvfb, 6 s: nice 0: real-time factor 0.37, 1-11 of 300 frames dropped; nice 10: 0.52-0.62, 131-184
-    dropped; nice 19: no better. Confining it to one core was worse: it could not even stop."""
+    refused). PyBullet's GUI threads spin and render without a frame limit (bullet3 issue #2945): with
+    software OpenGL the viewer takes nearly two cores. At a lower priority the physics process keeps
+    closer to real time and the viewer drops frames instead (figures: docs/performance.md); confining the
+    viewer to one core leaves it unable to stop."""
     import os
 
     try:
@@ -168,8 +168,8 @@ def _viewer_main(
             pb.disconnect(cid)
             return
     if gui:
-        # Loading with rendering on redraws the scene for every link: ~35 ms a link with software
-        # OpenGL, 7 s for URSULA at N = 10, during which every frame was dropped. Off: 0.04 s a limb.
+        # Loading with rendering on redraws the scene for every link (~35 ms a link with software OpenGL,
+        # seconds for URSULA, every frame dropped meanwhile); with rendering off a limb loads in ~0.04 s.
         pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 0, physicsClientId=cid)
     ids = {
         name: pb.loadURDF(b.urdf, b.position, b.orientation, useFixedBase=True, physicsClientId=cid)

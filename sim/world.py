@@ -1,7 +1,10 @@
 """The PyBullet world: connect, load a PCC robot, pose its limbs, step at 1 ms, read poses.
 
-Kinematic mode: :meth:`World.set_pcc` with ``mode="reset"`` writes the section joints directly (PCC is
-the truth). Position mode: ``mode="position"`` sets position-motor targets and lets PyBullet step.
+A world runs in one of two modes. ``"kinematic"``: nothing is integrated; a limb is where
+:meth:`pccbullet.sim.robot.Robot.set_pcc` put its section joints (PCC is the truth) and a step refreshes
+contacts. ``"dynamic"``: PyBullet integrates the chains, each joint a material spring-damper towards the
+target that ``set_pcc`` sets (:mod:`pccbullet.sim.dynamics`), or a PyBullet position motor when the robot
+is loaded with ``compliant=False`` (``set_pcc(..., mode="position")``).
 
 Example::
 
@@ -23,27 +26,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.bullet_internals import BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL, BulletGlobals
+from pccbullet.sim.bullet_internals.process_globals import (
+    BROADPHASE_SYMBOL,
+    CONTACT_BREAKING_SYMBOL,
+    BulletGlobals,
+)
 from pccbullet.sim.dynamics import CompliantLimb
-from pccbullet.sim.dynamics import medium as medium_by_name
-from pccbullet.sim.robot import Robot, limit_free_urdf, pose_matrix
+from pccbullet.sim.medium import medium as medium_by_name
+from pccbullet.sim.robot import Robot
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.urdf_writer import write_urdf
-
-__all__ = [
-    "BROADPHASE_MARGIN",
-    "CONTACT_BREAKING_THRESHOLD",
-    "PHYSICS_DT",
-    "SOLVER_ITERATIONS",
-    "STANDARD_GRAVITY",
-    "Robot",
-    "StepTiming",
-    "World",
-    "limit_free_urdf",
-    "pose_matrix",
-]
 
 PHYSICS_DT = 1e-3  # s, physics time step
 STANDARD_GRAVITY = 9.80665  # m/s^2
@@ -108,25 +102,8 @@ class World:
         self.dt = dt
         self.time = 0.0
         pb.setTimeStep(dt, physicsClientId=self.client)
-        # No motor rows in dynamic mode (explicit torques): 20 iterations serve contacts; measured
-        # 1.59 -> 1.06 ms per URSULA step against PyBullet's default 50.
-        # Bullet inflates every collider's bounding box by the contact-breaking threshold (default
-        # 20 mm): each 30 mm slice then overlaps several neighbours in the broadphase every step.
-        # The limbs move < 1 mm per step, so 5 mm keeps contacts persistent. One A/B run gave 0.59 ->
-        # 0.49 ms per URSULA N = 10 step in water; repeated runs differ by less than the machine's noise.
-        # PyBullet sorts every overlapping pair every step (deterministicOverlappingPairs=1), so that
-        # a scene gives the same contacts whatever order its bodies were added in. A world here is
-        # always built the same way, and Bullet's pair cache is then deterministic on its own (tested
-        # across processes); with the 5 mm broadphase margin below, the sort was 13-14 % of PyBullet's
-        # step (URSULA N = 10 in water, 30 interleaved A/B blocks, twice).
-        # Both the threshold and the broadphase margin are process-wide globals of Bullet's: this
-        # world holds its values only during its own physics calls
-        # (pccbullet.sim.bullet_internals.BulletGlobals), so other PyBullet code in the process never sees
-        # them, and a connect elsewhere (which zeroes the margin) cannot change this world mid-run. With
-        # PyBullet's margin of 0 every moving collider leaves its tree box on every step and is re-inserted
-        # and re-tested (measured: 97 % of the 198 URSULA colliders per step). A 5 mm box holds a slice for
-        # ~10 steps; 50 mm (Bullet's default) adds so many close pairs that the narrowphase costs more than it
-        # saves.
+        # Chosen for speed at unchanged contacts (figures: docs/performance.md): 20 solver iterations, no pair
+        # sorting, Bullet's 5 mm margin and contact threshold held only during this world's own calls.
         self.bullet_globals = BulletGlobals(
             {BROADPHASE_SYMBOL: BROADPHASE_MARGIN, CONTACT_BREAKING_SYMBOL: CONTACT_BREAKING_THRESHOLD}
         )
@@ -207,9 +184,9 @@ class World:
     @contextmanager
     def holding_globals(self) -> Iterator[None]:
         """Hold this world's broadphase margin and contact threshold (Bullet's process-wide globals,
-        :class:`pccbullet.sim.bullet_internals.BulletGlobals`) for the block, as :meth:`step` and
-        :meth:`load_robot` do; put back what was found after. Wrap the creation of bodies of your own in this
-        world's client in it to give them the tree boxes the world's bodies get."""
+        :class:`pccbullet.sim.bullet_internals.process_globals.BulletGlobals`) for the block, as :meth:`step`
+        and :meth:`load_robot` do; put back what was found after. Wrap the creation of bodies of your own in
+        this world's client in it to give them the tree boxes the world's bodies get."""
         found = self.bullet_globals.enter()
         try:
             yield

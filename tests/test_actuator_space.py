@@ -9,18 +9,18 @@ import pytest
 
 from pccbullet.urdf_gen.actuator_space import (
     ActuatorLayout,
+    hydraulic_arm_chambers,
     lengths_from_pcc,
     lengths_jacobian,
     pcc_from_lengths,
-    seed000_chambers,
-    seed004_chambers,
+    three_actuator_chambers,
     ursula_tendons,
 )
 from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
 
 LAYOUTS = {
-    "seed004_3x120": seed004_chambers(0.024),
-    "seed000_3x120": seed000_chambers(0.03),
+    "seed004_3x120": three_actuator_chambers(0.024),
+    "seed000_3x120": hydraulic_arm_chambers(0.03),
     "ursula_4x90": ursula_tendons(0.02),
     "irregular_5": ActuatorLayout((0.1, 1.3, 2.0, 3.9, 5.5), 0.015),
 }
@@ -129,4 +129,4 @@ def test_bad_layouts_raise(angles: tuple[float, ...], radius: float, match: str)
 
 def test_wrong_number_of_lengths_raises() -> None:
     with pytest.raises(PccBulletError, match=r"lengths must be 3 finite numbers"):
-        pcc_from_lengths(seed004_chambers(0.024), np.array([0.2, 0.2]))
+        pcc_from_lengths(three_actuator_chambers(0.024), np.array([0.2, 0.2]))

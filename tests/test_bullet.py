@@ -10,19 +10,19 @@ import numpy as np
 import pytest
 
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.bullet_internals import (
+from pccbullet.sim.bullet_internals import capi
+from pccbullet.sim.bullet_internals.process_globals import (
     BROADPHASE_SYMBOL,
     CONTACT_BREAKING_SYMBOL,
-    SAFE_ENV,
     BulletGlobals,
     bullet_global,
-    capi,
     set_broadphase_margin,
     set_bullet_global,
 )
-from pccbullet.sim.bullet_internals.symbols import double_address, elf_symbol
+from pccbullet.sim.bullet_internals.symbols import SAFE_ENV, double_address, elf_symbol
 from pccbullet.sim.dynamics import CompliantLimb
-from pccbullet.sim.world import BROADPHASE_MARGIN, CONTACT_BREAKING_THRESHOLD, World, limit_free_urdf
+from pccbullet.sim.robot import limit_free_urdf
+from pccbullet.sim.world import BROADPHASE_MARGIN, CONTACT_BREAKING_THRESHOLD, World
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF symbol lookup")

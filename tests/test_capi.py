@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.bullet_internals import (
+from pccbullet.sim.bullet_internals import capi
+from pccbullet.sim.bullet_internals.process_globals import (
     BROADPHASE_SYMBOL,
     CONTACT_BREAKING_SYMBOL,
-    SAFE_ENV,
     bullet_global,
-    capi,
     set_bullet_global,
 )
+from pccbullet.sim.bullet_internals.symbols import SAFE_ENV
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.pcc import PccConfig
 

@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 
-from pccbullet.sim.experiments import experiment_from_table, run_experiment
 from pccbullet.sim.experiments.metrics import load_columns
+from pccbullet.sim.experiments.runner import run_experiment
+from pccbullet.sim.experiments.spec import experiment_from_table
 
 
 def test_motor_step_bends_only_the_driven_section(tmp_path) -> None:

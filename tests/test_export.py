@@ -12,24 +12,14 @@ import numpy as np
 import pytest
 import trimesh
 
-from pccbullet.sim.experiments import experiment_from_table, run_experiment
-from pccbullet.sim.export import (
-    FORMATS,
-    backbone,
-    frustum_volume,
-    limb_base_pose,
-    load_mesh,
-    read_pvd,
-    rigid_mesh,
-    robot_rigid_meshes,
-    section_poses,
-    skin_mesh,
-    workspace_hull,
-    workspace_points,
-    write_series,
-)
-from pccbullet.sim.export.cli import register_export
+from pccbullet.sim.experiments.runner import run_experiment
+from pccbullet.sim.experiments.spec import experiment_from_table
+from pccbullet.sim.export.formats import FORMATS, load_mesh, read_pvd, write_series
+from pccbullet.sim.export.register import register_export
 from pccbullet.sim.export.render import render_png, write_gif, write_mp4
+from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, robot_rigid_meshes, section_poses
+from pccbullet.sim.export.skin import backbone, frustum_volume, skin_mesh
+from pccbullet.sim.export.workspace import workspace_hull, workspace_points
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pccbullet.sim.experiments.design import set_dotted
 from pccbullet.sim.experiments.inputs import MAX_CSV_BYTES
 from pccbullet.sim.experiments.spec import (
     MAX_RECORD_BYTES,
@@ -19,7 +20,6 @@ from pccbullet.sim.experiments.spec import (
     load_experiment,
     record_bytes,
 )
-from pccbullet.sim.experiments.sweep import set_dotted
 from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.toml_fields import MAX_TOML_BYTES
@@ -369,7 +369,7 @@ def _sweep(tmp_path: Path, body: str) -> Path:
 
 
 def test_sweep_grid_over_the_run_cap(tmp_path: Path) -> None:
-    from pccbullet.sim.experiments.sweep import plan_sweep
+    from pccbullet.sim.experiments.design import plan_sweep
 
     values = ", ".join(["1"] * 2000)
     body = "".join(
@@ -383,7 +383,7 @@ def test_sweep_grid_over_the_run_cap(tmp_path: Path) -> None:
 
 
 def test_sweep_file_with_a_path_into_a_string(tmp_path: Path) -> None:
-    from pccbullet.sim.experiments.sweep import plan_sweep
+    from pccbullet.sim.experiments.design import plan_sweep
 
     body = '[[parameters]]\npath = "name.x"\nvalues = [1]\n'
     with pytest.raises(
@@ -395,7 +395,7 @@ def test_sweep_file_with_a_path_into_a_string(tmp_path: Path) -> None:
 
 
 def test_sweep_experiment_path_with_a_nul(tmp_path: Path) -> None:
-    from pccbullet.sim.experiments.sweep import plan_sweep
+    from pccbullet.sim.experiments.design import plan_sweep
 
     path = tmp_path / "sweep.toml"
     path.write_text('experiment = "a\\u0000b.toml"\n[[parameters]]\npath = "x"\nvalues = [1]\n')

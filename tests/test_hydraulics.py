@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
+from pccbullet.sim.medium import VACUUM
 from pccbullet.sim.models.actuators import ChamberActuation
 from pccbullet.sim.models.chambers import ChamberWallLimb
 from pccbullet.sim.models.hydraulics import (
     HydraulicDrive,
     load_hydraulic_drive,
     overshoot,
-    run_seed000,
     settling_time,
+    simulate_hydraulic_arm,
 )
-from pccbullet.sim.models.newton_euler.model import VACUUM
 from pccbullet.sim.models.newton_euler.statics import static_equilibrium
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.spec_loader import load_robot
@@ -248,7 +248,7 @@ def runs():
     # 2 pieces per section at 2 ms: settling times within 0.03 s and final tips within 4 mm of 3 pieces
     # at 1 ms; 9 s leaves 3 s after the last step at 6 s.
     return {
-        p: run_seed000(p, duration=9.0, dt=2e-3, pieces=2, record_every=5)
+        p: simulate_hydraulic_arm(p, duration=9.0, dt=2e-3, pieces=2, record_every=5)
         for p in ("step_uni", "step_bi", "ramp")
     }
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pccbullet.sim.experiments import load_columns, section_tip_errors
+from pccbullet.sim.experiments.metrics import load_columns, section_tip_errors
 from pccbullet.sim.experiments.plots import plot_errors, plot_shapes, plot_tips
 from pccbullet.urdf_gen.errors import ConfigurationError
 

@@ -1,21 +1,21 @@
-"""Compiled Newton–Euler kernels (pccbullet.sim.models.newton_euler.kernels) against the numpy reference path (ne_batch)."""
+"""Compiled Newton–Euler kernels (pccbullet.sim.models.newton_euler.kernels) against the numpy reference path
+(pccbullet.sim.models.newton_euler.batch_dynamics)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from pccbullet.sim.medium import AIR, SEAWATER
 from pccbullet.sim.models.actuators import actuation_for
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
-from pccbullet.sim.models.newton_euler.batch import (
-    MultiLimbModel,
-    NEParams,
-    bend_functions,
-    ne_dynamics,
-    piece_kinematics,
-)
+from pccbullet.sim.models.newton_euler import piece_kernels
+from pccbullet.sim.models.newton_euler.batch import MultiLimbModel
+from pccbullet.sim.models.newton_euler.batch_dynamics import ne_dynamics
 from pccbullet.sim.models.newton_euler.integrators import simulate, step
-from pccbullet.sim.models.newton_euler.model import AIR, SEAWATER, LimbModel
+from pccbullet.sim.models.newton_euler.model import LimbModel
+from pccbullet.sim.models.newton_euler.params import NEParams
+from pccbullet.sim.models.newton_euler.piece_kinematics import bend_functions, piece_kinematics
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.spec_loader import load_robot
 
@@ -52,7 +52,7 @@ def tendon_tau(models: list[LimbModel], rng: np.random.Generator) -> np.ndarray:
 def test_bend_functions_match_the_vectorized_ones() -> None:
     th2 = np.concatenate([np.linspace(0.0, 0.3, 601), np.linspace(0.3, 9.0, 601), [0.25, 0.25 + 1e-15]])
     ref = bend_functions(th2)
-    got = np.array([ne_kernels.bend_functions(x) for x in th2]).T
+    got = np.array([piece_kernels.bend_functions(x) for x in th2]).T
     err = (np.abs(got - ref) / np.abs(ref).max(axis=1, keepdims=True)).max(axis=1)
     # A, B, C, A'/th, B'/th to rounding; the closed forms of C'/th, (A'/th)'/th, (B'/th)'/th cancel to
     # ~1e-12 just above the series range, differently in the two summation orders
@@ -72,7 +72,7 @@ def test_piece_local_matches_piece_kinematics() -> None:
     R, X = np.empty((3, 3)), np.empty((13, 3))
     qf, vf = q.ravel(), v.ravel()
     for k in range(n):
-        ne_kernels.piece_local(l0[k], qf, vf, 4 * k, R, X)
+        piece_kernels.piece_local(l0[k], qf, vf, 4 * k, R, X)
         np.testing.assert_allclose(R, R0[k], rtol=0, atol=1e-15)
         np.testing.assert_allclose(X.T, X0[k], rtol=0, atol=1e-13 * np.abs(X0[k]).max())
 

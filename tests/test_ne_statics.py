@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from pccbullet.sim.models.newton_euler.model import VACUUM, LimbModel, medium_named
+from pccbullet.sim.medium import VACUUM, medium
+from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.spec_loader import load_robot
@@ -39,7 +40,7 @@ def test_small_tip_load_adds_timoshenko_shear_deflection() -> None:
 
 def test_shear_force_is_the_gradient_of_phi() -> None:
     limb = load_robot("ursula").limb("grasper")
-    model = LimbModel(limb, 3, gravity=np.array([0.3, -2.0, -9.0]), medium=medium_named("water"))
+    model = LimbModel(limb, 3, gravity=np.array([0.3, -2.0, -9.0]), medium=medium("water"))
     shear = TimoshenkoShear(model, tip_force=np.array([0.2, 0.1, 0.0]))
     rng = np.random.default_rng(1)
     q = rng.uniform(-3.0, 3.0, model.dof)
@@ -50,7 +51,7 @@ def test_shear_force_is_the_gradient_of_phi() -> None:
 
 
 def test_shear_off_is_the_plain_equilibrium() -> None:
-    """Default ``shear=False``: the same solution as integrators.static_equilibrium's equations."""
+    """Default ``shear=False``: the plain equilibrium ``Q(q, 0) = K q``."""
     model = LimbModel(_rod(), 8, gravity=np.array([-9.81, 0.0, 0.0]), medium=VACUUM)
     q = static_equilibrium(model)
     _, Q = model.dynamics(q, np.zeros_like(q), with_mass=False)

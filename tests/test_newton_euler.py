@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 from scipy.linalg import eigh
 
+from pccbullet.sim.medium import SEAWATER, VACUUM
 from pccbullet.sim.models.actuators import TendonActuation
-from pccbullet.sim.models.newton_euler.integrators import simulate_ivp, static_equilibrium, step
-from pccbullet.sim.models.newton_euler.model import SEAWATER, VACUUM, LimbModel
+from pccbullet.sim.models.newton_euler import statics
+from pccbullet.sim.models.newton_euler.integrators import simulate_ivp, step
+from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import LimbSpec, Material, SegmentSpec
+
+# the strain-normalized solve with 4 load steps (a call's own load_steps wins)
+static_equilibrium = partial(statics.static_equilibrium, load_steps=4, normalized=True)
 
 L, R, E, RHO = 0.5, 0.01, 2e8, 1000.0  # m, m, Pa, kg/m^3: a stiff uniform rod
 
@@ -214,33 +220,31 @@ def test_multi_limb_model_equals_single_limbs(ursula_limbs, n):
         )
 
 
-def test_medium_named_matches_the_world_media() -> None:
-    from pccbullet.sim.dynamics import MEDIA
-    from pccbullet.sim.models.newton_euler.model import medium_named
+def test_medium_matches_the_world_media() -> None:
+    from pccbullet.sim.medium import MEDIA, medium
     from pccbullet.urdf_gen.errors import ConfigurationError
 
     for name in ("air", "water", "seawater"):
-        assert medium_named(name).density == pytest.approx(MEDIA[name].density, rel=1e-3)
+        assert medium(name).density == pytest.approx(MEDIA[name].density, rel=1e-3)
     with pytest.raises(
         ConfigurationError, match=r"medium = 'oil' is invalid; allowed: 'air', 'water', 'seawater'"
     ):
-        medium_named("oil")
+        medium("oil")
 
 
 def test_one_medium_for_the_world_and_the_model() -> None:
     """One record per medium (pccbullet.sim.medium): the world's and the model's are the same object; C_d = 1.2 and
-    C_a = 1.0 in every fluid, air included, where the model's drag now dissipates energy."""
+    C_a = 1.0 in every fluid, air included, where the model's drag dissipates energy."""
     import dataclasses
 
-    from pccbullet.sim import dynamics
-    from pccbullet.sim.medium import AIR as AIR_
-    from pccbullet.sim.medium import WATER, medium
-    from pccbullet.sim.models.newton_euler.model import AIR, medium_named
+    from pccbullet.sim.medium import AIR, MEDIA, WATER, medium
+    from pccbullet.sim.world import World
     from pccbullet.urdf_gen.errors import ConfigurationError
 
     for name in ("air", "water", "seawater"):
-        assert medium_named(name) is dynamics.medium(name) is medium(name)
-    assert AIR is AIR_ and (AIR.drag_normal, AIR.drag_coefficient, AIR.added_mass_coefficient) == (
+        with World(mode="kinematic", medium=name) as world:
+            assert world.medium is medium(name) is MEDIA[name]
+    assert (AIR.drag_normal, AIR.drag_coefficient, AIR.added_mass_coefficient) == (
         1.2,
         1.2,
         1.0,
@@ -249,7 +253,7 @@ def test_one_medium_for_the_world_and_the_model() -> None:
     with pytest.raises(
         ConfigurationError, match=r"medium = 'oil' is invalid; allowed: 'air', 'water', 'seawater'"
     ):
-        dynamics.medium("oil")
+        medium("oil")
     still_air = dataclasses.replace(AIR, drag_normal=0.0)
     rng = np.random.default_rng(0)
     q, qd = 0.05 * rng.standard_normal(4 * 8), 0.5 * rng.standard_normal(4 * 8)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.chain.rigid import ChainModel, implicit_solve
+from pccbullet.sim.chain.rigid import ChainModel
+from pccbullet.sim.chain.solve import implicit_solve
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError

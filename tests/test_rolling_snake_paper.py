@@ -11,12 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pccbullet.sim.models.rolling_snake.model import (
-    load_rolling_snake,
-    solve_rolling_snake,
-    solve_rolling_snake_no_gravity,
-)
+from pccbullet.sim.models.rolling_snake.model import solve_rolling_snake, solve_rolling_snake_no_gravity
 from pccbullet.urdf_gen.errors import SpecError
+from pccbullet.urdf_gen.rolling_snake.spec import load_rolling_snake
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = ROOT / "assets" / "robots"

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pccbullet.sim import bullet_internals
+from pccbullet.sim.bullet_internals import symbols
 from pccbullet.sim.experiments.cli import register_run
 from pccbullet.sim.experiments.outputs import MANIFEST, Manifest, read_manifest, remove_recorded, temp_path
 from pccbullet.sim.experiments.runner import run_experiment
@@ -67,7 +67,7 @@ def test_csv_header_names_carry_units_and_metadata_records_the_physics(tmp_path:
     assert meta["fingerprint"] == res.fingerprint and len(res.fingerprint) == 64
     assert meta["broadphase_margin_m"] == 0.005 and meta["contact_breaking_threshold_m"] == 0.005
     assert meta["joint_io"] == {}  # kinematic: no joint I/O
-    assert meta["bullet_internals"] is bullet_internals.enabled()  # PCCBULLET_SAFE=1 records False
+    assert meta["bullet_internals"] is symbols.enabled()  # PCCBULLET_SAFE=1 records False
     spec = experiment_from_table(
         {**__import__("tomllib").loads(EXP), "mode": "dynamic"}, "d.toml", base_dir=tmp_path
     )

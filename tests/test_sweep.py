@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pccbullet.sim.experiments.sweep import DONE, plan_sweep, run_sweep, set_dotted
+from pccbullet.sim.experiments.design import plan_sweep, set_dotted
+from pccbullet.sim.experiments.engines import DONE
+from pccbullet.sim.experiments.sweep import run_sweep
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 
 EXP_DIR = Path(__file__).resolve().parent.parent / "assets" / "experiments"
@@ -215,16 +217,16 @@ def test_a_sweep_removes_only_what_it_wrote(tmp_path: Path) -> None:
 def test_an_unexpected_error_is_returned_with_its_traceback_and_listed_in_the_csv(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pccbullet.sim.experiments.sweep as sweep_module
+    import pccbullet.sim.experiments.engines as engines_module
 
-    real = sweep_module.run_experiment
+    real = engines_module.run_experiment
 
     def flaky(spec, out, **kw):  # type: ignore[no-untyped-def]
         if out.name == "run_0001":
             raise ZeroDivisionError("a bug in a model")
         return real(spec, out, **kw)
 
-    monkeypatch.setattr(sweep_module, "run_experiment", flaky)
+    monkeypatch.setattr(engines_module, "run_experiment", flaky)
     sweep = write_sweep(tmp_path, '[[parameters]]\npath = "inputs.bend.end"\nvalues = [30, 60]\n')
     res = run_sweep(sweep, tmp_path / "out", engine="serial", progress=False)
     assert res.completed == ("run_0000",) and res.failed[0][0] == "run_0001"

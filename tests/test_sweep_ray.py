@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pccbullet.sim.experiments.sweep import DONE, run_sweep
+from pccbullet.sim.experiments.engines import DONE
+from pccbullet.sim.experiments.sweep import run_sweep
 from tests.test_sweep import write_sweep
 
 ray = pytest.importorskip("ray")
@@ -78,7 +79,6 @@ def _files(folder: Path) -> dict[str, bytes]:
 def _cli(args: list[str], cwd: Path, **env: str) -> tuple[int, dict]:
     """``pccbullet sweep ARGS`` in a process of its own (the Ray driver), from ``cwd``."""
     full = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {ENV: "0"} | env
-    full["PYTHONPATH"] = str(ROOT)
     proc = subprocess.run(
         [sys.executable, "-m", "pccbullet.teleop.cli", "sweep", *args, "--quiet"],
         cwd=cwd,
@@ -147,7 +147,7 @@ def _task_workers() -> list[int]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_ray_worker_is_a_failed_run_not_a_silent_retry(cluster: str, tmp_path: Path) -> None:
     sweep = write_sweep(tmp_path, '[[parameters]]\npath = "duration_s"\nvalues = [20.0]\n')
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {ENV: "0", "PYTHONPATH": str(ROOT)}
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {ENV: "0"}
     args = [str(sweep), "--out", "o", "--engine", "ray", "--address", cluster, "--quiet"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "pccbullet.teleop.cli", "sweep", *args],

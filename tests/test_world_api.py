@@ -68,7 +68,7 @@ def test_bad_limb_subsets_raise(limbs, match) -> None:
 def test_joint_resets_hold_the_worlds_broadphase_margin() -> None:
     """A kinematic reset moves the links' tree boxes: it runs with the world's Bullet globals held (as
     its steps do), and they are put back after, whatever they were."""
-    from pccbullet.sim import bullet_internals as internals
+    from pccbullet.sim.bullet_internals import process_globals as internals
 
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)

@@ -44,8 +44,8 @@ __all__ = [
     "pcc_from_lengths",
     "lengths_jacobian",
     "ursula_tendons",
-    "seed000_chambers",
-    "seed004_chambers",
+    "hydraulic_arm_chambers",
+    "three_actuator_chambers",
 ]
 
 
@@ -178,7 +178,7 @@ def ursula_tendons(radius_m: float) -> ActuatorLayout:
     return ActuatorLayout(tuple(k * math.pi / 2.0 for k in range(4)), radius_m)
 
 
-def seed000_chambers(radius_m: float) -> ActuatorLayout:
+def hydraulic_arm_chambers(radius_m: float) -> ActuatorLayout:
     """Seed 000's three water-hydraulic chambers, evenly spaced at 0, 120 and 240 degrees.
 
     Chamber 1 sits on +x: pressurised alone it bends the segment towards -x, as in the paper's Fig. 5b.
@@ -186,7 +186,7 @@ def seed000_chambers(radius_m: float) -> ActuatorLayout:
     return ActuatorLayout((0.0, 2.0 * math.pi / 3.0, 4.0 * math.pi / 3.0), radius_m)
 
 
-def seed004_chambers(radius_m: float) -> ActuatorLayout:
+def three_actuator_chambers(radius_m: float) -> ActuatorLayout:
     """Seed 004's three pneumatic actuators, at 90, 210 and 330 degrees (actuators 1, 2, 3).
 
     These angles follow from the paper's eq. (29): ``l1 = theta (r - d sin(phi))`` puts actuator 1 at

@@ -11,9 +11,9 @@ Three fluidic actuators run parallel to the backbone at distance ``d`` from it; 
   ``l3 = theta (r - d cos(phi + 30 deg))`` with ``theta = bend``, ``r = 1 / curvature``, ``phi = plane``.
 
 Eq. (29) places actuators 1, 2, 3 at 90, 210 and 330 degrees about the base z axis from x (see
-:func:`pccbullet.urdf_gen.actuator_space.seed004_chambers`); the general layer gives the same maps. Names: the
-paper's ``theta`` is pccbullet's ``bend`` (total arc angle), ``phi`` is ``plane``, ``r`` is the radius of
-curvature.
+:func:`pccbullet.urdf_gen.actuator_space.three_actuator_chambers`); the general layer gives the same maps.
+Names: the paper's ``theta`` is pccbullet's ``bend`` (total arc angle), ``phi`` is ``plane``, ``r`` is the
+radius of curvature.
 
 The tip pose is eq. (17), identical to pccbullet's ``Rz(plane) [Ry(bend), p]`` convention. The paper's
 4-DoF serial equivalent (Table 3, modified DH: R(phi - 90 deg), P(r), R(theta), P(r)) reproduces it; its
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.urdf_gen.actuator_space import ActuatorLayout, seed004_chambers
+from pccbullet.urdf_gen.actuator_space import ActuatorLayout, three_actuator_chambers
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.simple_urdf import Cylinder, UrdfRobot, cylinder_inertia, sphere_inertia
 from pccbullet.urdf_gen.spec_loader import robots_dir
@@ -152,7 +152,7 @@ def load_bundled_three_actuator(name: str = "seed004_spatial") -> ThreeActuatorS
 
 def layout(spec: ThreeActuatorSpec) -> ActuatorLayout:
     """The robot's actuators in the general layer: 90, 210, 330 degrees at ``spec.distance_m``."""
-    return seed004_chambers(spec.distance_m)
+    return three_actuator_chambers(spec.distance_m)
 
 
 # ------------------------------------------------------------------------------------------- kinematics

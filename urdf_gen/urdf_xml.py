@@ -4,10 +4,9 @@ Every robot kind builds its ``<robot>`` tree with these functions (:mod:`pccbull
 PCC robots, :mod:`pccbullet.urdf_gen.rolling_snake.urdf`, and
 :class:`pccbullet.urdf_gen.simple_urdf.UrdfRobot` for the PneuNet and three-actuator robots) and saves it with
 :func:`write_tree`. Numbers are written with ``digits`` significant digits (``%.{digits}g``): 12 for PCC and
-rolling-joint robots, 9 for the simple robots, so the files stay byte-identical to what each kind wrote before
-the builders were merged.
+rolling-joint robots, 9 for the simple robots.
 
-Conventions kept from the three former builders:
+Conventions:
 
 * an ``<origin>`` always carries both ``xyz`` and ``rpy``;
 * a diagonal inertia (3 values) writes ``"0"`` off the diagonal, a full ``(3, 3)`` matrix writes all six;

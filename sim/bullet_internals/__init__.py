@@ -8,13 +8,13 @@ What it touches (all inside PyBullet's extension module, ``pybullet.cpython-*.so
   ``gDbvtMargin`` (PyBullet has no API for it and zeroes it on every ``connect``) and the
   contact-breaking threshold ``gContactBreakingThreshold``, with ``ctypes``. A
   :class:`~pccbullet.sim.world.World` holds its 5 mm values only during its own physics calls
-  (:class:`BulletGlobals`) and puts back what it found.
+  (:class:`.process_globals.BulletGlobals`) and puts back what it found.
 * :mod:`.capi` calls Bullet's C client API exported by the extension (``b3RequestActualStateCommandInit``,
   ``b3GetStatusActualState``, ``b3JointControlSetDesiredForceTorque``, ...) from a numba kernel, and
   reads the client handle out of ``sPhysicsClients1``: the dynamic mode's joint I/O.
 
 On which builds: Linux, 64-bit, an extension with its symbol table (PyPI's manylinux wheels). The C
-API is used only on the PyBullet releases in :data:`.capi.PINNED_VERSIONS` (now 3.2.7), whose
+API is used only on the PyBullet releases in :data:`.capi.PINNED_VERSIONS`, whose
 signatures and layout it was written and tested against; the globals are written only where the
 symbol is an 8-byte object in a writable mapping holding a value in [0, 1] m. Anything else falls back
 to PyBullet's public API by itself (a debug log line says why).
@@ -37,26 +37,3 @@ boxes falling on a plane beside URSULA ended up to 1.7 mm elsewhere after 300 st
 
 No other module imports ``ctypes`` for PyBullet or parses ELF; ``pccbullet.sim.bullet`` only imports PyBullet.
 """
-
-from pccbullet.sim.bullet_internals.process_globals import (
-    BROADPHASE_SYMBOL,
-    CONTACT_BREAKING_SYMBOL,
-    BulletGlobals,
-    broadphase_margin,
-    bullet_global,
-    set_broadphase_margin,
-    set_bullet_global,
-)
-from pccbullet.sim.bullet_internals.symbols import SAFE_ENV, enabled
-
-__all__ = [
-    "BROADPHASE_SYMBOL",
-    "CONTACT_BREAKING_SYMBOL",
-    "SAFE_ENV",
-    "BulletGlobals",
-    "broadphase_margin",
-    "bullet_global",
-    "enabled",
-    "set_broadphase_margin",
-    "set_bullet_global",
-]

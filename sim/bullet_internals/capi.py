@@ -8,7 +8,7 @@ PyBullet's extension module (``b3RequestActualStateCommandInit``, ``b3GetStatusA
 ``b3JointControlCommandInit2``, ``b3JointControlSetDesiredForceTorque``, ... of Bullet's
 ``PhysicsClientC_API.h``); :func:`limb_step` calls them from a numba kernel, reads ``q`` and ``qd``
 from the state arrays PyBullet hands back, computes the spring torques
-(:func:`pccbullet.sim.chain.rigid.spring_torques`) and sends them, in one call of ~7 us plus the torque
+(:func:`pccbullet.sim.chain.solve.spring_torques`) and sends them, in one call of ~7 us plus the torque
 kernel.
 
 The physics-client handle behind a ``physicsClientId`` lives in the extension's static array
@@ -39,7 +39,7 @@ from numba.core.extending import intrinsic
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.symbols import enabled, extension_object
-from pccbullet.sim.chain.rigid import spring_torques
+from pccbullet.sim.chain.solve import spring_torques
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ def limb_step(  # type: ignore[no-untyped-def]
 ):  # fmt: skip
     """One controller step of a compliant limb: read ``q``, ``qd``; :func:`spring_torques`; send ``tau``.
 
-    The arguments after ``out`` are those of :func:`pccbullet.sim.chain.rigid.spring_torques`. Returns a code.
+    The arguments after ``out`` are those of :func:`pccbullet.sim.chain.solve.spring_torques`. Returns a code.
     """
     code = read_joint_state(fns, slot, client, body, qidx, uidx, out, q, qd)
     if code != OK:

@@ -5,14 +5,16 @@ Python costs 20-40 us (argument lists, result tuples), and the dynamic mode need
 step for every limb. This module reads the limb's URDF (the same file PyBullet loaded) into flat arrays
 and evaluates, in ``numba`` kernels:
 
-* :func:`bias_and_fluid`: recursive Newton-Euler with ``qdd = 0``: the Coriolis, centrifugal and gravity
-  torques ``h(q, qd)`` (what ``calculateInverseDynamics`` returns), and in the same backward pass the
-  generalized forces ``J^T f`` of the fluid on every link: buoyancy ``-rho_w / rho m g`` at the centre
-  of mass and Morison drag on the slices;
-* :func:`mass_matrix`: the joint-space inertia ``M(q)`` by the composite-rigid-body algorithm;
-* :func:`spring_torques`: one step of the implicit spring-damper of :mod:`pccbullet.sim.dynamics`, its linear
-  system ``(M + dt C + dt^2 K) qdd = b`` solved by the articulated-body algorithm with the diagonal
-  terms as joint armature (:func:`implicit_solve`): exact ``M`` every step, O(n), nothing to refresh.
+* :func:`~pccbullet.sim.chain.kernels.bias_and_fluid`: recursive Newton-Euler with ``qdd = 0``: the
+  Coriolis, centrifugal and gravity torques ``h(q, qd)`` (what ``calculateInverseDynamics`` returns), and
+  in the same backward pass the generalized forces ``J^T f`` of the fluid on every link: buoyancy
+  ``-rho_w / rho m g`` at the centre of mass and Morison drag on the slices;
+* :func:`~pccbullet.sim.chain.kernels.mass_matrix`: the joint-space inertia ``M(q)`` by the
+  composite-rigid-body algorithm;
+* :func:`~pccbullet.sim.chain.solve.spring_torques`: one step of the implicit spring-damper of
+  :mod:`pccbullet.sim.dynamics`, its linear system ``(M + dt C + dt^2 K) qdd = b`` solved by the
+  articulated-body algorithm with the diagonal terms as joint armature
+  (:func:`~pccbullet.sim.chain.solve.implicit_solve`): exact ``M`` every step, O(n), nothing to refresh.
 
 Everything is expressed in the limb's base frame (fixed), with gravity given in base axes; link
 frames are URDF link frames (joint frame = child link frame), each link's inertia is about its centre
@@ -20,7 +22,7 @@ of mass. Joint types: fixed, revolute, prismatic (what the PCC chains use).
 
 Where things live: this module reads the URDF (:class:`ChainModel`); the kernels are in
 :mod:`pccbullet.sim.chain.kernels` (kinematics, bias and fluid forces, mass matrix) and
-:mod:`pccbullet.sim.chain.solve` (implicit spring-damper step, articulated-body solve), re-exported here.
+:mod:`pccbullet.sim.chain.solve` (implicit spring-damper step, articulated-body solve).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from pathlib import Path
 import numpy as np
 
 from pccbullet.sim.chain.kernels import _kinematics, bias_and_fluid, mass_matrix
-from pccbullet.sim.chain.solve import implicit_solve, spring_torques
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.types import FloatArray
 
@@ -58,10 +59,6 @@ __all__ = [
     "MASS_COLUMN",
     "N_PARAMS",
     "ChainModel",
-    "bias_and_fluid",
-    "implicit_solve",
-    "mass_matrix",
-    "spring_torques",
 ]
 
 

@@ -59,7 +59,8 @@ def load_columns(path: str | Path) -> dict[str, FloatArray]:
 
 def segment_tips(columns: Columns, limb: str) -> FloatArray:
     """Segment-tip positions of ``limb``: ``(T, S, 3) float`` (m) from the ``{limb}_s{i}_{x,y,z}_m``
-    columns (or the unit-less ``{limb}_s{i}_{x,y,z}`` of runs written before the units were added)."""
+    columns, or the unit-less ``{limb}_s{i}_{x,y,z}`` columns of a reference table such as
+    ``tests/data/grasper_reach_reference.csv``."""
     tips = []
     unit = "_m" if f"{limb}_s1_x_m" in columns else ""
     i = 1

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 import numpy as np
 from tqdm import tqdm
 
-from pccbullet.sim import bullet_internals
+from pccbullet.sim.bullet_internals import symbols
 from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, save_csv, save_npz, write_json
 from pccbullet.sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
 from pccbullet.sim.world import World
@@ -238,7 +238,7 @@ def run_experiment(
             "broadphase_margin_m": world.broadphase_margin,
             "contact_breaking_threshold_m": world.contact_breaking_threshold,
             "bullet_globals_held": sorted(world.bullet_globals.values),
-            "bullet_internals": bullet_internals.enabled(),
+            "bullet_internals": symbols.enabled(),
             "joint_io": {
                 name: ("c_api" if limb.direct_io else "python") for name, limb in robot.compliant.items()
             },

@@ -23,7 +23,6 @@ import numpy as np
 import trimesh
 
 from pccbullet.sim.export.formats import write_series
-from pccbullet.sim.export.register import register_export  # noqa: F401  (the subcommand, for callers)
 from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
 from pccbullet.sim.export.skin import skin_mesh
 from pccbullet.urdf_gen.catalog import robot_kind

@@ -2,6 +2,8 @@
 
 :func:`write_series` writes ``{stem}_{i:04d}.{ext}`` per frame; for ``vtk`` it also writes ``{stem}.pvd``,
 a ParaView collection that maps each frame file to its time (s). :func:`load_mesh` reads any of them back.
+trimesh and pyvista are imported when a mesh is read or written, so that the command line can list
+:data:`FORMATS` without them.
 """
 
 from __future__ import annotations
@@ -9,15 +11,17 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
-import trimesh
 
-from pccbullet.sim.export.register import FORMATS  # noqa: E402  (one list of format names)
 from pccbullet.urdf_gen.errors import ConfigurationError
 
-SUFFIX = {"stl": ".stl", "obj": ".obj", "ply": ".ply", "glb": ".glb", "vtk": ".vtp"}
+if TYPE_CHECKING:
+    import trimesh
+
+SUFFIX = {"stl": ".stl", "obj": ".obj", "ply": ".ply", "glb": ".glb", "vtk": ".vtp"}  # format -> file suffix
+FORMATS = tuple(SUFFIX)  # the mesh formats, as the ``export`` command's --format takes them
 
 
 def to_polydata(mesh: trimesh.Trimesh):  # -> pyvista.PolyData (imported lazily)
@@ -46,6 +50,8 @@ def write_mesh(mesh: trimesh.Trimesh, path: str | Path) -> Path:
 
 def load_mesh(path: str | Path) -> trimesh.Trimesh:
     """Read a mesh written by :func:`write_mesh` back as one ``trimesh.Trimesh``."""
+    import trimesh
+
     path = Path(path)
     if path.suffix.lower() == ".vtp":
         import pyvista as pv

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from importlib import import_module
 from typing import Any
 
+from pccbullet.sim.export.formats import FORMATS
 from pccbullet.urdf_gen.cli_args import integer, out_dir
-
-FORMATS = ("stl", "obj", "ply", "glb", "vtk")  # mesh formats (pccbullet.sim.export.formats writes them)
 
 
 def _export_command(args: argparse.Namespace) -> int:
     """Run ``pccbullet export`` (:func:`pccbullet.sim.export.cli.export_command`, imported when used)."""
-    return int(import_module("pccbullet.sim.export.cli").export_command(args))
+    from pccbullet.sim.export.cli import export_command
+
+    return export_command(args)
 
 
 def register_export(subparsers: Any) -> argparse.ArgumentParser:

@@ -22,7 +22,7 @@ from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 
 if TYPE_CHECKING:
-    from pccbullet.sim.world import Robot
+    from pccbullet.sim.robot import Robot
 
 
 def slice_dimensions(limb: LimbSpec) -> list[tuple[float, float, float]]:

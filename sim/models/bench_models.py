@@ -6,9 +6,10 @@ import time
 
 import numpy as np
 
+from pccbullet.sim.medium import SEAWATER
 from pccbullet.sim.models.newton_euler.batch import MultiLimbModel
 from pccbullet.sim.models.newton_euler.integrators import step
-from pccbullet.sim.models.newton_euler.model import SEAWATER, LimbModel
+from pccbullet.sim.models.newton_euler.model import LimbModel
 
 
 def bench_newton_euler(

@@ -263,7 +263,7 @@ class HydraulicDrive:
 STEP_TORQUE = 1.5  # N m
 
 
-def seed000_torques(profile: str, t: float) -> FloatArray:
+def motor_torque_profile(profile: str, t: float) -> FloatArray:
     """Motor torques ``(6,)`` (N m) of actuators 1..6 at time ``t`` (s) for a seed 000 sec. 3.2 profile.
 
     ``"step_uni"``: 1.5 N m steps on actuators 5, 6 at 2 s and 1 at 6 s (both sections bend the same way);
@@ -285,13 +285,13 @@ def seed000_torques(profile: str, t: float) -> FloatArray:
     return T
 
 
-def run_seed000(
+def simulate_hydraulic_arm(
     profile: str, duration: float = 10.0, dt: float = 1e-3, pieces: int = 5, record_every: int = 10
 ):
     """Simulate the seed 000 arm (``hydraulic_arm.toml``) with its hydraulic drives at a fixed step.
 
     Args:
-        profile: see :func:`seed000_torques`. duration, dt: simulated time and fixed step (s).
+        profile: see :func:`motor_torque_profile`. duration, dt: simulated time and fixed step (s).
         pieces: pieces per section. record_every: record every this many steps.
 
     Returns:
@@ -320,7 +320,7 @@ def run_seed000(
     to_section[model.segment, np.arange(model.n)] = model.l0
     for k in range(steps + 1):
         t = k * dt
-        T = seed000_torques(profile, t)
+        T = motor_torque_profile(profile, t)
         if k % record_every == 0:
             rec["t"].append(t)
             rec["torque"].append(T)

@@ -17,7 +17,7 @@ from pccbullet.sim.loop import VISUAL_RATE
 from pccbullet.teleop.demo.render import SpotlitRenderer
 
 if TYPE_CHECKING:
-    from pccbullet.sim.world import Robot
+    from pccbullet.sim.robot import Robot
     from pccbullet.teleop.demo.run import TipLog
     from pccbullet.teleop.mmt.session import MmtSession
 

@@ -17,8 +17,8 @@ Cholesky solve per limb.
 
 Where things live: the limbs' constant arrays in :mod:`pccbullet.sim.models.newton_euler.params`, the numpy
 piece kinematics in :mod:`pccbullet.sim.models.newton_euler.piece_kinematics`, one dynamics evaluation
-(:func:`ne_dynamics`) in
-:mod:`pccbullet.sim.models.newton_euler.batch_dynamics`; their public names are re-exported here.
+(:func:`~pccbullet.sim.models.newton_euler.batch_dynamics.ne_dynamics`) in
+:mod:`pccbullet.sim.models.newton_euler.batch_dynamics`.
 """
 
 from __future__ import annotations
@@ -31,26 +31,9 @@ import numpy as np
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.batch_dynamics import ne_dynamics, solve_spd_lower
 from pccbullet.sim.models.newton_euler.model import LimbModel
-from pccbullet.sim.models.newton_euler.params import BACKENDS, NEParams, check_backend, kernel_loads
-from pccbullet.sim.models.newton_euler.piece_kinematics import (
-    bend_functions,
-    piece_kinematics,
-    prefix_rotations,
-)
+from pccbullet.sim.models.newton_euler.params import NEParams, check_backend, kernel_loads
 from pccbullet.sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
 from pccbullet.urdf_gen.types import FloatArray
-
-__all__ = [
-    "BACKENDS",
-    "MultiLimbModel",
-    "NEParams",
-    "bend_functions",
-    "check_backend",
-    "ne_dynamics",
-    "piece_kinematics",
-    "prefix_rotations",
-    "solve_spd_lower",
-]
 
 
 class MultiLimbModel(StrainModel):

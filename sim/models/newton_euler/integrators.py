@@ -1,5 +1,6 @@
 """Time integration of :class:`~pccbullet.sim.models.newton_euler.model.LimbModel`: a fixed-step scheme for
-the 1 kHz loop and a reference path through :func:`scipy.integrate.solve_ivp`.
+the 1 kHz loop and a reference path through :func:`scipy.integrate.solve_ivp`. Equilibria without time:
+:func:`pccbullet.sim.models.newton_euler.statics.static_equilibrium`.
 
 Fixed step (linearly implicit theta-method). The stiff, linear elastic and damping terms are taken at
 ``q_theta = q + theta dt qd_new``-weighted points, everything else (M(q), gravity, drag, Coriolis)
@@ -14,8 +15,7 @@ stiffness and free of numerical damping (energy is conserved up to the explicit 
 ``theta = 1`` adds strong numerical damping of the fastest modes. One linear solve per step.
 
 :func:`step` is :meth:`pccbullet.sim.models.strain_model.StrainModel.step` (``step(model, q, qd, dt, ...)``):
-a
-:class:`~pccbullet.sim.models.newton_euler.model.LimbModel` or
+a :class:`~pccbullet.sim.models.newton_euler.model.LimbModel` or
 :class:`~pccbullet.sim.models.newton_euler.batch.MultiLimbModel` step is one call of the compiled
 :func:`pccbullet.sim.models.newton_euler.kernels.step_kernel` (the linear solve by the articulated-body
 recursion, exact); a subclass with forces of its own (e.g.
@@ -29,7 +29,6 @@ from collections.abc import Callable
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from pccbullet.sim.models.newton_euler import statics as ne_statics
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.strain_model import StrainModel
 from pccbullet.urdf_gen.errors import ConfigurationError
@@ -88,23 +87,3 @@ def simulate_ivp(
 
     y0 = np.concatenate([np.asarray(q0, dtype=float), np.asarray(qd0, dtype=float)])
     return solve_ivp(rhs, t_span, y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol)
-
-
-def static_equilibrium(
-    model: LimbModel,
-    tau: FloatArray | None = None,
-    q0: FloatArray | None = None,
-    *,
-    load_steps: int = 4,
-    tip_force: FloatArray | None = None,
-) -> FloatArray:
-    """Solve ``Q(q, 0) + tau - K q = 0`` for ``q`` ``(4n,)`` with load continuation (Powell hybrid method).
-
-    Gravity, buoyancy, tip force and ``tau`` are scaled together from 1/load_steps to 1. Kept for its
-    defaults (4 load steps, a start ``q0``); it is
-    :func:`pccbullet.sim.models.newton_euler.statics.static_equilibrium` with the residual divided by the
-    stiffness, which also raises :class:`ConfigurationError` if no equilibrium is found.
-    """
-    return ne_statics.static_equilibrium(
-        model, tau, tip_force=tip_force, load_steps=load_steps, q0=q0, normalized=True
-    )

@@ -1,34 +1,35 @@
 """Compiled (numba) kernels of the Newton–Euler soft-limb model: dynamics and the integrator step.
 
-What is compiled and why. At the sizes of the 1 kHz loop (all four URSULA limbs, 10–40 pieces per limb)
-the numpy evaluation of :func:`pccbullet.sim.models.newton_euler.batch.ne_dynamics` is bound by the cost of
-its ~100 small array operations and by forming and factorizing dense mass matrices, not by arithmetic. These
-kernels evaluate the same equations with scalar loops over limbs and pieces in ``@numba.njit(cache=True)``
-functions (no ``parallel``: the two cores are shared with PyBullet), one call per dynamics evaluation
-or per integrator step:
+What is compiled and why. At the sizes of the 1 kHz loop (all four URSULA limbs, 10–40 pieces per limb) the
+numpy evaluation of :func:`pccbullet.sim.models.newton_euler.batch_dynamics.ne_dynamics` is bound by the cost
+of its ~100 small array operations and by forming and factorizing dense mass matrices, not by arithmetic.
+These kernels evaluate the same equations with scalar loops over limbs and pieces in
+``@numba.njit(cache=True)`` functions (no ``parallel``: the two cores are shared with PyBullet), one call per
+dynamics evaluation or per integrator step:
 
 * :func:`dynamics_kernel`: mass matrices and non-elastic generalized forces ``Q`` of ``L`` limbs
-  (:func:`~pccbullet.sim.models.newton_euler.batch.ne_dynamics`,
+  (:func:`~pccbullet.sim.models.newton_euler.batch_dynamics.ne_dynamics`,
   :meth:`~pccbullet.sim.models.newton_euler.batch.MultiLimbModel.dynamics`);
 * :func:`step_kernel`: one step of :func:`pccbullet.sim.models.newton_euler.integrators.step` (midpoint
-dynamics, linearly
-  implicit elastic and damping terms, linear solve, state update); with ``dt = 0`` it returns the
-  explicit accelerations of :meth:`~pccbullet.sim.models.newton_euler.batch.MultiLimbModel.acceleration`.
+  dynamics, linearly implicit elastic and damping terms, linear solve, state update); with ``dt = 0`` it
+  returns the explicit accelerations of
+  :meth:`~pccbullet.sim.models.newton_euler.batch.MultiLimbModel.acceleration`.
 
-Formulation (identical to :func:`pccbullet.sim.models.newton_euler.batch.ne_dynamics`, which stays the numpy
+Formulation (identical to :func:`pccbullet.sim.models.newton_euler.batch_dynamics.ne_dynamics`, the numpy
 reference). Per piece: the local tip rotation ``R`` and the 13 local columns ``[Jp (4) | Jw (4) | d/dt(Jp) v |
-d/dt(Jw) v | Jp v | p | Jw v]`` from the bend functions (:func:`bend_functions`, Taylor series below
-:data:`SERIES_BELOW`) with the analytic bias terms of
-:func:`pccbullet.sim.models.newton_euler.batch.piece_kinematics`. Forward (base to tip): world rotations by
-successive products, node positions ``o``, angular velocities ``w``, angular and linear accelerations at zero
-strain acceleration; node wrenches (net gravity, inertia, Morison drag on the normal velocity, tip loads) as
-(moment about the base origin; force). Backward (tip to base): summed wrenches projected on each piece's
-motion subspace ``S = [Ww; Wp + o x Ww]`` give ``Q``. With node spatial inertias about the base origin (second
-moment ``Iw + m (|o|^2 I - o o^T)``, first moment ``m o``, mass ``m``), :func:`dynamics_kernel` forms
-``M[I, J] = S_I^T Ic_J S_J`` from the composite inertias ``Ic_J`` (composite-rigid-body algorithm),
-while :func:`step_kernel` never forms ``M``: it solves ``(M + c1 D + c2 K) a = rhs`` by the
-articulated-body recursion (:func:`_articulated_solve`), ``O(n)`` per limb instead of the ``O(n^3)``
-Cholesky factorization, with the same solution up to rounding.
+d/dt(Jw) v | Jp v | p | Jw v]`` from the bend functions
+(:func:`~pccbullet.sim.models.newton_euler.piece_kernels.bend_functions`, Taylor series below
+:data:`~pccbullet.sim.models.newton_euler.piece_kernels.SERIES_BELOW`) with the analytic bias terms of
+:func:`pccbullet.sim.models.newton_euler.piece_kinematics.piece_kinematics`. Forward (base to tip): world
+rotations by successive products, node positions ``o``, angular velocities ``w``, angular and linear
+accelerations at zero strain acceleration; node wrenches (net gravity, inertia, Morison drag on the normal
+velocity, tip loads) as (moment about the base origin; force). Backward (tip to base): summed wrenches
+projected on each piece's motion subspace ``S = [Ww; Wp + o x Ww]`` give ``Q``. With node spatial inertias
+about the base origin (second moment ``Iw + m (|o|^2 I - o o^T)``, first moment ``m o``, mass ``m``),
+:func:`dynamics_kernel` forms ``M[I, J] = S_I^T Ic_J S_J`` from the composite inertias ``Ic_J``
+(composite-rigid-body algorithm), while :func:`step_kernel` never forms ``M``: it solves
+``(M + c1 D + c2 K) a = rhs`` by the articulated-body recursion (:func:`_articulated_solve`), ``O(n)`` per
+limb instead of the ``O(n^3)`` Cholesky factorization, with the same solution up to rounding.
 
 Data layout shared by the kernels: the pieces of all limbs are rows of ``pieces`` ``(P, 7)``
 ``[l0, net mass (mass - rho V), inertial mass (incl. added mass), Ix, Iy, Iz, drag factor
@@ -54,24 +55,12 @@ import numba
 import numpy as np
 
 from pccbullet.sim.models.newton_euler.articulated import _articulated_solve
-from pccbullet.sim.models.newton_euler.piece_kernels import (
-    SERIES_BELOW,
-    SERIES_TERMS,
-    _cross,
-    bend_functions,
-    piece_local,
-    series_matrix,
-)
+from pccbullet.sim.models.newton_euler.piece_kernels import _cross, piece_local
 from pccbullet.urdf_gen.types import FloatArray
 
 __all__ = [
     "PIECE_COLUMNS",
-    "SERIES_BELOW",
-    "SERIES_TERMS",
-    "bend_functions",
     "dynamics_kernel",
-    "piece_local",
-    "series_matrix",
     "step_kernel",
 ]
 

@@ -20,8 +20,8 @@ piece transform [H^{i-1}_i] and the curvature convention). The limb state is ``q
   isotropically to the node's translational inertia) and Morison quadratic drag on the velocity normal
   to the backbone, ``f = -1/2 rho_w C_d (2 r l) |v_n| v_n`` with ``C_d = 1.2`` (circular cylinder,
   subcritical Reynolds number). Axial skin friction is neglected. The fluid is a
-  :class:`pccbullet.sim.medium.Medium` (the record the PyBullet world reads too; ``Medium``, ``VACUUM``,
-  ``AIR``, ``WATER``, ``SEAWATER`` are re-exported here); ``C_d`` is its ``drag_normal``.
+  :class:`pccbullet.sim.medium.Medium` (the record the PyBullet world reads too); ``C_d`` is its
+  ``drag_normal``.
 * External tip load [f_load, M_load]: force and moment at the last node, limb-base frame.
 * Actuation [tau(p)]: generalized forces from :mod:`pccbullet.sim.models.actuators`.
 
@@ -44,16 +44,7 @@ from typing import cast
 
 import numpy as np
 
-from pccbullet.sim.medium import AIR, Medium, medium
-from pccbullet.sim.medium import (
-    CYLINDER_ADDED_MASS_COEFFICIENT as CYLINDER_ADDED_MASS_COEFFICIENT,  # re-exported
-)
-from pccbullet.sim.medium import CYLINDER_DRAG_COEFFICIENT as CYLINDER_DRAG_COEFFICIENT
-from pccbullet.sim.medium import FRESH_WATER_DENSITY as FRESH_WATER_DENSITY
-from pccbullet.sim.medium import SEAWATER as SEAWATER
-from pccbullet.sim.medium import SEAWATER_DENSITY as SEAWATER_DENSITY
-from pccbullet.sim.medium import VACUUM as VACUUM
-from pccbullet.sim.medium import WATER as WATER
+from pccbullet.sim.medium import AIR, Medium
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.batch_dynamics import ne_dynamics, solve_spd_lower
 from pccbullet.sim.models.newton_euler.kinematics import (
@@ -73,12 +64,6 @@ from pccbullet.urdf_gen.types import FloatArray
 G_EARTH = 9.81  # m/s^2
 
 
-def medium_named(name: str) -> Medium:
-    """Deprecated alias of :func:`pccbullet.sim.medium.medium`: the medium of a world medium name (one record
-    for the world and the model since both read :class:`pccbullet.sim.medium.Medium`)."""
-    return medium(name)
-
-
 def gravity_in_limb_base(
     limb: LimbSpec, g_head: tuple[float, float, float] = (0.0, 0.0, -G_EARTH)
 ) -> FloatArray:
@@ -93,7 +78,8 @@ class LimbModel(StrainModel):
         limb: the limb spec (segments, frustum radii, material, payload).
         pieces_per_segment: n, pieces of each segment (>= 1).
         gravity: gravity in the limb base frame ``(3,)`` (m/s^2); default from the limb mount, head z up.
-        medium: :data:`VACUUM`, :data:`AIR`, :data:`SEAWATER` or a custom :class:`Medium`.
+        medium: :data:`~pccbullet.sim.medium.VACUUM`, :data:`~pccbullet.sim.medium.AIR`,
+            :data:`~pccbullet.sim.medium.SEAWATER` or a custom :class:`~pccbullet.sim.medium.Medium`.
         damping_ratio: overrides the material's damping ratio (-); 0 disables material damping.
 
     Attributes:
@@ -193,7 +179,7 @@ class LimbModel(StrainModel):
 
     # ------------------------------------------------------------------ dynamics
     def batch_params(self) -> NEParams:
-        """The model's node arrays as a one-limb :class:`~pccbullet.sim.models.newton_euler.batch.NEParams`.
+        """The model's node arrays as a one-limb :class:`~pccbullet.sim.models.newton_euler.params.NEParams`.
 
         Cached; rebuilt whenever one of ``l0, mass, volume, inertial_mass, inertia_body, drag_area,
         medium`` is rebound to a new object (arrays are not expected to be modified in place).
@@ -227,9 +213,9 @@ class LimbModel(StrainModel):
         return prm
 
     def _dynamics(self, q: Vec, qd: Vec, loads: Loads, with_mass: bool) -> tuple[FloatArray | None, Vec]:
-        """:meth:`dynamics` by the fused kernel :func:`pccbullet.sim.models.newton_euler.batch.ne_dynamics`
-        (exact, analytic bias terms); :func:`reference_dynamics` is the original step-by-step implementation
-        of the same equations."""
+        """:meth:`dynamics` by the fused kernel
+        :func:`pccbullet.sim.models.newton_euler.batch_dynamics.ne_dynamics` (exact, analytic bias terms);
+        :func:`reference_dynamics` is a step-by-step implementation of the same equations, the reference."""
         n = self.n
         tip_force, tip_moment = loads
         M, Q = ne_dynamics(
@@ -300,10 +286,10 @@ def reference_dynamics(
     with_mass: bool = True,
     bias: str = "fd",
 ) -> tuple[FloatArray | None, FloatArray]:
-    """Reference (original, unfused) evaluation of :meth:`LimbModel.dynamics`, kept for verification.
+    """Reference (unfused, step-by-step) evaluation of :meth:`LimbModel.dynamics`, for verification.
 
     ``bias="fd"``: velocity-product terms from central differences (:func:`ne_kinematics.piece_terms`,
-    the original path, ~1e-8 relative truncation error); ``"analytic"``: from
+    ~1e-8 relative truncation error); ``"analytic"``: from
     :func:`ne_kinematics.piece_terms_analytic` (what :meth:`LimbModel.dynamics` uses).
 
     Args:

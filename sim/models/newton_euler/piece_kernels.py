@@ -56,8 +56,8 @@ def bend_functions(th2: float) -> tuple[float, float, float, float, float, float
     """A, B, C, A'/th, B'/th, C'/th, (A'/th)'/th, (B'/th)'/th of the squared bend angle ``th2``.
 
     ``A = (1 - cos th)/th^2``, ``B = sin th / th``, ``C = (th - sin th)/th^3`` (scalar twin of
-    :func:`pccbullet.sim.models.newton_euler.batch.bend_functions`: series below :data:`SERIES_BELOW`, closed
-    form above).
+    :func:`pccbullet.sim.models.newton_euler.piece_kinematics.bend_functions`: series below
+    :data:`SERIES_BELOW`, closed form above).
     """
     if th2 < _SERIES_BELOW2:
         return (
@@ -114,7 +114,7 @@ def _put(
 def piece_local(l0: float, q: FloatArray, v: FloatArray, o: int, R: FloatArray, X: FloatArray) -> None:
     """Local rotation ``R`` ``(3, 3)`` and columns ``X`` ``(13, 3)`` of the piece with strains
     ``q[o:o + 4]`` and rates ``v[o:o + 4]`` (column ``k`` of
-    :func:`pccbullet.sim.models.newton_euler.batch.piece_kinematics`' ``X`` is row ``k`` here)."""
+    :func:`pccbullet.sim.models.newton_euler.piece_kinematics.piece_kinematics`' ``X`` is row ``k`` here)."""
     e, ux, uy, w = l0 * v[o], l0 * v[o + 1], l0 * v[o + 2], l0 * v[o + 3]
     rx, ry = l0 * q[o + 1], l0 * q[o + 2]
     arc = l0 * q[o] + l0

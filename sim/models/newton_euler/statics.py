@@ -152,9 +152,8 @@ def static_equilibrium(
             ``q`` is then the strain state of the sheared equilibrium, and its positions are
             ``TimoshenkoShear(model, tip_force).node_positions(q)``.
         q0: starting state ``(4n,)`` of the first increment (default: straight).
-        normalized: give the root finder the residual divided by the stiffness ``K`` (strain units),
-            as :func:`pccbullet.sim.models.newton_euler.integrators.static_equilibrium` does; the acceptance
-            test is the same.
+        normalized: give the root finder the residual divided by the stiffness ``K`` (strain units); the
+            acceptance test is the same.
 
     Raises:
         ConfigurationError: ``load_steps < 1`` or the root finder fails at some increment.

@@ -40,10 +40,8 @@ from pccbullet.urdf_gen.types import FloatArray
 
 __all__ = [
     "RollingSnakeResult",
-    "RollingSnakeSpec",
     "bench_rolling_snake",
     "gravity_vector",
-    "load_rolling_snake",
     "snake_forward_kinematics",
     "solve_rolling_snake",
     "solve_rolling_snake_no_gravity",

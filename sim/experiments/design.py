@@ -1,0 +1,162 @@
+"""Sweep designs: a sweep file (TOML) read into the list of its runs, a grid or a seeded random design.
+
+Sweep file::
+
+    experiment = "camera_sweep.toml"     # relative to the sweep file
+    design = "grid"                      # grid (Cartesian product) | random
+    seed = 0                             # run i gets seed + i; the random design draws from it
+    samples = 4                          # random design only
+
+    [[parameters]]
+    path = "inputs.bend.end"             # dotted path into the experiment TOML ([i] for array items)
+    values = [30, 60, 90]                # grid values, or random choices
+    [[parameters]]
+    path = "duration_s"
+    low = 0.2                            # random design only: uniform in [low, high]
+    high = 0.4
+
+Each run is a :class:`RunTask`: the experiment table with the run's overrides applied, its folder, its seed
+and the fingerprint of its resolved spec (:func:`~pccbullet.sim.experiments.runner.spec_fingerprint`), by
+which a rerun of the sweep knows a finished run (:mod:`pccbullet.sim.experiments.sweep`).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pccbullet.sim.experiments.runner import spec_fingerprint
+from pccbullet.sim.experiments.spec import experiment_from_table, resolve_experiment_path
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
+from pccbullet.urdf_gen.toml_fields import Fields, read_toml
+
+MAX_RUNS = 100_000  # runs of one sweep (a grid's product of value counts, or a random design's samples)
+_INDEX = re.compile(r"^([^\[\]]+)((?:\[[0-9]{1,18}\])*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class RunTask:
+    """One run of a sweep: the resolved experiment table, where to write (absolute), its seed and the
+    fingerprint of its resolved spec (:func:`~pccbullet.sim.experiments.runner.spec_fingerprint`)."""
+
+    index: int
+    run_dir: Path
+    table: dict[str, Any]
+    overrides: dict[str, Any]
+    source: str
+    base_dir: Path
+    seed: int
+    fingerprint: str = ""
+
+    @property
+    def run_id(self) -> str:
+        """``run_NNNN``."""
+        return self.run_dir.name
+
+
+def set_dotted(table: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``table[a][b][i]... = value`` for ``path = "a.b[i]..."``; intermediate tables must exist."""
+    node: Any = table
+    parts = path.split(".")
+    keys: list[str | int] = []
+    for part in parts:
+        m = _INDEX.match(part)
+        if m is None:
+            raise ConfigurationError(f"path {cap(path)} is invalid; allowed: dotted keys with optional [i]")
+        keys.append(m.group(1))
+        keys += [int(i) for i in re.findall(r"\[([0-9]{1,18})\]", m.group(2))]
+    for key in keys[:-1]:
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ConfigurationError(f"path {path!r}: {key!r} does not exist in the experiment") from exc
+    last = keys[-1]
+    if not isinstance(node, dict | list):  # e.g. "name.x": name holds a string
+        raise ConfigurationError(f"path {cap(path)}: {keys[-2]!r} holds a {type(node).__name__}, not a table")
+    if isinstance(node, list):
+        if not (isinstance(last, int) and last < len(node)):
+            raise ConfigurationError(f"path {path!r}: index {last!r} is out of range")
+        node[last] = value
+    else:
+        if not isinstance(last, str):
+            raise ConfigurationError(f"path {path!r}: {last!r} indexes a table")
+        node[last] = value
+
+
+def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
+    """Read a sweep file (or a bundled one by name) and list its runs (the experiment with each run's
+    overrides applied)."""
+    sweep_path = resolve_experiment_path(sweep_path)
+    f = Fields(read_toml(sweep_path), sweep_path)
+    exp_name = f.string("experiment")
+    try:
+        exp_path = (sweep_path.parent / exp_name).resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # an embedded NUL, a symlink loop
+        raise f.error("experiment", exp_name, "an experiment TOML path") from exc
+    base_table = read_toml(exp_path)
+    design = f.string("design", choices=("grid", "random"), default="grid")
+    seed = f.integer("seed", 0, 2**31 - 1, default=0)
+    samples = f.integer("samples", 1, 100_000, default=1) if design == "random" else 1
+    params: list[tuple[str, list[Any] | None, tuple[float, float] | None]] = []
+    for p in f.table_list("parameters"):
+        path = p.string("path")
+        if p.has("values"):
+            values = p.raw("values")
+            if not isinstance(values, list) or not values:
+                raise p.error("values", values, "a non-empty list")
+            params.append((path, values, None))
+        elif design == "random":
+            low = p.number("low")
+            params.append((path, None, (low, p.number("high", low))))
+        else:
+            raise p.error("values", None, "a list of values (grid design)")
+        p.finish()
+    f.finish()
+    runs = math.prod(len(q[1] or ()) for q in params) if design == "grid" else samples
+    if runs > MAX_RUNS:
+        raise f.error("parameters", f"{runs} runs", f"a sweep of at most {MAX_RUNS} runs (fewer values)")
+    if design == "grid":
+        combos = [
+            dict(zip([q[0] for q in params], c, strict=True))
+            for c in itertools.product(*[q[1] or [] for q in params])  # grid: every q[1] is a list
+        ]
+    else:
+        rng = np.random.default_rng(seed)
+        combos = []
+        for _ in range(samples):
+            combo = {}
+            for path, values, bounds in params:
+                if values is not None:
+                    combo[path] = values[int(rng.integers(len(values)))]
+                else:
+                    assert bounds is not None  # a parameter has values or bounds
+                    combo[path] = float(rng.uniform(*bounds))
+            combos.append(combo)
+    tasks = []
+    out = Path(out_dir).absolute()  # workers (Ray on other nodes) have other working directories
+    for i, combo in enumerate(combos):
+        table = copy.deepcopy(base_table)
+        for path, value in combo.items():
+            try:
+                set_dotted(table, path, value)
+            except ConfigurationError as exc:
+                raise SpecError(
+                    sweep_path, "parameters.path", path, f"a path in {exp_path.name} ({exc})"
+                ) from exc
+        tasks.append(RunTask(i, out / f"run_{i:04d}", table, combo, str(exp_path), exp_path.parent, seed + i))
+    for k, task in enumerate(tasks):
+        try:
+            spec = experiment_from_table(task.table, task.source, base_dir=task.base_dir)
+        except PccBulletError:
+            if k == 0:  # bad files fail before any work starts
+                raise
+            continue  # this run fails when it runs, with this error; no fingerprint
+        tasks[k] = replace(task, fingerprint=spec_fingerprint(spec, task.seed))
+    return tasks
