@@ -198,9 +198,9 @@ def test_a_sweep_removes_only_what_it_wrote(tmp_path: Path) -> None:
     assert res.completed == ("run_0001",)
     for run in ("run_0000", "run_0001"):
         assert (out / run / "notes.txt").read_text() == "the user's" and (out / run / "plots").is_dir()
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "guide" / "experiments.md").read_text()
     marker = json.loads((out / "run_0001" / DONE).read_text())
-    assert [k for k in marker if f"| `{k}` |" not in readme] == []  # every DONE key documented
+    assert [k for k in marker if f"| `{k}` |" not in guide] == []  # every DONE key documented
     names = sorted(p.name for p in (out / "run_0001").iterdir())
     assert names == [
         "DONE",

@@ -102,8 +102,8 @@ def test_a_sweep_on_a_ray_cluster_equals_the_pool_byte_for_byte(cluster: str, tm
     print(f"pool {t1 - t0:.1f} s, ray cluster {t2 - t1:.1f} s (driver process included) for 6 runs")  # noqa: T201
     assert code == 1 and out["completed"] == 4 and out["out"] == str(tmp_path / "ray_out")
     assert [f["run"] for f in out["failed"]] == ["run_0004", "run_0005"]
-    readme = (ROOT / "README.md").read_text()
-    assert [k for k in out if f"| `{k}` |" not in readme] == []  # every key of the summary documented
+    guide = (ROOT / "docs" / "guide" / "experiments.md").read_text()
+    assert [k for k in out if f"| `{k}` |" not in guide] == []  # every key of the summary documented
     assert "inputs.bend" in out["failed"][0]["error"]
     assert pool.completed == ("run_0000", "run_0001", "run_0002", "run_0003")
     # every file byte for byte: run.csv, run.npz, metadata.json, overrides.json, manifest.json, DONE,

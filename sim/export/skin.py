@@ -29,9 +29,11 @@ class Backbone:
     """Samples along a limb's backbone in the frame of ``T_world_base``.
 
     Attributes:
-        points: ``(n, 3) float`` (m). tangents: unit ``(n, 3) float``. normals: parallel-transported unit
-        normals ``(n, 3) float``. radii: skin radius ``(n,) float`` (m). s: arc length from the base
-        ``(n,) float`` (m).
+        points: ``(n, 3) float`` (m).
+        tangents: unit ``(n, 3) float``.
+        normals: parallel-transported unit normals ``(n, 3) float``.
+        radii: skin radius ``(n,) float`` (m).
+        s: arc length from the base ``(n,) float`` (m).
     """
 
     points: FloatArray

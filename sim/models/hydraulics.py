@@ -205,7 +205,8 @@ class HydraulicDrive:
             per :meth:`step`.
 
     Attributes:
-        x ``(count,)`` piston displacement (m); y ``(count, 3)`` = ``[x' (m/s), P_a (Pa), P_c (Pa)]``.
+        x: ``(count,)`` piston displacement (m).
+        y: ``(count, 3)`` = ``[x' (m/s), P_a (Pa), P_c (Pa)]``.
     """
 
     def __init__(self, params: HydraulicDriveParams, count: int, substeps: int = 4) -> None:

@@ -53,7 +53,14 @@ class MultiLimbModel(StrainModel):
             limb, the reference. Both evaluate the same equations; results agree to rounding.
 
     Attributes:
-        models, L, N (max pieces), dof, offsets ``(L + 1,)`` state offsets, K, D ``(dof,)``, backend.
+        models: the limb models.
+        L: number of limbs.
+        N: most pieces of any limb.
+        dof: total degrees of freedom.
+        offsets: ``(L + 1,)`` state offsets.
+        K: ``(dof,)`` stiffness.
+        D: ``(dof,)`` damping.
+        backend: ``"numba"`` or ``"numpy"``.
     """
 
     def __init__(self, models: Sequence, *, backend: str = "numba") -> None:

@@ -64,7 +64,7 @@ def ne_dynamics(
             is all a Cholesky solve needs (:func:`solve_spd_lower` on it). The ``"numba"`` backend always
             returns the full symmetric matrices.
         backend: ``"numba"``: the compiled kernel
-        :func:`pccbullet.sim.models.newton_euler.kernels.dynamics_kernel` (scalar
+            :func:`pccbullet.sim.models.newton_euler.kernels.dynamics_kernel` (scalar
             loops, same equations); ``"numpy"``: the vectorized numpy evaluation (the reference).
 
     Returns:
