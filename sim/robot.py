@@ -79,7 +79,7 @@ def limit_free_urdf(urdf: Path, folder: Path) -> Path:
     them: its springs are the physics and the spec's limits bound the targets. Yet all of them are
     sorted into islands on every step (with one joint motor per joint, which PyBullet also adds).
     In the copy every such joint gets ``lower = 1 > upper = -1``; mesh paths become absolute. A step then
-    costs less (figures: docs/performance.md).
+    costs less (figures: docs/measurements/performance.md).
     """
     tree = ET.parse(urdf)
     for joint in tree.getroot().iter("joint"):

@@ -102,8 +102,8 @@ def _yield_cpu() -> int | None:
     """Lower the viewer process's priority by ``VIEWER_NICE``; returns the new nice value (``None`` if
     refused). PyBullet's GUI threads spin and render without a frame limit (bullet3 issue #2945): with
     software OpenGL the viewer takes nearly two cores. At a lower priority the physics process keeps
-    closer to real time and the viewer drops frames instead (figures: docs/performance.md); confining the
-    viewer to one core leaves it unable to stop."""
+    closer to real time and the viewer drops frames instead (figures: docs/measurements/performance.md);
+    confining the viewer to one core leaves it unable to stop."""
     import os
 
     try:

@@ -102,8 +102,9 @@ class World:
         self.dt = dt
         self.time = 0.0
         pb.setTimeStep(dt, physicsClientId=self.client)
-        # Chosen for speed at unchanged contacts (figures: docs/performance.md): 20 solver iterations, no pair
-        # sorting, Bullet's 5 mm margin and contact threshold held only during this world's own calls.
+        # Chosen for speed at unchanged contacts (figures: docs/measurements/performance.md): 20 solver
+        # iterations, no pair sorting, Bullet's 5 mm margin and contact threshold held only during this
+        # world's own calls.
         self.bullet_globals = BulletGlobals(
             {BROADPHASE_SYMBOL: BROADPHASE_MARGIN, CONTACT_BREAKING_SYMBOL: CONTACT_BREAKING_THRESHOLD}
         )
