@@ -317,7 +317,7 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
 def _demo(args: argparse.Namespace) -> int:
     import os
 
-    from pccbullet.teleop.udp.bridge import load_key_file
+    from pccbullet.teleop.udp.keys import load_key_file
 
     if args.udp_key_file is not None:  # a bad key file fails before the worlds are built
         load_key_file(args.udp_key_file)

@@ -197,7 +197,7 @@ def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> N
     import time
 
     from pccbullet.teleop.demo.run import run_demo
-    from pccbullet.teleop.udp.bridge import UdpBridgeClient
+    from pccbullet.teleop.udp.client import UdpBridgeClient
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no default UDP key file: no HMAC

@@ -44,7 +44,8 @@ def test_udp_force_packets_are_non_zero_while_the_palpation_arm_presses_the_rock
     import threading
     import time
 
-    from pccbullet.teleop.udp.bridge import UdpBridge, UdpBridgeClient
+    from pccbullet.teleop.udp.bridge import UdpBridge
+    from pccbullet.teleop.udp.client import UdpBridgeClient
 
     bridge = UdpBridge()
     stop = threading.Event()

@@ -11,19 +11,10 @@ import pytest
 
 from pccbullet.teleop.haptics import HapticRenderer
 from pccbullet.teleop.mapping import OperatorMapping
-from pccbullet.teleop.udp.bridge import (
-    HEADER,
-    POSE_SIZE,
-    UdpBridge,
-    UdpBridgeClient,
-    decode,
-    default_key_file,
-    encode_force,
-    encode_pose,
-    load_key_file,
-    open_bridge,
-    resolve_key,
-)
+from pccbullet.teleop.udp.bridge import UdpBridge, open_bridge
+from pccbullet.teleop.udp.client import UdpBridgeClient
+from pccbullet.teleop.udp.keys import default_key_file, load_key_file, resolve_key
+from pccbullet.teleop.udp.packets import HEADER, POSE_SIZE, decode, encode_force, encode_pose
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.spec_loader import load_robot
 

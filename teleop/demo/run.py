@@ -95,7 +95,7 @@ def run_demo(
             starts it before importing this module, so a window says "loading" at once); ``None``:
             started here.
         udp_key_file: the bridge's HMAC key file; ``None``: the default one if it exists
-            (:func:`pccbullet.teleop.udp.bridge.resolve_key`), else no HMAC (logged).
+            (:func:`pccbullet.teleop.udp.keys.resolve_key`), else no HMAC (logged).
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
