@@ -26,7 +26,7 @@ import numpy as np
 from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
 from pccbullet.sim.export.register import register_export
-from pccbullet.teleop.devices import DEMO_DEVICES
+from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
 from pccbullet.urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pccbullet.teleop.devices import ScriptedDevice
+from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
 from pccbullet.teleop.predict import segment_ends
 

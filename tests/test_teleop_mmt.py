@@ -11,7 +11,7 @@ from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.channel import Bernoulli, acoustic_link
 from pccbullet.teleop.demo.run import scripted_operator
-from pccbullet.teleop.devices import ScriptedDevice
+from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.mmt.session import (
     CMD_HEADER,
     CONTACT_FORCE_N,

@@ -38,7 +38,9 @@ from pccbullet.teleop.demo.outputs import (  # noqa: F401  (re-exported: the dem
     scene_pose,
     show_scene,
 )
-from pccbullet.teleop.devices import DEMO_DEVICES, InputDevice, ScriptedDevice, open_device
+from pccbullet.teleop.devices.base import InputDevice
+from pccbullet.teleop.devices.registry import DEMO_DEVICES, open_device
+from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.mmt.session import MmtConfig, MmtSession, Slave, add_environment
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
