@@ -129,7 +129,8 @@ def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
     import numpy as np
 
     from pccbullet.sim.bullet import pb
-    from pccbullet.teleop.demo.run import _render, scene_pose, scripted_operator, show_scene
+    from pccbullet.teleop.demo.outputs import _render, scene_pose, show_scene
+    from pccbullet.teleop.demo.run import scripted_operator
     from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
 
     with MmtSession(MmtConfig(sections=3)) as s:
