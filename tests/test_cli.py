@@ -131,7 +131,8 @@ def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
     from pccbullet.sim.bullet import pb
     from pccbullet.teleop.demo.outputs import _render, scene_pose, show_scene
     from pccbullet.teleop.demo.run import scripted_operator
-    from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
+    from pccbullet.teleop.mmt.config import MmtConfig
+    from pccbullet.teleop.mmt.session import MmtSession
 
     with MmtSession(MmtConfig(sections=3)) as s:
         proj = pb.computeProjectionMatrixFOV(60, 4 / 3, 0.01, 5.0)

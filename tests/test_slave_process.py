@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from pccbullet.teleop.devices.scripted import ScriptedDevice
-from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
+from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.predict import segment_ends
 
 

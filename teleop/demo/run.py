@@ -1,7 +1,7 @@
 """The URSULA squid demo: model-mediated teleoperation of the soft squid, 1 kHz master, 50 Hz visuals.
 
 The master (:class:`~pccbullet.teleop.mmt.session.MmtSession`) is a local model of the robot at 1 kHz; the
-slave is the dynamic soft squid in seawater (:class:`~pccbullet.teleop.mmt.session.Slave`) behind a 1500 m
+slave is the dynamic soft squid in seawater (:class:`~pccbullet.teleop.slave.Slave`) behind a 1500 m
 acoustic link (about 1 s one way). Scripted (the headless default), everything runs in lockstep in simulated
 time; with any other device the loop is paced to the wall clock and the slave runs in its own process
 (:mod:`pccbullet.teleop.slave_process`). With a display (and without ``headless``) a PyBullet GUI runs in a
@@ -39,7 +39,9 @@ from pccbullet.teleop.demo.outputs import (
 from pccbullet.teleop.devices.base import InputDevice
 from pccbullet.teleop.devices.registry import DEMO_DEVICES, open_device
 from pccbullet.teleop.devices.scripted import ScriptedDevice
-from pccbullet.teleop.mmt.session import MmtConfig, MmtSession, Slave, add_environment
+from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.session import MmtSession
+from pccbullet.teleop.slave import Slave, add_environment
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 
@@ -269,7 +271,7 @@ def _run_gui(
     robot, cfg = session.robot, session.cfg
     shapes = (
         ViewerShape("seabed", "plane", (0.0, 0.0, cfg.seabed_z), rgba=(0.76, 0.7, 0.5, 1.0)),
-        ViewerShape("rock", "sphere", tuple(session.rock_model), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
+        ViewerShape("rock", "sphere", tuple(session.contact.rock), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
     )
     limbs = [limb.name for limb in robot.spec.limbs]
     device: InputDevice | None = None
@@ -288,7 +290,7 @@ def _run_gui(
         device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
 
     def on_visual(k: int, t: float) -> None:
-        viewer.publish({"rock": np.asarray(session.rock_model).tolist()})
+        viewer.publish({"rock": np.asarray(session.contact.rock).tolist()})
 
     try:
         # the loop sleeps through its waits: spinning them left the viewer process (nice +10) too little
