@@ -19,7 +19,7 @@ from pccbullet.sim.loop import VISUAL_RATE
 from pccbullet.teleop.demo.render import SpotlitRenderer
 
 if TYPE_CHECKING:
-    from pccbullet.sim.world import Robot
+    from pccbullet.sim.robot import Robot
     from pccbullet.teleop.mmt.session import MmtSession
 
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)

@@ -18,7 +18,7 @@ from pccbullet.sim.export.formats import to_polydata
 from pccbullet.sim.export.rigid import rigid_mesh
 
 if TYPE_CHECKING:
-    from pccbullet.sim.world import Robot
+    from pccbullet.sim.robot import Robot
 
 WATER_RGB = (0.02, 0.07, 0.11)  # background: dark sea water
 SAND_RGB = (0.76, 0.70, 0.50)

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
-from pccbullet.sim.world import PHYSICS_DT, Robot, World
+from pccbullet.sim.robot import Robot
+from pccbullet.sim.world import PHYSICS_DT, World
 from pccbullet.teleop.demo.outputs import (
     GIF_EVERY,
     ScenePose,
