@@ -245,8 +245,8 @@ class MmtSession:
             haptic_faults_latched=self.haptics.faults_latched,
             haptic_recoveries=self.haptic_recoveries,
         )
-        t = self.transport
-        return session_metrics(self.log, self.world.dt, t.command_delay(), t.down, t.up, values)
+        link = self.transport
+        return session_metrics(self.log, self.world.dt, link.command_delay(), link.down, link.up, values)
 
     def close(self) -> None:
         """Close both worlds."""
