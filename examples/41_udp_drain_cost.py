@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from pccbullet.teleop.udp.bridge import UdpBridge, UdpBridgeClient
+from pccbullet.teleop.udp.bridge import UdpBridge
+from pccbullet.teleop.udp.client import UdpBridgeClient
 
 KEY = b"drain-cost-benchmark-key-32bytes"
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
-from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
+from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.session import MmtSession
 
 
 def session_errors(predict: bool) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:

@@ -7,6 +7,10 @@ Subcommands:
     demo     the squid demo (GUI with a display, headless animation + summary without)
     run      run an experiment file; sweep: a parameter sweep; export: meshes, renders
     bench    speed table: robot x mode x N -> steps/s, real-time factor, p99 step time
+
+``demo`` and ``bench`` are handled here; the others are registered with their handlers by their own
+modules: ``robots``, ``urdf``, ``pose`` by :mod:`pccbullet.teleop.robot_commands`, ``run`` and ``sweep`` by
+:mod:`pccbullet.sim.experiments.cli`, ``export`` by :mod:`pccbullet.sim.export.register`.
 """
 
 from __future__ import annotations
@@ -21,21 +25,15 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
 from pccbullet.sim.export.register import register_export
-from pccbullet.teleop.devices import DEMO_DEVICES
-from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
-from pccbullet.urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
+from pccbullet.teleop.devices.registry import DEMO_DEVICES
+from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
+from pccbullet.urdf_gen.cli_args import OneLineParser, out_dir, port, real, udp_port_free
 from pccbullet.urdf_gen.errors import PccBulletError, clip
-from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
-from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
 
 log = logging.getLogger("pccbullet.cli")
-SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
 
 # Loggers of this project: -v sets them to INFO, -vv to DEBUG. Third-party loggers (matplotlib, trimesh,
@@ -60,43 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     register_sweep(sub)
     register_export(sub)
 
-    sub.add_parser("robots", help="list bundled robots and their kinds")
-
-    u = sub.add_parser("urdf", help="write URDFs (PCC robots: head + one per limb, meshes) of a robot")
-    u.add_argument("robot", help="bundled robot name (e.g. ursula) or path to a robot TOML")
-    u.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
-    u.add_argument(
-        "--sections", type=SECTIONS, default=None, help="sections per segment N (default: the file's)"
-    )
-    u.add_argument(
-        "--combined",
-        action="store_true",
-        help="also write ROBOT.urdf, the whole robot in one file (for ROS, Pinocchio, MuJoCo)",
-    )
-
-    q = sub.add_parser("pose", help="section joints and tip pose of a limb for a PCC configuration")
-    q.add_argument("robot", help="bundled robot name or path to a robot TOML")
-    q.add_argument("--limb", required=True, help="limb name, e.g. camera")
-    q.add_argument("--bend", required=True, type=real(), help="total arc angle of the segment (deg)")
-    q.add_argument(
-        "--plane", required=True, type=real(), help="bending-plane angle about the segment base z (deg)"
-    )
-    q.add_argument(
-        "--length",
-        type=real(0.0, 1e3, lo_open=True),
-        default=None,
-        help="arc length (m); default: the segment's rest length",
-    )
-    q.add_argument(
-        "--segment",
-        type=integer(1, 1000),
-        default=1,
-        help="segment to pose, 1-based; others stay straight (default 1)",
-    )
-    q.add_argument(
-        "--sections", type=SECTIONS, default=None, help="sections per segment N (default: the file's)"
-    )
-    q.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    register_robots(sub)
+    register_urdf(sub)
+    register_pose(sub)
 
     b = sub.add_parser("bench", help="physics steps/s, real-time factor, p99 step time; model step costs")
     b.add_argument("--robot", nargs="+", default=["ursula"], help="robots to bench (default: ursula)")
@@ -122,6 +86,8 @@ def _parser() -> argparse.ArgumentParser:
         help="bench the teleoperation demo in real time instead: master and slave (its own process) "
         "real-time factors and the master tick p99 (--seconds, default 14; first of --sections, default 10)",
     )
+
+    b.set_defaults(handler=_bench)
 
     d = sub.add_parser("demo", help="the URSULA squid demo")
     d.add_argument(
@@ -150,95 +116,8 @@ def _parser() -> argparse.ArgumentParser:
         help="HMAC key file of the UDP bridge (default: $PCCBULLET_UDP_KEY_FILE, else "
         "~/.config/pccbullet/udp.key when it exists, else no HMAC)",
     )
+    d.set_defaults(handler=_demo)
     return p
-
-
-def _pcc_only(robot: str, command: str) -> None:
-    kind = robot_kind(robot)
-    if kind != "pcc":
-        raise PccBulletError(
-            f"'{command}' takes a PCC robot; {robot!r} is a {kind} robot "
-            "(PCC robots: " + ", ".join(bundled_robots()) + ")"
-        )
-
-
-def _pose(args: argparse.Namespace) -> int:
-    _pcc_only(args.robot, "pose")
-    spec = load_robot(args.robot, sections=args.sections)
-    limb = spec.limb(args.limb)
-    if not 1 <= args.segment <= len(limb.segments):
-        raise PccBulletError(
-            f"--segment {args.segment} is invalid for limb '{limb.name}'; allowed: 1..{len(limb.segments)}"
-        )
-    configs = rest_configs(limb.segments)
-    seg = limb.segments[args.segment - 1]
-    length = seg.length if args.length is None else args.length
-    configs[args.segment - 1] = PccConfig(math.radians(args.bend), math.radians(args.plane), length)
-
-    from pccbullet.sim.world import World  # PyBullet is the check, not only the arithmetic
-
-    with World() as world:
-        robot = world.load_robot(spec)
-        q = robot.pcc_joints(limb.name, configs)
-        robot.set_joints(limb.name, q)
-        T_world_base = robot.T_world_limbbase(limb.name)
-        T_world_tip = robot.tip_pose(limb.name)
-    T_base_tip = limb_transform(configs)
-    T_head_tip = limb.T_head_base() @ T_base_tip
-    pybullet_error = float(np.linalg.norm((T_world_base @ T_base_tip)[:3, 3] - T_world_tip[:3, 3]))
-    names = naming.limb_joint_names(limb)
-    joints = [
-        {"name": n, "value": float(v), "unit": "m" if n.endswith("_chord") else "rad"}
-        for n, v in zip(names, limb_joints(configs, [s.sections for s in limb.segments]), strict=True)
-    ]
-    out = {
-        "robot": spec.name,
-        "limb": limb.name,
-        "segments": [
-            {
-                "bend_deg": math.degrees(c.bend),
-                "paper_theta_deg": math.degrees(paper_theta_from_bend(c.bend)),
-                "plane_deg": math.degrees(c.plane),
-                "length_m": c.length,
-                "sections": s.sections,
-            }
-            for c, s in zip(configs, limb.segments, strict=True)
-        ],
-        "joints": joints,
-        "tip_in_limb_base": {
-            "position_m": T_base_tip[:3, 3].tolist(),
-            "rotation": T_base_tip[:3, :3].tolist(),
-        },
-        "tip_in_head": {"position_m": T_head_tip[:3, 3].tolist(), "rotation": T_head_tip[:3, :3].tolist()},
-        "pybullet_tip_error_m": pybullet_error,
-    }
-    if args.json:
-        print(json.dumps(out, indent=2))
-        return 0
-    print(f"{spec.name} / {limb.name}: {len(joints)} joints")
-    for j in joints:
-        print(f"  {j['name']:<28} {j['value']: .9f} {j['unit']}")
-    p = T_base_tip[:3, 3]
-    print(f"tip in limb base frame (m): [{p[0]:.6f}, {p[1]:.6f}, {p[2]:.6f}]")
-    print(f"PyBullet tip vs PCC: {pybullet_error:.3e} m")
-    return 0
-
-
-def _urdf(args: argparse.Namespace) -> int:
-    urdfs = write_robot_urdf(args.robot, args.out, sections=args.sections, combined=args.combined)
-    meshes = sorted((urdfs[0].parent / "meshes").glob("*.stl"))
-    print(f"wrote {len(urdfs)} URDF files and {len(meshes)} meshes to {urdfs[0].parent}")
-    for path in urdfs:
-        print(f"  {path}")
-    return 0
-
-
-def _robots(args: argparse.Namespace) -> int:
-    robots = bundled()
-    width = max(len(r.name) for r in robots)
-    for r in robots:
-        print(f"{r.name:<{width}}  {r.kind}")
-    return 0
 
 
 class _OurFormatter(logging.Formatter):
@@ -317,7 +196,7 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
 def _demo(args: argparse.Namespace) -> int:
     import os
 
-    from pccbullet.teleop.udp.bridge import load_key_file
+    from pccbullet.teleop.udp.keys import load_key_file
 
     if args.udp_key_file is not None:  # a bad key file fails before the worlds are built
         load_key_file(args.udp_key_file)
@@ -391,11 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stack.enter_context(_verbosity(level))
             if args.command in COMPILING_COMMANDS:
                 stack.enter_context(_compile_notice())
-            handler = getattr(args, "handler", None)
-            if handler is not None:
-                return int(handler(args))
-            commands = {"robots": _robots, "pose": _pose, "urdf": _urdf, "demo": _demo, "bench": _bench}
-            return commands[args.command](args)
+            return int(args.handler(args))
     except PccBulletError as exc:
         print(f"pccbullet: error: {exc}", file=sys.stderr)
         return 2

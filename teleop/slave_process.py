@@ -1,6 +1,6 @@
 """The remote robot in its own process: the dynamic slave paced to the wall clock at 1 kHz.
 
-Real-time teleoperation runs the slave (:class:`pccbullet.teleop.mmt.session.Slave`, the soft squid in
+Real-time teleoperation runs the slave (:class:`pccbullet.teleop.slave.Slave`, the soft squid in
 seawater) as a separate process, as the remote robot it stands for: it has its own core, and the master's 1
 kHz haptic loop never waits for its physics. The acoustic link is still emulated on the master's side (the
 :class:`~pccbullet.teleop.channel.Channel` objects delay and drop the packets); a pipe carries them between

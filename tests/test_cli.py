@@ -129,8 +129,10 @@ def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
     import numpy as np
 
     from pccbullet.sim.bullet import pb
-    from pccbullet.teleop.demo.run import _render, scene_pose, scripted_operator, show_scene
-    from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
+    from pccbullet.teleop.demo.outputs import _render, scene_pose, show_scene
+    from pccbullet.teleop.demo.run import scripted_operator
+    from pccbullet.teleop.mmt.config import MmtConfig
+    from pccbullet.teleop.mmt.session import MmtSession
 
     with MmtSession(MmtConfig(sections=3)) as s:
         proj = pb.computeProjectionMatrixFOV(60, 4 / 3, 0.01, 5.0)
@@ -197,7 +199,7 @@ def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> N
     import time
 
     from pccbullet.teleop.demo.run import run_demo
-    from pccbullet.teleop.udp.bridge import UdpBridgeClient
+    from pccbullet.teleop.udp.client import UdpBridgeClient
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no default UDP key file: no HMAC

@@ -127,23 +127,23 @@ def test_not_utf8_experiment_file(capsys, tmp_path: Path) -> None:
 
 
 def test_keyboard_interrupt_exits_130(capsys, monkeypatch, tmp_path: Path) -> None:
-    import pccbullet.teleop.cli as cli
+    import pccbullet.teleop.robot_commands as robot_commands
 
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_urdf", interrupted)
+    monkeypatch.setattr(robot_commands, "urdf_command", interrupted)
     assert main(["urdf", "ursula", "--out", str(tmp_path)]) == 130
     assert capsys.readouterr().err.strip() == "pccbullet: interrupted"
 
 
 def test_os_error_during_a_command_is_one_line(capsys, monkeypatch, tmp_path: Path) -> None:
-    import pccbullet.teleop.cli as cli
+    import pccbullet.teleop.robot_commands as robot_commands
 
     def disk_full(args: object) -> int:
         raise OSError(28, "No space left on device", str(tmp_path / "head.urdf"))
 
-    monkeypatch.setattr(cli, "_urdf", disk_full)
+    monkeypatch.setattr(robot_commands, "urdf_command", disk_full)
     _fails(
         capsys,
         ["urdf", "ursula", "--out", str(tmp_path)],

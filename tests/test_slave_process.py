@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pccbullet.teleop.devices import ScriptedDevice
-from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
+from pccbullet.teleop.devices.scripted import ScriptedDevice
+from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.predict import segment_ends
 
 
@@ -44,7 +45,8 @@ def test_udp_force_packets_are_non_zero_while_the_palpation_arm_presses_the_rock
     import threading
     import time
 
-    from pccbullet.teleop.udp.bridge import UdpBridge, UdpBridgeClient
+    from pccbullet.teleop.udp.bridge import UdpBridge
+    from pccbullet.teleop.udp.client import UdpBridgeClient
 
     bridge = UdpBridge()
     stop = threading.Event()

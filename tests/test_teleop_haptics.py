@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from pccbullet.teleop.devices import ScriptedDevice
+from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.haptics import HapticParams, HapticRenderer, passivity_margin
 from pccbullet.urdf_gen.errors import ConfigurationError
 

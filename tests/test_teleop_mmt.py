@@ -11,18 +11,17 @@ from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.channel import Bernoulli, acoustic_link
 from pccbullet.teleop.demo.run import scripted_operator
-from pccbullet.teleop.devices import ScriptedDevice
-from pccbullet.teleop.mmt.session import (
+from pccbullet.teleop.devices.scripted import ScriptedDevice
+from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.packets import (
     CMD_HEADER,
-    CONTACT_FORCE_N,
-    MmtConfig,
-    MmtSession,
-    Slave,
     decode_configs,
     decode_shape,
     encode_configs,
     encode_shape,
 )
+from pccbullet.teleop.mmt.session import MmtSession
+from pccbullet.teleop.slave import CONTACT_FORCE_N, Slave
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
@@ -184,7 +183,7 @@ def test_the_rendered_contact_is_the_posed_limbs_deepest_contact() -> None:
             s.tick(device)
             if k % 25:
                 continue
-            s.robot.set_joints(name, s.robot.pcc_joints(name, s.model[name], check_limits=False))
+            s.robot.set_joints(name, s.robot.pcc_joints(name, s.model.configs[name], check_limits=False))
             d = penetration(s.world.client, s.robot.bodies[name], s.env)
             assert abs(np.linalg.norm(d) - s.log["depth_m"][k]) < 1e-9
             checked += 1

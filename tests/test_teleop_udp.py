@@ -11,18 +11,17 @@ import pytest
 
 from pccbullet.teleop.haptics import HapticRenderer
 from pccbullet.teleop.mapping import OperatorMapping
-from pccbullet.teleop.udp.bridge import (
+from pccbullet.teleop.udp.bridge import UdpBridge, open_bridge
+from pccbullet.teleop.udp.client import UdpBridgeClient
+from pccbullet.teleop.udp.keys import default_key_file, load_key_file, resolve_key
+from pccbullet.teleop.udp.packets import (
     HEADER,
     POSE_SIZE,
-    UdpBridge,
-    UdpBridgeClient,
+    SEQ_WINDOW,
     decode,
-    default_key_file,
     encode_force,
     encode_pose,
-    load_key_file,
-    open_bridge,
-    resolve_key,
+    in_window,
 )
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.spec_loader import load_robot
@@ -437,6 +436,13 @@ def test_header_layout() -> None:
     data = encode_pose(7, 1.5, (0.1, 0.2, 0.3), session=sid)
     assert decode(data) == ("ok", (1, 7, 1.5, sid, (0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0, 0)))
     assert os.path.basename(str(default_key_file({"HOME": "/h"}))) == "udp.key"
+
+
+def test_sequence_window_is_1_to_1024_ahead_mod_2_to_the_32() -> None:
+    assert in_window(1, 0) and in_window(SEQ_WINDOW, 0)
+    assert not in_window(0, 0) and not in_window(SEQ_WINDOW + 1, 0)  # a repeat; a jump too far
+    assert in_window(2, 2**32 - 3)  # the counter wrapped around
+    assert not in_window(2**32 - 1, 5)  # behind
 
 
 def test_demo_takes_the_udp_key_file_from_the_command_line(tmp_path, monkeypatch, capsys) -> None:

@@ -14,7 +14,8 @@ from typing import Any
 from pccbullet.sim.bench import machine_jitter
 from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
 from pccbullet.teleop.haptics import HapticParams
-from pccbullet.teleop.mmt.session import MmtConfig, MmtSession
+from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.session import MmtSession
 
 
 def bench_demo(seconds: float = DEFAULT_DURATION_S, sections: int = 10) -> dict[str, Any]:

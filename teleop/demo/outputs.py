@@ -1,8 +1,10 @@
 """The demo's files: ``metrics.png``, and the GIF, camera image and tip plot rendered after the run.
 
-The GIF shows the robot (rendered from its own world, or from recorded poses shown in a world of our own
-when it ran in its own process) beside the operator's model, one frame per recorded scene pose; frames
-become palette images as they are rendered, so memory stays bounded.
+The run records what these files need as it goes: the limb tips at the visual rate (:class:`TipLog`) and
+the scene poses of the model and the robot (:data:`ScenePose`, :func:`scene_pose`). The GIF shows the
+robot (rendered from its own world, or from recorded poses shown in a world of our own when it ran in its
+own process) beside the operator's model, one frame per recorded scene pose; frames become palette images
+as they are rendered, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -18,17 +20,42 @@ from pccbullet.teleop.demo.render import SpotlitRenderer
 
 if TYPE_CHECKING:
     from pccbullet.sim.robot import Robot
-    from pccbullet.teleop.demo.run import TipLog
     from pccbullet.teleop.mmt.session import MmtSession
 
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (640, 480)  # px, one GIF panel and the camera image
 CAMERA_FOV_DEG = 100.0  # vertical field of view of the tip camera (a wide-angle underwater camera)
 EXTERNAL_VIEW = ([1.25, -1.05, 0.15], [0.45, 0.0, -0.42], [0, 0, 1])  # eye, target, up (m, world)
+MAX_TIP_ROWS = 30_000  # rows of the tip log (a longer session keeps every k-th visual frame)
 
 
 ScenePose = tuple[dict[str, np.ndarray], tuple[tuple[float, ...], tuple[float, ...]]]
 """What a world shows: every limb's joint vector and the rock's position and quaternion."""
+
+
+class TipLog:
+    """Limb tips at the visual rate in preallocated arrays: at most ``MAX_TIP_ROWS`` rows (a long
+    session keeps every k-th frame), so memory stays bounded."""
+
+    def __init__(self, limbs: list[str], frames: int) -> None:
+        self.limbs = limbs
+        self.every = max(1, -(-frames // MAX_TIP_ROWS))
+        rows = max(1, -(-frames // self.every))
+        self.t = np.full(rows, np.nan)
+        self.xyz = np.full((rows, len(limbs), 3), np.nan)
+        self.n = self._k = 0
+
+    def add(self, t: float, tips: list[np.ndarray]) -> None:
+        """Record one visual frame's tips (world, m)."""
+        if self._k % self.every == 0 and self.n < len(self.t):
+            self.t[self.n] = t
+            self.xyz[self.n] = tips
+            self.n += 1
+        self._k += 1
+
+    def last(self) -> dict[str, list[float]]:
+        """The last recorded tip of every limb (m)."""
+        return {name: self.xyz[max(self.n - 1, 0), i].tolist() for i, name in enumerate(self.limbs)}
 
 
 def scene_pose(robot: Robot, rock: int) -> ScenePose:
@@ -71,7 +98,9 @@ def _caption(image: np.ndarray, lines: list[str], fill: tuple[int, int, int] = (
     return np.asarray(pil)
 
 
-def _plot_metrics(out_dir: Path, session: MmtSession) -> str:
+def plot_metrics(out_dir: Path, session: MmtSession) -> str:
+    """Write ``metrics.png``: the operator's and the robot's force, the palpation tips and their distance
+    over the session's log; returns its path."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -102,7 +131,7 @@ def _plot_metrics(out_dir: Path, session: MmtSession) -> str:
     return str(path)
 
 
-def _write_outputs(
+def write_outputs(
     out_dir: Path,
     session: MmtSession,
     shown: Robot,
@@ -111,8 +140,18 @@ def _write_outputs(
     robot_poses: list[tuple[float, dict[str, np.ndarray]]],
     tips: TipLog,
 ) -> tuple[list[str], dict[str, list[float]]]:
-    """The GIF (the robot beside the operator's model), the camera image and the tip plot; returns the
-    files and the robot's last tip positions. ``shown`` shows the robot's recorded poses."""
+    """Write the GIF (the robot beside the operator's model), the camera image and the tip plot.
+
+    Args:
+        out_dir: the folder. session: the session that ran (its model world is rendered).
+        shown, shown_rock: a robot and rock body that show the robot's recorded poses.
+        model_poses: ``(t, pose)`` of the model's scene, one per GIF frame.
+        robot_poses: ``(t, joints per limb)`` of the robot, matched to the frames by time.
+        tips: the model's limb tips at the visual rate.
+
+    Returns:
+        The files written and the robot's last tip positions per limb (m, world).
+    """
     import imageio.v3 as iio
     import matplotlib
     from PIL import Image

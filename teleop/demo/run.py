@@ -1,7 +1,7 @@
 """The URSULA squid demo: model-mediated teleoperation of the soft squid, 1 kHz master, 50 Hz visuals.
 
 The master (:class:`~pccbullet.teleop.mmt.session.MmtSession`) is a local model of the robot at 1 kHz; the
-slave is the dynamic soft squid in seawater (:class:`~pccbullet.teleop.mmt.session.Slave`) behind a 1500 m
+slave is the dynamic soft squid in seawater (:class:`~pccbullet.teleop.slave.Slave`) behind a 1500 m
 acoustic link (about 1 s one way). Scripted (the headless default), everything runs in lockstep in simulated
 time; with any other device the loop is paced to the wall clock and the slave runs in its own process
 (:mod:`pccbullet.teleop.slave_process`). With a display (and without ``headless``) a PyBullet GUI runs in a
@@ -29,18 +29,20 @@ import numpy as np
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
 from pccbullet.sim.world import PHYSICS_DT, World
-from pccbullet.teleop.demo.outputs import (  # noqa: F401  (re-exported: the demo's scene helpers)
+from pccbullet.teleop.demo.outputs import (
     GIF_EVERY,
     ScenePose,
-    _caption,
-    _plot_metrics,
-    _render,
-    _write_outputs,
+    TipLog,
+    plot_metrics,
     scene_pose,
-    show_scene,
+    write_outputs,
 )
-from pccbullet.teleop.devices import DEMO_DEVICES, InputDevice, ScriptedDevice, open_device
-from pccbullet.teleop.mmt.session import MmtConfig, MmtSession, Slave, add_environment
+from pccbullet.teleop.devices.base import InputDevice
+from pccbullet.teleop.devices.registry import DEMO_DEVICES, open_device
+from pccbullet.teleop.devices.scripted import ScriptedDevice
+from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.session import MmtSession
+from pccbullet.teleop.slave import Slave, add_environment
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 
@@ -50,7 +52,6 @@ if TYPE_CHECKING:
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
 DEFAULT_DURATION_S = 14.0  # s: the scripted session reaches beside the rock, touches it and holds
 MAX_GIF_FRAMES = 300  # GIF frames kept (the last 30 s at 10 fps)
-MAX_TIP_ROWS = 30_000  # rows of the tip log (a longer session keeps every k-th visual frame)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
 
 
@@ -96,7 +97,7 @@ def run_demo(
             starts it before importing this module, so a window says "loading" at once); ``None``:
             started here.
         udp_key_file: the bridge's HMAC key file; ``None``: the default one if it exists
-            (:func:`pccbullet.teleop.udp.bridge.resolve_key`), else no HMAC (logged).
+            (:func:`pccbullet.teleop.udp.keys.resolve_key`), else no HMAC (logged).
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -169,15 +170,15 @@ def run_demo(
                 sys.stderr.write("\n")  # end the status line
         metrics = session.metrics()
         if isinstance(slave, Slave):
-            files, robot_tips = _write_outputs(
+            files, robot_tips = write_outputs(
                 out_dir, session, slave.robot, slave.rock, model_poses, robot_poses, tips
             )
         else:
             with _robot_scene(session) as (shown, rock):  # the robot's poses shown in a world of our own
-                files, robot_tips = _write_outputs(
+                files, robot_tips = write_outputs(
                     out_dir, session, shown, rock, model_poses, slave.poses, tips
                 )
-        files.append(_plot_metrics(out_dir, session))
+        files.append(plot_metrics(out_dir, session))
     cfg = session.cfg
     summary: dict[str, object] = {
         "mode": "headless",
@@ -205,31 +206,6 @@ def run_demo(
         stats["step_p99_ms"],
     )
     return summary
-
-
-class TipLog:
-    """Limb tips at the visual rate in preallocated arrays: at most ``MAX_TIP_ROWS`` rows (a long
-    session keeps every k-th frame), so memory stays bounded."""
-
-    def __init__(self, limbs: list[str], frames: int) -> None:
-        self.limbs = limbs
-        self.every = max(1, -(-frames // MAX_TIP_ROWS))
-        rows = max(1, -(-frames // self.every))
-        self.t = np.full(rows, np.nan)
-        self.xyz = np.full((rows, len(limbs), 3), np.nan)
-        self.n = self._k = 0
-
-    def add(self, t: float, tips: list[np.ndarray]) -> None:
-        """Record one visual frame's tips (world, m)."""
-        if self._k % self.every == 0 and self.n < len(self.t):
-            self.t[self.n] = t
-            self.xyz[self.n] = tips
-            self.n += 1
-        self._k += 1
-
-    def last(self) -> dict[str, list[float]]:
-        """The last recorded tip of every limb (m)."""
-        return {name: self.xyz[max(self.n - 1, 0), i].tolist() for i, name in enumerate(self.limbs)}
 
 
 @contextlib.contextmanager
@@ -296,7 +272,7 @@ def _run_gui(
     robot, cfg = session.robot, session.cfg
     shapes = (
         ViewerShape("seabed", "plane", (0.0, 0.0, cfg.seabed_z), rgba=(0.76, 0.7, 0.5, 1.0)),
-        ViewerShape("rock", "sphere", tuple(session.rock_model), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
+        ViewerShape("rock", "sphere", tuple(session.contact.rock), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
     )
     limbs = [limb.name for limb in robot.spec.limbs]
     device: InputDevice | None = None
@@ -315,7 +291,7 @@ def _run_gui(
         device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
 
     def on_visual(k: int, t: float) -> None:
-        viewer.publish({"rock": np.asarray(session.rock_model).tolist()})
+        viewer.publish({"rock": np.asarray(session.contact.rock).tolist()})
 
     try:
         # the loop sleeps through its waits: spinning them left the viewer process (nice +10) too little
@@ -336,7 +312,7 @@ def _run_gui(
     if "error" in viewer_report:
         stats["viewer_error"] = viewer_report["error"]
     out_dir.mkdir(parents=True, exist_ok=True)
-    files = [_plot_metrics(out_dir, session), str(out_dir / "summary.json")]
+    files = [plot_metrics(out_dir, session), str(out_dir / "summary.json")]
     summary: dict[str, object] = {
         "mode": "gui",
         "device": device_name,

@@ -1,4 +1,5 @@
-"""The model-mediated teleoperation setup (:class:`MmtConfig`), shared by the master and the slave."""
+"""The model-mediated teleoperation setup (:class:`MmtConfig`), shared by the master and the slave, and the
+master's bounds that its parts share (:data:`K_ENV_RANGE`, :data:`RING_TICKS`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pccbullet.teleop.channel import LinkSpec, acoustic_link
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 K_ENV_RANGE = (1.0, 2000.0)  # N/m, bounds of the learned contact stiffness
+RING_TICKS = 8192  # master ticks whose predictions are kept for the reports (8.2 s at 1 kHz; > round trip)
 
 
 @dataclass(frozen=True, slots=True)

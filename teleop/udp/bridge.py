@@ -1,17 +1,19 @@
 """UDP bridge: an external device process streams its pose in and receives the force out.
 
-The wire format (fixed-size packets, HMAC tags, the session id in every packet) is in
-:mod:`pccbullet.teleop.udp.packets`.
+This module is the bridge's receiving side (:class:`UdpBridge`, an input device of the session); the
+device process uses :class:`~pccbullet.teleop.udp.client.UdpBridgeClient`. The wire format (fixed-size
+packets, HMAC tags, the session id in every packet) is in :mod:`pccbullet.teleop.udp.packets`, the key
+files in :mod:`pccbullet.teleop.udp.keys`.
 
-**Session handshake.** The device process (:class:`UdpBridgeClient`) sends HELLO with a fresh random
-nonce; the bridge answers WELCOME with its own fresh nonce and the session id, the first 8 bytes of
-SHA-256 over both nonces. Every POSE and FORCE carries the session id (inside the HMAC), and the sequence
-numbers restart at 1 in each session. Packets captured in an earlier session, or by an earlier bridge
-process, carry another session id and are dropped (``session``). The bridge takes a HELLO from the peer of
-the current session at any time, and from another address once the current stream is stale: a device
-process that restarts re-syncs within ``timeout``. The client starts a new handshake by itself when no
-FORCE came back for ``resync_after`` (a restarted bridge, a lost WELCOME): the bridge sends a FORCE per
-tick while poses flow.
+**Session handshake.** The device process (:class:`~pccbullet.teleop.udp.client.UdpBridgeClient`) sends
+HELLO with a fresh random nonce; the bridge answers WELCOME with its own fresh nonce and the session id,
+the first 8 bytes of SHA-256 over both nonces. Every POSE and FORCE carries the session id (inside the
+HMAC), and the sequence numbers restart at 1 in each session. Packets captured in an earlier session, or
+by an earlier bridge process, carry another session id and are dropped (``session``). The bridge takes a
+HELLO from the peer of the current session at any time, and from another address once the current stream
+is stale: a device process that restarts re-syncs within ``timeout``. The client starts a new handshake
+by itself when no FORCE came back for ``resync_after`` (a restarted bridge, a lost WELCOME): the bridge
+sends a FORCE per tick while poses flow.
 
 **Sequence window.** A POSE is accepted when ``0 < (seq - last) mod 2^32 <= SEQ_WINDOW`` (1024): one
 packet with a huge or bit-flipped seq is dropped (``seq``) instead of locking the stream out, and the
@@ -23,18 +25,19 @@ delayed in the network), or falls short of it by more than ``max_age`` (from the
 (``time``) and never moves the arm.
 
 **Authentication.** Without a key anything that can reach the port can move the arm and read the forces.
-With one (``key`` bytes, from :func:`load_key_file`) the bridge drops every packet with a bad tag
-(``auth``); the demo loads the key from ``--udp-key-file``, the file named by ``$PCCBULLET_UDP_KEY_FILE``
-or ``$XDG_CONFIG_HOME/pccbullet/udp.key`` (``~/.config/pccbullet/udp.key``), in that order
-(:func:`resolve_key`), so HMAC is on by default as soon as that file exists.
+With one (``key`` bytes, from :func:`~pccbullet.teleop.udp.keys.load_key_file`) the bridge drops every
+packet with a bad tag (``auth``); the demo loads the key from ``--udp-key-file``, the file named by
+``$PCCBULLET_UDP_KEY_FILE`` or ``$XDG_CONFIG_HOME/pccbullet/udp.key`` (``~/.config/pccbullet/udp.key``),
+in that order (:func:`~pccbullet.teleop.udp.keys.resolve_key`), so HMAC is on by default as soon as that
+file exists.
 
 The receiver binds 127.0.0.1 by default and never blocks. Each :meth:`UdpBridge.poll` reads at most
 ``max_packets`` datagrams and stops after ``max_drain_time`` seconds; only the newest valid pose is kept
 (button edges of every accepted pose are). It drops - and counts in :attr:`UdpBridge.dropped` - packets
 of the wrong size, magic, version or type, with a bad tag, NaN/inf values, positions outside
 ``workspace`` (m from the device origin), non-unit quaternions, another session or another sender than
-the session's (``session``), a
-sequence number outside the window (``seq``) or a bad time stamp (``time``).
+the session's (``session``), a sequence number outside the window (``seq``) or a bad time stamp
+(``time``).
 
 Stream states (:meth:`UdpBridge.read`): before the first pose the samples carry no position and
 ``ok = True`` (the arm holds, no fault); while poses flow, the newest position; a stream with no valid
@@ -50,58 +53,42 @@ import os
 import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from pccbullet.teleop.devices.base import DeviceError, DeviceSample
-from pccbullet.teleop.udp.keys import KEY_ENV, MIN_KEY_BYTES, default_key_file, load_key_file, resolve_key
-from pccbullet.teleop.udp.packets import (  # noqa: F401  (the wire format, re-exported for callers)
+from pccbullet.teleop.devices.base import DeviceSample
+from pccbullet.teleop.udp.keys import MIN_KEY_BYTES, default_key_file, resolve_key
+from pccbullet.teleop.udp.packets import (
     BUTTON_ACTIONS,
-    FORCE_SIZE,
-    HEADER,
     NONCE_SIZE,
-    POSE_SIZE,
-    SEQ_WINDOW,
-    TAG_SIZE,
-    TYPE_FORCE,
     TYPE_HELLO,
     TYPE_POSE,
-    TYPE_WELCOME,
-    _in_window,
     decode,
     encode_force,
-    encode_hello,
-    encode_pose,
     encode_welcome,
+    in_window,
     session_id,
 )
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "KEY_ENV",
-    "UdpBridge",
-    "UdpBridgeClient",
-    "decode",
-    "default_key_file",
-    "encode_force",
-    "encode_hello",
-    "encode_pose",
-    "encode_welcome",
-    "load_key_file",
-    "open_bridge",
-    "resolve_key",
-    "session_id",
-]
-
 
 def open_bridge(
     port: int = 0, key_file: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
 ) -> UdpBridge:
-    """The demo's bridge on 127.0.0.1:``port`` with the key of :func:`resolve_key` (HMAC on when a key
-    file exists); logs the address and whether HMAC is on."""
+    """The demo's bridge on 127.0.0.1:``port`` with the key of
+    :func:`~pccbullet.teleop.udp.keys.resolve_key` (HMAC on when a key file exists); logs the address and
+    whether HMAC is on.
+
+    Args:
+        port: UDP port, 0 for any free one. key_file: the HMAC key file (``None``: the default lookup).
+        env: the environment the default lookup reads (``None``: ``os.environ``).
+
+    Returns:
+        The bound :class:`UdpBridge`.
+    """
     key, path = resolve_key(key_file, env)
     bridge = UdpBridge(port=port, key=key)
     host, bound = bridge.address
@@ -272,7 +259,7 @@ class UdpBridge:
             return "type"
         if session != self._session:
             return "session"
-        if not _in_window(seq, self._seq):
+        if not in_window(seq, self._seq):
             return "seq"
         lag = now - t
         if lag - self._offset > self.max_age or lag < self._offset - self.max_age:
@@ -320,122 +307,6 @@ class UdpBridge:
             self._sock.sendto(packet, self._peer)
         except OSError:
             self.dropped["send"] += 1
-
-    def close(self) -> None:
-        """Close the socket."""
-        self._sock.close()
-
-
-class UdpBridgeClient:
-    """The device-process side: handshake, send poses, receive forces (non-blocking after
-    :meth:`connect`).
-
-    Args:
-        server: the bridge's ``(host, port)``.
-        key: the shared HMAC key, or ``None``.
-        resync_after: start a new handshake when no FORCE came for this long while sending poses (s).
-        clock: monotonic clock in seconds, also the ``t`` of the packets.
-    """
-
-    def __init__(
-        self,
-        server: tuple[str, int],
-        *,
-        key: bytes | None = None,
-        resync_after: float = 0.25,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        if not 0.0 < resync_after <= 60.0:
-            raise ConfigurationError(f"resync_after = {resync_after!r} s is invalid; allowed: 0 < s <= 60")
-        self.server = server
-        self.key = key
-        self.resync_after = resync_after
-        self.clock = clock
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._sock.setblocking(False)
-        self._sock.bind(("127.0.0.1", 0))
-        self.session: int | None = None
-        self.handshakes = 0
-        self._nonce = b""
-        self._hello_at = -math.inf
-        self._heard = 0.0  # clock of the WELCOME or the last FORCE
-        self._seq = 0
-        self._force_seq = 0
-        self._force: np.ndarray | None = None
-
-    def connect(self, timeout: float = 2.0) -> None:
-        """Handshake (blocking, HELLO repeated every 50 ms); raises
-        :class:`~pccbullet.teleop.devices.base.DeviceError` without a WELCOME within ``timeout`` s."""
-        self.session = None
-        end = time.monotonic() + timeout
-        while self.session is None:
-            if time.monotonic() > end:
-                raise DeviceError(
-                    f"no answer from the UDP bridge at {self.server[0]}:{self.server[1]} within "
-                    f"{timeout:g} s (is it running, with the same key?)"
-                )
-            self._maybe_hello()
-            time.sleep(0.002)
-            self._poll()
-
-    def _maybe_hello(self) -> None:
-        now = self.clock()
-        if now - self._hello_at < 0.05:
-            return
-        if not self._nonce or now - self._hello_at > 1.0:
-            self._nonce = os.urandom(NONCE_SIZE)
-        self._hello_at = now
-        self.send_raw(encode_hello(now, self._nonce, self.key))
-
-    def _poll(self) -> None:
-        for _ in range(256):
-            try:
-                data = self._sock.recv(2048)
-            except OSError:  # nothing waiting (BlockingIOError) or the socket failed
-                return
-            reason, fields = decode(data, self.key)
-            if reason != "ok":
-                continue
-            kind, seq, _, session, values = fields
-            if kind == TYPE_WELCOME and self.session is None and values[0] == self._nonce:
-                if session == session_id(values[0], values[1]):
-                    self.session, self._seq, self._force_seq = session, 0, 0
-                    self._heard = self.clock()
-                    self.handshakes += 1
-            elif kind == TYPE_FORCE and session == self.session and _in_window(seq, self._force_seq):
-                self._force_seq = seq
-                self._force = np.asarray(values)
-                self._heard = self.clock()
-
-    def send_pose(
-        self, position: Sequence[float], quaternion: Sequence[float] = (0, 0, 0, 1), buttons: int = 0
-    ) -> bool:
-        """Send the handle pose: position ``(3,)`` (m), quaternion ``(4,)`` x y z w. Returns ``False``
-        (and sends a HELLO instead) while no session is up."""
-        self._poll()
-        if self.session is not None and self.clock() - self._heard > self.resync_after:
-            self.session = None  # the bridge went quiet: restarted, or our session was replaced
-            self._nonce = b""
-        if self.session is None:
-            self._maybe_hello()
-            return False
-        self._seq = (self._seq + 1) & 0xFFFFFFFF
-        self.send_raw(
-            encode_pose(
-                self._seq, self.clock(), position, quaternion, buttons, self.key, session=self.session
-            )
-        )
-        return True
-
-    def send_raw(self, data: bytes) -> None:
-        """Send any bytes (tests use it for malformed and replayed packets)."""
-        self._sock.sendto(data, self.server)
-
-    def recv_force(self) -> np.ndarray | None:
-        """The newest force ``(3,)`` (N) of this session that arrived since the last call, or ``None``."""
-        self._poll()
-        force, self._force = self._force, None
-        return force
 
     def close(self) -> None:
         """Close the socket."""

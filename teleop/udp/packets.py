@@ -124,6 +124,6 @@ def decode(data: bytes, key: bytes | None = None) -> tuple[str, tuple]:
     return "ok", (kind, seq, t, session, values)
 
 
-def _in_window(seq: int, last: int) -> bool:
+def in_window(seq: int, last: int) -> bool:
     """``True`` when ``seq`` is 1..SEQ_WINDOW ahead of ``last`` (mod 2^32)."""
     return 0 < (seq - last) % (1 << 32) <= SEQ_WINDOW

@@ -1,0 +1,140 @@
+"""The master's side of the teleoperation link: commands down, state reports up, in simulated time.
+
+:class:`Transport` owns the two directions of the emulated link (:class:`~pccbullet.teleop.channel.Channel`:
+delay, bandwidth, loss), numbers the commands and sends them at ``cmd_rate``, carries the robot's state
+reports up (a robot in this process reports at ``state_rate``; one in its own process on its own clock)
+and unpacks every new report (:mod:`pccbullet.teleop.mmt.packets`) into a :class:`StateReport`. A report
+names the command the robot tracks and for how long: the master tick it answers is the tick that command
+was sent plus that age, the tick whose prediction the report is compared with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pccbullet.teleop.channel import Channel
+from pccbullet.teleop.mmt.config import RING_TICKS, MmtConfig
+from pccbullet.teleop.mmt.packets import CMD_HEADER, STATE_HEADER, STATE_TAIL, decode_shape, encode_configs
+from pccbullet.teleop.slave import CONTACT_FORCE_N, Slave
+from pccbullet.teleop.slave_process import SlaveProcess
+from pccbullet.urdf_gen.pcc import PccConfig
+
+
+@dataclass(frozen=True, slots=True)
+class StateReport:
+    """One state report of the robot, unpacked.
+
+    Attributes:
+        measured: limb -> ``(S, 3) float``, the measured arc of each segment as bend vector x, y (rad) and
+            length (m).
+        force: the sensor's low-passed contact force ``(3,) float`` (N, world).
+        rock: the rock centre the robot located by touch ``(3,) float`` (m, world), NaN before its first
+            touch.
+        settled: bit i set: limb i was settled (:meth:`~pccbullet.teleop.slave.Slave.settled_mask`).
+        tick: the master tick the report answers (the tick its command was sent plus the command's age),
+            ``None`` when that command is unknown or the tick is older than the :data:`RING_TICKS` the
+            master keeps.
+    """
+
+    measured: dict[str, np.ndarray]
+    force: np.ndarray
+    rock: np.ndarray
+    settled: int
+    tick: int | None
+
+    @property
+    def force_magnitude(self) -> float:
+        """``|force|`` (N)."""
+        return float(np.linalg.norm(self.force))
+
+    @property
+    def contact(self) -> bool:
+        """Whether the robot reported a contact (``|force|`` above
+        :data:`~pccbullet.teleop.slave.CONTACT_FORCE_N`)."""
+        return self.force_magnitude > CONTACT_FORCE_N
+
+
+class Transport:
+    """The two directions of the link, the commands' numbering and the state reports' unpacking.
+
+    Args:
+        cfg: the setup (``downlink``, ``uplink``, ``cmd_rate``, ``state_rate``, ``seed``).
+        shape: ``(limb, segments)`` of every limb, in the packets' order.
+        dt: the master's tick (s).
+
+    Attributes:
+        down / up: the link's two directions (their counters are the traffic metrics).
+        updates: state reports accepted (newer than every one before).
+    """
+
+    def __init__(self, cfg: MmtConfig, shape: list[tuple[str, int]], dt: float) -> None:
+        self.down = Channel(cfg.downlink, seed=cfg.seed)
+        self.up = Channel(cfg.uplink, seed=cfg.seed + 1)
+        self.shape = shape
+        self.dt = dt
+        self._order = [n for n, _ in shape]
+        self._body = 6 * sum(s for _, s in shape)  # bytes of a report's shape: 6 a segment
+        self._cmd_every = max(1, round(1.0 / (cfg.cmd_rate * dt)))  # ticks between two commands
+        self._state_every = max(1, round(1.0 / (cfg.state_rate * dt)))  # ticks between two reports
+        self._sent_tick: dict[int, int] = {0: 0}  # command seq -> master tick it was sent at
+        self._seq_down = 0
+        self._seq_up = 0
+        self.updates = 0
+
+    def send_command(self, k: int, t: float, cmd: dict[str, list[PccConfig]]) -> None:
+        """On every ``cmd_rate`` tick: number command ``cmd`` (limb -> per-segment PCC), remember tick ``k``
+        as its send tick and send it down at time ``t`` (s)."""
+        if k % self._cmd_every:
+            return
+        self._seq_down += 1
+        self._sent_tick[self._seq_down] = k
+        self._sent_tick.pop(self._seq_down - 2 * RING_TICKS, None)
+        self.down.send(t, CMD_HEADER.pack(1, 1, self._seq_down, t) + encode_configs(cmd, self._order))
+
+    def commands_arrived(self, t: float) -> list[bytes]:
+        """The command packets that reach the robot by time ``t`` (s), oldest first."""
+        return [payload for _, payload in self.down.deliver(t)]
+
+    def send_states(self, k: int, t: float, slave: Slave | SlaveProcess) -> None:
+        """Send the robot's state reports up at master tick ``k``, time ``t`` (s): a robot in this process
+        reports every ``state_rate`` tick, one in its own process whatever it sent since the last call."""
+        if isinstance(slave, Slave):
+            if k % self._state_every == 0:
+                self.up.send(t, slave.state_packet(k + 1, t))
+        else:
+            for packet in slave.take_states():
+                self.up.send(t, packet)
+
+    def reports(self, k: int, t: float) -> list[StateReport]:
+        """The state reports that reach the master by time ``t`` (s) at tick ``k``, unpacked, oldest first;
+        malformed reports and reports not newer than the last accepted one are dropped."""
+        out = []
+        for _, payload in self.up.deliver(t):
+            report = self._unpack(payload, k)
+            if report is not None:
+                out.append(report)
+        return out
+
+    def _unpack(self, payload: bytes, k: int) -> StateReport | None:
+        if len(payload) != STATE_HEADER.size + self._body + STATE_TAIL.size:
+            return None
+        version, kind, seq, _, cmd_seq, age, settled = STATE_HEADER.unpack_from(payload)
+        if version != 1 or kind != 2 or seq <= self._seq_up:
+            return None
+        self._seq_up = seq
+        self.updates += 1
+        measured = decode_shape(payload[STATE_HEADER.size : STATE_HEADER.size + self._body], self.shape)
+        tail = np.array(STATE_TAIL.unpack(payload[-STATE_TAIL.size :]), dtype=float)
+        sent = self._sent_tick.get(cmd_seq)
+        tick = None if sent is None else sent + int(round(age / self.dt))
+        if tick is not None and not (k - RING_TICKS < tick <= k):
+            tick = None
+        return StateReport(measured, tail[:3], tail[3:6], settled, tick)
+
+    def command_delay(self) -> float:
+        """Expected one-way delay (s) of the downlink for a packet of a command header and 6 bytes a limb
+        (:meth:`~pccbullet.teleop.channel.LinkSpec.expected_delay`); the metrics align the robot's log
+        with the master's by it."""
+        return self.down.spec.expected_delay(CMD_HEADER.size + 6 * len(self.shape))

@@ -1,0 +1,172 @@
+"""``pccbullet robots``, ``urdf`` and ``pose``: the robot-file subcommands, registered on the CLI's
+subparsers (:mod:`pccbullet.teleop.cli`).
+
+Units at this edge: degrees (``--bend``, ``--plane``) and metres (``--length``); SI inside. Handlers return
+an exit status (0); bad input raises :class:`~pccbullet.urdf_gen.errors.PccBulletError`, which the
+top-level CLI turns into status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
+from pccbullet.urdf_gen.cli_args import integer, out_dir, real
+from pccbullet.urdf_gen.errors import PccBulletError
+from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
+from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
+
+SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
+
+
+def register_robots(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``robots`` (list the bundled robots and their kinds)."""
+    p = subparsers.add_parser("robots", help="list bundled robots and their kinds")
+    p.set_defaults(handler=robots_command)
+    return p
+
+
+def register_urdf(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``urdf ROBOT --out DIR [--sections N] [--combined]``."""
+    u = subparsers.add_parser("urdf", help="write URDFs (PCC robots: head + one per limb, meshes) of a robot")
+    u.add_argument("robot", help="bundled robot name (e.g. ursula) or path to a robot TOML")
+    u.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
+    u.add_argument(
+        "--sections", type=SECTIONS, default=None, help="sections per segment N (default: the file's)"
+    )
+    u.add_argument(
+        "--combined",
+        action="store_true",
+        help="also write ROBOT.urdf, the whole robot in one file (for ROS, Pinocchio, MuJoCo)",
+    )
+    u.set_defaults(handler=urdf_command)
+    return u
+
+
+def register_pose(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``pose ROBOT --limb L --bend DEG --plane DEG [--length M] [--segment K] [--sections N]
+    [--json]``."""
+    q = subparsers.add_parser("pose", help="section joints and tip pose of a limb for a PCC configuration")
+    q.add_argument("robot", help="bundled robot name or path to a robot TOML")
+    q.add_argument("--limb", required=True, help="limb name, e.g. camera")
+    q.add_argument("--bend", required=True, type=real(), help="total arc angle of the segment (deg)")
+    q.add_argument(
+        "--plane", required=True, type=real(), help="bending-plane angle about the segment base z (deg)"
+    )
+    q.add_argument(
+        "--length",
+        type=real(0.0, 1e3, lo_open=True),
+        default=None,
+        help="arc length (m); default: the segment's rest length",
+    )
+    q.add_argument(
+        "--segment",
+        type=integer(1, 1000),
+        default=1,
+        help="segment to pose, 1-based; others stay straight (default 1)",
+    )
+    q.add_argument(
+        "--sections", type=SECTIONS, default=None, help="sections per segment N (default: the file's)"
+    )
+    q.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    q.set_defaults(handler=pose_command)
+    return q
+
+
+def _pcc_only(robot: str, command: str) -> None:
+    """Raise :class:`~pccbullet.urdf_gen.errors.PccBulletError` unless ``robot`` is a PCC robot."""
+    kind = robot_kind(robot)
+    if kind != "pcc":
+        raise PccBulletError(
+            f"'{command}' takes a PCC robot; {robot!r} is a {kind} robot "
+            "(PCC robots: " + ", ".join(bundled_robots()) + ")"
+        )
+
+
+def pose_command(args: argparse.Namespace) -> int:
+    """Handler of ``pose``: section joints and tip pose of one limb for one segment's PCC configuration
+    (``--bend``/``--plane`` in degrees, ``--length`` in metres); prints a table or JSON, returns 0."""
+    _pcc_only(args.robot, "pose")
+    spec = load_robot(args.robot, sections=args.sections)
+    limb = spec.limb(args.limb)
+    if not 1 <= args.segment <= len(limb.segments):
+        raise PccBulletError(
+            f"--segment {args.segment} is invalid for limb '{limb.name}'; allowed: 1..{len(limb.segments)}"
+        )
+    configs = rest_configs(limb.segments)
+    seg = limb.segments[args.segment - 1]
+    length = seg.length if args.length is None else args.length
+    configs[args.segment - 1] = PccConfig(math.radians(args.bend), math.radians(args.plane), length)
+
+    from pccbullet.sim.world import World  # PyBullet is the check, not only the arithmetic
+
+    with World() as world:
+        robot = world.load_robot(spec)
+        q = robot.pcc_joints(limb.name, configs)
+        robot.set_joints(limb.name, q)
+        T_world_base = robot.T_world_limbbase(limb.name)
+        T_world_tip = robot.tip_pose(limb.name)
+    T_base_tip = limb_transform(configs)
+    T_head_tip = limb.T_head_base() @ T_base_tip
+    pybullet_error = float(np.linalg.norm((T_world_base @ T_base_tip)[:3, 3] - T_world_tip[:3, 3]))
+    names = naming.limb_joint_names(limb)
+    joints = [
+        {"name": n, "value": float(v), "unit": "m" if n.endswith("_chord") else "rad"}
+        for n, v in zip(names, limb_joints(configs, [s.sections for s in limb.segments]), strict=True)
+    ]
+    out = {
+        "robot": spec.name,
+        "limb": limb.name,
+        "segments": [
+            {
+                "bend_deg": math.degrees(c.bend),
+                "paper_theta_deg": math.degrees(paper_theta_from_bend(c.bend)),
+                "plane_deg": math.degrees(c.plane),
+                "length_m": c.length,
+                "sections": s.sections,
+            }
+            for c, s in zip(configs, limb.segments, strict=True)
+        ],
+        "joints": joints,
+        "tip_in_limb_base": {
+            "position_m": T_base_tip[:3, 3].tolist(),
+            "rotation": T_base_tip[:3, :3].tolist(),
+        },
+        "tip_in_head": {"position_m": T_head_tip[:3, 3].tolist(), "rotation": T_head_tip[:3, :3].tolist()},
+        "pybullet_tip_error_m": pybullet_error,
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))  # noqa: T201
+        return 0
+    print(f"{spec.name} / {limb.name}: {len(joints)} joints")  # noqa: T201
+    for j in joints:
+        print(f"  {j['name']:<28} {j['value']: .9f} {j['unit']}")  # noqa: T201
+    p = T_base_tip[:3, 3]
+    print(f"tip in limb base frame (m): [{p[0]:.6f}, {p[1]:.6f}, {p[2]:.6f}]")  # noqa: T201
+    print(f"PyBullet tip vs PCC: {pybullet_error:.3e} m")  # noqa: T201
+    return 0
+
+
+def urdf_command(args: argparse.Namespace) -> int:
+    """Handler of ``urdf``: write the robot's URDFs (and meshes) into ``--out``; prints them, returns 0."""
+    urdfs = write_robot_urdf(args.robot, args.out, sections=args.sections, combined=args.combined)
+    meshes = sorted((urdfs[0].parent / "meshes").glob("*.stl"))
+    print(f"wrote {len(urdfs)} URDF files and {len(meshes)} meshes to {urdfs[0].parent}")  # noqa: T201
+    for path in urdfs:
+        print(f"  {path}")  # noqa: T201
+    return 0
+
+
+def robots_command(args: argparse.Namespace) -> int:
+    """Handler of ``robots``: print every bundled robot and its kind; returns 0."""
+    robots = bundled()
+    width = max(len(r.name) for r in robots)
+    for r in robots:
+        print(f"{r.name:<{width}}  {r.kind}")  # noqa: T201
+    return 0
