@@ -15,8 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 HOMES = ("sim", "teleop", "urdf_gen", "assets")  # setup.py's HOMES
 MAX_LINES = 400
@@ -33,13 +31,6 @@ OPTIONAL = (
     "mujoco",
     "imageio_ffmpeg",
 )
-# Known violations in teleop/, which is being restructured on its own branch; any other violation fails, and
-# once these are gone the tests pass without this list.
-PENDING_CYCLES = (
-    {"pccbullet.teleop.mmt.session", "pccbullet.teleop.mmt.metrics"},
-    {"pccbullet.teleop.demo.run", "pccbullet.teleop.demo.outputs"},
-)
-PENDING_LONG = {"pccbullet.teleop.cli", "pccbullet.teleop.udp.bridge", "pccbullet.teleop.mmt.session"}
 
 
 def modules() -> dict[str, Path]:
@@ -132,12 +123,8 @@ def test_every_pccbullet_import_names_a_module_of_the_package() -> None:
 
 
 def test_the_import_graph_has_no_cycle() -> None:
-    found = cycles(GRAPH)
-    known = [c for c in found if set(c) in PENDING_CYCLES]
-    unknown = [" -> ".join(c) for c in found if c not in known]
-    assert unknown == [], "import cycles:\n" + "\n".join(unknown)
-    if known:
-        pytest.xfail("teleop/ cycles pending its restructuring: " + "; ".join(" -> ".join(c) for c in known))
+    found = [" -> ".join(c) for c in cycles(GRAPH)]
+    assert found == [], "import cycles:\n" + "\n".join(found)
 
 
 def test_imports_point_down_the_layers() -> None:
@@ -153,10 +140,7 @@ def test_imports_point_down_the_layers() -> None:
 def test_no_module_is_over_400_lines() -> None:
     lines = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
     long = {name: n for name, n in lines.items() if n > MAX_LINES}
-    over = {name: n for name, n in long.items() if name not in PENDING_LONG}
-    assert over == {}, f"modules over {MAX_LINES} lines: {over}"
-    if long:
-        pytest.xfail(f"teleop/ modules pending its restructuring: {long}")
+    assert long == {}, f"modules over {MAX_LINES} lines: {long}"
 
 
 # Imports every module in the order of a seeded shuffle, in a fresh interpreter: a cycle that only bites
