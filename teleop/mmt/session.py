@@ -15,7 +15,7 @@ the rock where the master believes it is, and wires the parts that make the mast
   blended in so the operator feels no step;
 * :class:`~pccbullet.teleop.mmt.contact.ContactModel`: the force the operator feels, ``k_env d`` from the
   model's sensor ball in the modelled rock and seabed, the learned stiffness, the located rock, the
-  force-aware command (README: "The squid demo");
+  force-aware command (docs/guide/demo.md);
 * :class:`~pccbullet.teleop.haptics.HapticRenderer`: the bounded force sent to the device;
 * :class:`~pccbullet.teleop.mmt.transport.Transport`: the emulated link's two directions, the commands
   down and the state reports up.
@@ -233,7 +233,7 @@ class MmtSession:
         self.tick(device, deadline_met=not loop.losing_ground)
 
     def metrics(self) -> dict[str, float]:
-        """Tip and force errors, forces, contact agreement, traffic (see the README's metrics table;
+        """Tip and force errors, forces, contact agreement, traffic (see the metrics table of docs/guide/demo.md;
         :func:`~pccbullet.teleop.mmt.metrics.session_metrics`)."""
         values = SessionValues(
             k_env=self.contact.k_env,
