@@ -13,10 +13,10 @@ Modes:
 Outputs in ``out_dir``: ``run.csv`` (time + tip xyz per limb + segment-tip xyz + PCC per segment;
 every column name ends in its unit: ``time_s``, ``camera_tip_x_m``, ``camera_s1_bend_rad``),
 ``run.npz`` (the same columns plus ``{limb}_sections``: ``(T, N_total, 4, 4)`` section poses, metres),
-``metadata.json`` (versions, seed, robot SHA-256, fingerprint, command line; keys in docs/guide/experiments.md) and
-``manifest.json`` (the files this run wrote). Files are written atomically (temporary file + rename);
-a rerun into the same folder first removes the files the previous run's manifest lists, and nothing
-else (:mod:`pccbullet.sim.experiments.outputs`).
+``metadata.json`` (versions, seed, robot SHA-256, fingerprint, command line; keys in
+docs/guide/experiments.md) and ``manifest.json`` (the files this run wrote). Files are written atomically
+(temporary file + rename); a rerun into the same folder first removes the files the previous run's manifest
+lists, and nothing else (:mod:`pccbullet.sim.experiments.outputs`).
 """
 
 from __future__ import annotations

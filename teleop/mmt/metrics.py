@@ -40,7 +40,8 @@ class SessionValues:
 def session_metrics(
     log: SessionLog, dt: float, command_delay: float, down: Channel, up: Channel, values: SessionValues
 ) -> dict[str, float]:
-    """Tip and force errors, forces, contact agreement and traffic of a session (the metrics table of docs/guide/demo.md).
+    """Tip and force errors, forces, contact agreement and traffic of a session (the metrics table of
+    docs/guide/demo.md).
 
     Args:
         log: the session's log (master and robot tips and forces per logged tick).
