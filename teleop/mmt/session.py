@@ -233,8 +233,7 @@ class MmtSession:
         self.tick(device, deadline_met=not loop.losing_ground)
 
     def metrics(self) -> dict[str, float]:
-        """Tip and force errors, forces, contact agreement, traffic (see the metrics table of
-        docs/guide/demo.md;
+        """Tip and force errors, forces, contact agreement, traffic (the metrics table of docs/guide/demo.md;
         :func:`~pccbullet.teleop.mmt.metrics.session_metrics`)."""
         values = SessionValues(
             k_env=self.contact.k_env,
