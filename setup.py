@@ -18,6 +18,9 @@ for home in HOMES:
 setup(
     packages=packages,
     package_dir=package_dir,
-    package_data={"pccbullet": ["py.typed"], "pccbullet.assets": ["robots/*.toml", "experiments/*.toml"]},
+    package_data={
+        "pccbullet": ["py.typed"],
+        "pccbullet.assets": ["robots/*.toml", "experiments/*.toml", "poses/*.toml"],
+    },
     include_package_data=False,
 )

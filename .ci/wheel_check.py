@@ -111,6 +111,8 @@ def main() -> int:
             ).stdout
             result = json.loads(out)
             assert isinstance(result, dict) and result, out
+            out = run([str(cli), "pose", "--pose-file", "ursula_fig10", "--json"], cwd=work).stdout
+            assert len(json.loads(out)["limbs"]) == 4, out  # a bundled pose file, found by name
 
         def run_experiment() -> None:
             run([str(cli), "run", "camera_sweep", "--out", "r", "--quiet"], cwd=work)
@@ -134,7 +136,7 @@ def main() -> int:
         check("import pccbullet (cheap, from site-packages)", imports)
         check("pccbullet robots", robots)
         check("pccbullet urdf ursula", urdf)
-        check("pccbullet pose ursula --json", pose)
+        check("pccbullet pose ursula --json, and --pose-file ursula_fig10", pose)
         check("pccbullet run camera_sweep", run_experiment)
         check("pccbullet demo --headless --duration 2", demo)
         leftovers = sorted(p.name for p in work.iterdir() if p.name not in ("u", "r", "d"))

@@ -7,7 +7,7 @@ them). The code lives in four subpackages, one per layer, plus the bundled files
 - :mod:`pccbullet.urdf_gen`: robot descriptions (TOML) -> PCC discretization -> URDF + meshes.
 - :mod:`pccbullet.sim`: the PyBullet world, the 1 kHz loop, soft-arm models, experiments, export.
 - :mod:`pccbullet.teleop`: devices, model-mediated teleoperation, the squid demo, the ``pccbullet`` command.
-- ``pccbullet.assets``: the bundled robot and experiment TOML files.
+- ``pccbullet.assets``: the bundled robot, experiment and pose TOML files.
 
 Example::
 
@@ -42,6 +42,7 @@ _API: dict[str, str] = {
     "limb_transform": "pccbullet.urdf_gen.pcc",
     "write_urdf": "pccbullet.urdf_gen.urdf_writer",
     "pcc_from_points": "pccbullet.urdf_gen.pcc_fit",
+    "load_pose_file": "pccbullet.urdf_gen.pose_file",
     # the simulator
     "World": "pccbullet.sim.world",
     "Robot": "pccbullet.sim.robot",
@@ -103,6 +104,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, RobotNotFoundError, SpecError
     from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, limb_transform
     from pccbullet.urdf_gen.pcc_fit import pcc_from_points
+    from pccbullet.urdf_gen.pose_file import load_pose_file
     from pccbullet.urdf_gen.spec_loader import load_robot
     from pccbullet.urdf_gen.specs import RobotSpec
     from pccbullet.urdf_gen.urdf_writer import write_urdf

@@ -1,7 +1,8 @@
 """``pccbullet robots``, ``urdf`` and ``pose``: the robot-file subcommands, registered on the CLI's
 subparsers (:mod:`pccbullet.teleop.cli`).
 
-Units at this edge: degrees (``--bend``, ``--plane``) and metres (``--length``); SI inside. Handlers return
+Units at this edge: degrees (``--bend``, ``--plane``) and metres (``--length``); pose files
+(``--pose-file``, :mod:`pccbullet.urdf_gen.pose_file`) in degrees and millimetres; SI inside. Handlers return
 an exit status (0); bad input raises :class:`~pccbullet.urdf_gen.errors.PccBulletError`, which the
 top-level CLI turns into status 2.
 """
@@ -18,9 +19,11 @@ import numpy as np
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
 from pccbullet.urdf_gen.cli_args import integer, out_dir, real
-from pccbullet.urdf_gen.errors import PccBulletError
+from pccbullet.urdf_gen.errors import PccBulletError, UsageError
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
+from pccbullet.urdf_gen.pose_file import load_pose_file
 from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
+from pccbullet.urdf_gen.specs import RobotSpec
 
 SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
 
@@ -50,14 +53,20 @@ def register_urdf(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def register_pose(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``pose ROBOT --limb L --bend DEG --plane DEG [--length M] [--segment K] [--sections N]
-    [--json]``."""
+    """Add ``pose ROBOT --limb L --bend DEG --plane DEG [--length M] [--segment K] [--sections N] [--json]``
+    and ``pose [ROBOT] --pose-file FILE [--limb L] [--sections N] [--json]``."""
     q = subparsers.add_parser("pose", help="section joints and tip pose of a limb for a PCC configuration")
-    q.add_argument("robot", help="bundled robot name or path to a robot TOML")
-    q.add_argument("--limb", required=True, help="limb name, e.g. camera")
-    q.add_argument("--bend", required=True, type=real(), help="total arc angle of the segment (deg)")
     q.add_argument(
-        "--plane", required=True, type=real(), help="bending-plane angle about the segment base z (deg)"
+        "robot",
+        nargs="?",
+        default=None,
+        help="bundled robot name or path to a robot TOML (with "
+        "--pose-file: optional, replaces the file's robot)",
+    )
+    q.add_argument("--limb", default=None, help="limb name, e.g. camera (with --pose-file: only this limb)")
+    q.add_argument("--bend", type=real(), default=None, help="total arc angle of the segment (deg)")
+    q.add_argument(
+        "--plane", type=real(), default=None, help="bending-plane angle about the segment base z (deg)"
     )
     q.add_argument(
         "--length",
@@ -68,8 +77,13 @@ def register_pose(subparsers: Any) -> argparse.ArgumentParser:
     q.add_argument(
         "--segment",
         type=integer(1, 1000),
-        default=1,
+        default=None,
         help="segment to pose, 1-based; others stay straight (default 1)",
+    )
+    q.add_argument(
+        "--pose-file",
+        default=None,
+        help="pose file (TOML, or a bundled name such as ursula_fig10): every limb's segments in deg/mm",
     )
     q.add_argument(
         "--sections", type=SECTIONS, default=None, help="sections per segment N (default: the file's)"
@@ -91,66 +105,140 @@ def _pcc_only(robot: str, command: str) -> None:
 
 def pose_command(args: argparse.Namespace) -> int:
     """Handler of ``pose``: section joints and tip pose of one limb for one segment's PCC configuration
-    (``--bend``/``--plane`` in degrees, ``--length`` in metres); prints a table or JSON, returns 0."""
+    (``--bend``/``--plane`` in degrees, ``--length`` in metres), or of the limbs of a pose file
+    (``--pose-file``); prints a table or JSON, returns 0."""
+    if args.pose_file is not None:
+        return _pose_file_command(args)
+    missing = [
+        flag
+        for flag, v in (
+            ("ROBOT", args.robot),
+            ("--limb", args.limb),
+            ("--bend", args.bend),
+            ("--plane", args.plane),
+        )
+        if v is None
+    ]
+    if missing:
+        raise UsageError(
+            f"the following arguments are required without --pose-file: {', '.join(missing)} "
+            "(see 'pccbullet pose --help')"
+        )
     _pcc_only(args.robot, "pose")
     spec = load_robot(args.robot, sections=args.sections)
     limb = spec.limb(args.limb)
-    if not 1 <= args.segment <= len(limb.segments):
+    segment = 1 if args.segment is None else args.segment
+    if not 1 <= segment <= len(limb.segments):
         raise PccBulletError(
-            f"--segment {args.segment} is invalid for limb '{limb.name}'; allowed: 1..{len(limb.segments)}"
+            f"--segment {segment} is invalid for limb '{limb.name}'; allowed: 1..{len(limb.segments)}"
         )
     configs = rest_configs(limb.segments)
-    seg = limb.segments[args.segment - 1]
+    seg = limb.segments[segment - 1]
     length = seg.length if args.length is None else args.length
-    configs[args.segment - 1] = PccConfig(math.radians(args.bend), math.radians(args.plane), length)
+    configs[segment - 1] = PccConfig(math.radians(args.bend), math.radians(args.plane), length)
+    (out,) = _limb_reports(spec, {limb.name: configs})
+    _print_report(out, args.json)
+    return 0
 
+
+def _pose_file_command(args: argparse.Namespace) -> int:
+    """``pose --pose-file``: a report per limb of the file's robot (or of ``--limb`` alone)."""
+    given = [
+        flag
+        for flag, v in (
+            ("--bend", args.bend),
+            ("--plane", args.plane),
+            ("--length", args.length),
+            ("--segment", args.segment),
+        )
+        if v is not None
+    ]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} cannot be combined with --pose-file (see 'pccbullet pose --help')"
+        )
+    if args.robot is not None:
+        _pcc_only(args.robot, "pose")
+    pose = load_pose_file(args.pose_file, args.robot, sections=args.sections)
+    spec = pose.robot
+    names = [spec.limb(args.limb).name] if args.limb is not None else [limb.name for limb in spec.limbs]
+    reports = _limb_reports(spec, {name: pose.limb_configs(name) for name in names})
+    if args.json:
+        print(json.dumps({"pose_file": str(pose.source), "limbs": reports}, indent=2))  # noqa: T201
+        return 0
+    print(f"{pose.source}: {pose.description}")  # noqa: T201
+    for out in reports:
+        _print_report(out, False, joints=False)
+    return 0
+
+
+def _limb_reports(spec: RobotSpec, poses: dict[str, list[PccConfig]]) -> list[dict[str, Any]]:
+    """Per limb: its segments, joints, tip in the limb base and head frames, and the PyBullet check (the
+    PCC chain loaded and posed in a kinematic :class:`~pccbullet.sim.world.World`)."""
     from pccbullet.sim.world import World  # PyBullet is the check, not only the arithmetic
 
+    reports = []
     with World() as world:
         robot = world.load_robot(spec)
-        q = robot.pcc_joints(limb.name, configs)
-        robot.set_joints(limb.name, q)
-        T_world_base = robot.T_world_limbbase(limb.name)
-        T_world_tip = robot.tip_pose(limb.name)
-    T_base_tip = limb_transform(configs)
-    T_head_tip = limb.T_head_base() @ T_base_tip
-    pybullet_error = float(np.linalg.norm((T_world_base @ T_base_tip)[:3, 3] - T_world_tip[:3, 3]))
-    names = naming.limb_joint_names(limb)
-    joints = [
-        {"name": n, "value": float(v), "unit": "m" if n.endswith("_chord") else "rad"}
-        for n, v in zip(names, limb_joints(configs, [s.sections for s in limb.segments]), strict=True)
-    ]
-    out = {
-        "robot": spec.name,
-        "limb": limb.name,
-        "segments": [
-            {
-                "bend_deg": math.degrees(c.bend),
-                "paper_theta_deg": math.degrees(paper_theta_from_bend(c.bend)),
-                "plane_deg": math.degrees(c.plane),
-                "length_m": c.length,
-                "sections": s.sections,
-            }
-            for c, s in zip(configs, limb.segments, strict=True)
-        ],
-        "joints": joints,
-        "tip_in_limb_base": {
-            "position_m": T_base_tip[:3, 3].tolist(),
-            "rotation": T_base_tip[:3, :3].tolist(),
-        },
-        "tip_in_head": {"position_m": T_head_tip[:3, 3].tolist(), "rotation": T_head_tip[:3, :3].tolist()},
-        "pybullet_tip_error_m": pybullet_error,
-    }
-    if args.json:
+        for name, configs in poses.items():
+            limb = spec.limb(name)
+            robot.set_joints(limb.name, robot.pcc_joints(limb.name, configs))
+            T_world_base = robot.T_world_limbbase(limb.name)
+            T_world_tip = robot.tip_pose(limb.name)
+            T_base_tip = limb_transform(configs)
+            T_head_tip = limb.T_head_base() @ T_base_tip
+            error = float(np.linalg.norm((T_world_base @ T_base_tip)[:3, 3] - T_world_tip[:3, 3]))
+            names = naming.limb_joint_names(limb)
+            values = limb_joints(configs, [s.sections for s in limb.segments])
+            reports.append(
+                {
+                    "robot": spec.name,
+                    "limb": limb.name,
+                    "segments": [
+                        {
+                            "bend_deg": math.degrees(c.bend),
+                            "paper_theta_deg": math.degrees(paper_theta_from_bend(c.bend)),
+                            "plane_deg": math.degrees(c.plane),
+                            "length_m": c.length,
+                            "sections": s.sections,
+                        }
+                        for c, s in zip(configs, limb.segments, strict=True)
+                    ],
+                    "joints": [
+                        {"name": n, "value": float(v), "unit": "m" if n.endswith("_chord") else "rad"}
+                        for n, v in zip(names, values, strict=True)
+                    ],
+                    "tip_in_limb_base": {
+                        "position_m": T_base_tip[:3, 3].tolist(),
+                        "rotation": T_base_tip[:3, :3].tolist(),
+                    },
+                    "tip_in_head": {
+                        "position_m": T_head_tip[:3, 3].tolist(),
+                        "rotation": T_head_tip[:3, :3].tolist(),
+                    },
+                    "pybullet_tip_error_m": error,
+                }
+            )
+    return reports
+
+
+def _print_report(out: dict[str, Any], as_json: bool, *, joints: bool = True) -> None:
+    """Print one limb's report as JSON or as a table (the joints only with ``joints``)."""
+    if as_json:
         print(json.dumps(out, indent=2))  # noqa: T201
-        return 0
-    print(f"{spec.name} / {limb.name}: {len(joints)} joints")  # noqa: T201
-    for j in joints:
-        print(f"  {j['name']:<28} {j['value']: .9f} {j['unit']}")  # noqa: T201
-    p = T_base_tip[:3, 3]
+        return
+    print(f"{out['robot']} / {out['limb']}: {len(out['joints'])} joints")  # noqa: T201
+    if joints:
+        for j in out["joints"]:
+            print(f"  {j['name']:<28} {j['value']: .9f} {j['unit']}")  # noqa: T201
+    for k, s in enumerate(out["segments"], start=1):
+        print(  # noqa: T201
+            f"  segment {k}: bend {s['bend_deg']:.3f} deg (seed 001 theta {s['paper_theta_deg']:.3f}), "
+            f"plane {s['plane_deg']:.3f} deg, length {s['length_m']:.6f} m"
+        )
+    p = out["tip_in_limb_base"]["position_m"]
     print(f"tip in limb base frame (m): [{p[0]:.6f}, {p[1]:.6f}, {p[2]:.6f}]")  # noqa: T201
-    print(f"PyBullet tip vs PCC: {pybullet_error:.3e} m")  # noqa: T201
-    return 0
+    print(f"PyBullet tip vs PCC: {out['pybullet_tip_error_m']:.3e} m")  # noqa: T201
 
 
 def urdf_command(args: argparse.Namespace) -> int:

@@ -176,7 +176,7 @@ def test_result_shapes_and_positions() -> None:
     assert res.link_positions.shape == (n, 3)
     assert res.joint_positions.shape == (n - 1, 3)
     assert res.tip.shape == (3,)
-    np.testing.assert_allclose(res.link_positions[0], [0, 0, 0.006])
+    np.testing.assert_allclose(res.link_positions[0], [0, 0, 0.019])  # d_1 of snake003_exp.toml
     # rolling geometry: neighbouring link centres are L/2 - R + R/cos(theta/2) * 2 cos(theta/2) apart
     gaps = np.linalg.norm(np.diff(res.link_positions, axis=0), axis=1)
     h0 = 0.5 * spec.link_length - spec.contact_radius

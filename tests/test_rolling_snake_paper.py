@@ -39,7 +39,50 @@ def test_experimental_robot_stands_162_mm_straight() -> None:
     ):
         np.testing.assert_allclose(res.angles, 0.0, atol=1e-15)
         np.testing.assert_allclose(res.tip, [0.0, 0.0, 0.162], atol=1e-12)
-        np.testing.assert_allclose(res.link_positions[0], [0.0, 0.0, 0.006], atol=1e-15)  # d_1
+        np.testing.assert_allclose(res.link_positions[0], [0.0, 0.0, 0.019], atol=1e-15)  # d_1
+
+
+def _planar_tip_by_hand(angles: np.ndarray, d1: float, tip: float, L: float, R: float) -> np.ndarray:
+    """Tip (lateral, z) of a planar rolling-joint chain from the text's geometry alone (sec. 2.1, 4.2).
+
+    Each link is L long with convex cylindrical contact surfaces of radius R, whose centres of curvature
+    lie h = R - L/2 from the link's centre, towards the other end. Two equal cylinders rolling without
+    slip keep those centres 2R apart on a line turned by half the joint angle: with u(a) = (sin a, cos a)
+    and Theta the sum of the angles below joint k, link k+1's centre is link k's centre
+    - h u(Theta) + 2R u(Theta + theta_k / 2) - h u(Theta + theta_k).
+    """
+    h = R - 0.5 * L  # m, centre of a link to the centres of curvature of its two contact surfaces
+    p = np.array([0.0, d1])
+    heading = 0.0
+    for th in angles:
+        u0 = np.array([np.sin(heading), np.cos(heading)])
+        half = np.array([np.sin(heading + th / 2), np.cos(heading + th / 2)])
+        heading += th
+        u1 = np.array([np.sin(heading), np.cos(heading)])
+        p = p - h * u0 + 2 * R * half - h * u1
+    return p + tip * np.array([np.sin(heading), np.cos(heading)])
+
+
+@pytest.mark.parametrize("mount", ["ground", "ceiling"])
+@pytest.mark.parametrize("tensions", [[0.5, 0.5, 0.5, 3.0], [0.5, 2.5, 0.5, 0.5], [1.0, 1.0, 1.0, 4.0]])
+def test_experimental_robot_tips_from_the_text(mount: str, tensions: list[float]) -> None:
+    """The experimental robot's tips in planar motion (sec. 4.2.1: only the even joints bend), from the
+    text's link geometry (L = 12 mm, R = 20 mm) and the bundled base and tip point (d_1 = 19 mm, tip
+    point 11 mm beyond link 12's centre: the split of Fig. 4b's 162 mm that fits the paper's Table 3
+    estimates, see snake003_exp.toml). The joint angles are the model's; the chain is built by hand.
+    Tolerance 1e-12 m: the same geometry, summed in another order."""
+    spec = load_rolling_snake(ROBOTS / "snake003_exp.toml")
+    assert spec.d1 == pytest.approx((0.0, 0.0, 0.019), abs=1e-15)
+    assert spec.tip_in_link_n == pytest.approx((0.0, 0.0, -0.011), abs=1e-15)
+    res = solve_rolling_snake(spec, tensions, mount)
+    assert res.converged
+    lateral, z = _planar_tip_by_hand(res.angles, 0.019, 0.011, 0.012, 0.020)
+    assert abs(res.tip[0]) < 1e-12  # planar: the even joints bend in the world y-z plane
+    assert abs(res.tip[1]) == pytest.approx(abs(lateral), abs=1e-12)
+    assert np.sign(res.tip[1]) == np.sign(tensions[1] - tensions[3])  # cable 2 at +y, cable 4 at -y
+    assert res.tip[2] == pytest.approx(z, abs=1e-12)
+    # straight, the same chain stands 19 + 11 * 12 + 11 = 162 mm tall (Fig. 4b)
+    assert _planar_tip_by_hand(np.zeros(11), 0.019, 0.011, 0.012, 0.020) == pytest.approx([0.0, 0.162])
 
 
 @pytest.mark.parametrize("material", MATERIALS)

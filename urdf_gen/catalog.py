@@ -8,7 +8,7 @@ kind               robots                                                       
 ``pcc``            URSULA, the seed-000 hydraulic arm: soft limbs on a head     :mod:`urdf_writer`
 ``rolling_snake``  seed 003's rolling-joint snakes (``snake003_*``)             :mod:`rolling_snake_urdf`
 ``pneunet``        seed 002's PneuNets actuators (``pneunet_*``)                :mod:`pneunet`
-``three_actuator`` seed 004's three-actuator arm (``seed004_spatial``)          :mod:`three_actuator`
+``three_actuator`` seed 004's three-actuator arms (``seed004_*``)               :mod:`three_actuator`
 =================  ===========================================================  ====================
 
 Each writer builds its tree with :mod:`pccbullet.urdf_gen.urdf_xml` (the one URDF builder) and each loader

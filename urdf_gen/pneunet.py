@@ -67,7 +67,8 @@ class PneuNetSpec:
         pressure_max_pa: largest pressure the model accepts (Pa).
         angle_coeff_linear_rad_per_pa: c1 of eq. (9) (rad/Pa).
         angle_coeff_quadratic_rad_per_pa2: c2 of eq. (9) (rad/Pa^2).
-        youngs_modulus_pa: silicone Young's modulus, eq. (1) (Pa); informative.
+        youngs_modulus_pa: silicone Young's modulus (Pa); informative. Default 1.16 MPa, the value the
+            text states for Shore A 30 (its eq. (1) as printed gives 0.942 MPa).
         poisson_ratio: silicone Poisson ratio; informative.
     """
 

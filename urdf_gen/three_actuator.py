@@ -136,6 +136,7 @@ def load_three_actuator(path: str | Path) -> ThreeActuatorSpec:
         mass_kg=f.number("mass_g", 0.0, lo_open=True) * 1e-3,
         n_sections=f.integer("n_sections", 1, 100),
     )
+    f.raw("pressure_law", None)  # optional; read by pccbullet.urdf_gen.pressure_law.load_pressure_law
     f.finish()
     return spec
 

@@ -26,8 +26,9 @@ from pccbullet.sim.export.formats import write_series
 from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
 from pccbullet.sim.export.skin import skin_mesh
 from pccbullet.urdf_gen.catalog import robot_kind
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, UsageError
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
+from pccbullet.urdf_gen.pose_file import PoseFile, load_pose_file
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
 
@@ -51,12 +52,13 @@ class Frames:
     rigid: tuple[trimesh.Trimesh, ...]
 
 
-def robot_frames(robot: str | Path | RobotSpec, *, ring: int = 32) -> Frames:
-    """One frame of a robot with every limb straight at rest length (head at the world origin)."""
+def robot_frames(robot: str | Path | RobotSpec, *, ring: int = 32, pose: PoseFile | None = None) -> Frames:
+    """One frame of a robot (head at the world origin), every limb straight at rest length, or posed as
+    ``pose`` says (a :class:`~pccbullet.urdf_gen.pose_file.PoseFile` of this robot)."""
     spec = robot if isinstance(robot, RobotSpec) else load_robot(robot)
     skins, rigids = [], []
     for limb in spec.limbs:
-        configs = rest_configs(limb.segments)
+        configs = rest_configs(limb.segments) if pose is None else pose.limb_configs(limb.name)
         T = limb_base_pose(spec, limb.name)
         skins.append(skin_mesh(limb, configs, T, ring=ring))
         rigids.append(rigid_mesh(limb, section_poses(limb, configs, T), ring=ring))
@@ -77,6 +79,24 @@ def sweep_frames(
             configs = rest_configs(limb.segments)
             first = limb.segments[0]
             configs[0] = PccConfig(float(amount * first.bend_max), 0.0, first.length)
+            sk.append(skin_mesh(limb, configs, limb_base_pose(spec, limb.name), ring=ring))
+        skins.append(_concat(sk))
+    return Frames(tuple(0.1 * i for i in range(frames)), tuple(skins), ())
+
+
+def pose_frames(pose: PoseFile, *, frames: int = GIF_FRAMES, ring: int = 32) -> Frames:
+    """Skin frames of every limb moving from straight at rest length to ``pose`` and back (bend and
+    length interpolated linearly, the plane kept), ``frames`` frames at 0.1 s."""
+    spec = pose.robot
+    skins = []
+    for i in range(frames):
+        amount = float(np.sin(np.pi * i / (frames - 1)))
+        sk = []
+        for limb in spec.limbs:
+            configs = [
+                PccConfig(amount * c.bend, c.plane, s.length + amount * (c.length - s.length))
+                for c, s in zip(pose.limb_configs(limb.name), limb.segments, strict=True)
+            ]
             sk.append(skin_mesh(limb, configs, limb_base_pose(spec, limb.name), ring=ring))
         skins.append(_concat(sk))
     return Frames(tuple(0.1 * i for i in range(frames)), tuple(skins), ())
@@ -132,6 +152,10 @@ def export_command(args: argparse.Namespace) -> int:
     """Handler of ``export``; prints the files written."""
     from pccbullet.sim.export import render
 
+    if args.pose_file is not None:
+        return _export_pose(args, render)
+    if args.source is None:
+        raise UsageError("export needs ROBOT_OR_RUN, or --pose-file (see 'pccbullet export --help')")
     src = Path(args.source)
     is_run = src.is_dir() and (src / "run.npz").is_file()
     kind = "pcc" if is_run else robot_kind(args.source)
@@ -146,8 +170,8 @@ def export_command(args: argparse.Namespace) -> int:
     written = write_series(frames.skin, out, "skin", args.format, frames.times)
     written += write_series(frames.rigid, out, "rigid", args.format, frames.times)
     if args.render:
-        written.append(render.render_png(frames.skin[0], out / "skin_first.png"))
-        written.append(render.render_png(frames.skin[-1], out / "skin_last.png"))
+        written.append(render.render_png(frames.skin[0], out / "skin_first.png", view=args.view))
+        written.append(render.render_png(frames.skin[-1], out / "skin_last.png", view=args.view))
     if args.gif:
         # one frame at rest would make a still GIF: a robot's GIF sweeps its limbs' bend instead
         anim = frames if is_run else sweep_frames(args.source, ring=args.ring)
@@ -158,7 +182,42 @@ def export_command(args: argparse.Namespace) -> int:
         except PccBulletError as exc:
             print(f"pccbullet: skipping MP4: {exc}", file=sys.stderr)  # noqa: T201
     if args.workspace:
-        written += _workspace(src, args, out, is_run)
+        robot = read_run_metadata(src)["robot_path"] if is_run else args.source
+        written += _workspace(load_robot(robot), args, out)
+    for path in written:
+        print(path)  # noqa: T201
+        log.info("wrote %s", path)
+    return 0
+
+
+def _export_pose(args: argparse.Namespace, render: Any) -> int:
+    """``export --pose-file``: the robot posed as the file says (``--gif``: straight to the pose and back)."""
+    if args.source is not None:
+        src = Path(args.source)
+        if src.is_dir() and (src / "run.npz").is_file():
+            raise UsageError(
+                f"--pose-file poses a robot; {args.source!r} is a run folder (see 'pccbullet export --help')"
+            )
+        if (kind := robot_kind(args.source)) != "pcc":
+            raise ConfigurationError(
+                f"--pose-file is invalid for {args.source!r}, a {kind} robot; allowed: PCC robots"
+            )
+    pose = load_pose_file(args.pose_file, args.source)
+    out: Path = args.out
+    frames = robot_frames(pose.robot, ring=args.ring, pose=pose)
+    written = write_series(frames.skin, out, "skin", args.format, frames.times)
+    written += write_series(frames.rigid, out, "rigid", args.format, frames.times)
+    if args.render:
+        written.append(render.render_png(frames.skin[0], out / "skin_pose.png", view=args.view))
+    if args.gif:
+        written.append(render.write_gif(pose_frames(pose, ring=args.ring).skin, out / "skin.gif"))
+    if args.mp4:
+        try:
+            written.append(render.write_mp4(pose_frames(pose, ring=args.ring).skin, out / "skin.mp4"))
+        except PccBulletError as exc:
+            print(f"pccbullet: skipping MP4: {exc}", file=sys.stderr)  # noqa: T201
+    if args.workspace:
+        written += _workspace(pose.robot, args, out)
     for path in written:
         print(path)  # noqa: T201
         log.info("wrote %s", path)
@@ -179,18 +238,17 @@ def _export_other(args: argparse.Namespace, kind: str, out: Path) -> int:
     mesh = robot_rest_mesh(args.source, sections=args.ring)
     written = write_series([mesh], out, "rigid", args.format, (0.0,))
     if args.render:
-        written.append(render.render_png(mesh, out / "rigid.png"))
+        written.append(render.render_png(mesh, out / "rigid.png", view=args.view))
     for path in written:
         print(path)  # noqa: T201
         log.info("wrote %s", path)
     return 0
 
 
-def _workspace(src: Path, args: argparse.Namespace, out: Path, is_run: bool) -> list[Path]:
+def _workspace(spec: RobotSpec, args: argparse.Namespace, out: Path) -> list[Path]:
     from pccbullet.sim.export.formats import write_mesh
     from pccbullet.sim.export.workspace import point_cloud, workspace_hull, workspace_points
 
-    spec = load_robot(read_run_metadata(src)["robot_path"]) if is_run else load_robot(args.source)
     paths = []
     for limb in spec.limbs:
         pts = workspace_points(limb, args.workspace, seed=0, T_world_base=limb_base_pose(spec, limb.name))

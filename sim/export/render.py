@@ -18,6 +18,7 @@ from pccbullet.urdf_gen.errors import ConfigurationError
 
 MP4_HINT = "MP4 output needs imageio-ffmpeg: pip install imageio-ffmpeg (GIF works without it)"
 SKIN_COLOR = "#e8a87c"
+VIEWS = ("iso", "xy", "xz", "yz")  # isometric, or looking at the world plane named (pyvista's view_xy, ...)
 
 
 def _plotter(window: tuple[int, int]):  # -> pyvista.Plotter
@@ -29,10 +30,13 @@ def _plotter(window: tuple[int, int]):  # -> pyvista.Plotter
     return p
 
 
-def _frame_camera(plotter, meshes: Sequence[trimesh.Trimesh]) -> None:
+def _frame_camera(plotter, meshes: Sequence[trimesh.Trimesh], view: str = "iso") -> None:
+    """Point the camera along ``view`` (one of :data:`VIEWS`) and frame every mesh."""
+    if view not in VIEWS:
+        raise ConfigurationError(f"view = {view!r} is invalid; allowed: one of {', '.join(VIEWS)}")
     lo = np.min([m.bounds[0] for m in meshes], axis=0)
     hi = np.max([m.bounds[1] for m in meshes], axis=0)
-    plotter.view_isometric()
+    getattr(plotter, "view_isometric" if view == "iso" else f"view_{view}")()
     plotter.reset_camera(bounds=[lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]])
 
 
@@ -41,14 +45,15 @@ def render_png(
     path: str | Path,
     *,
     window: tuple[int, int] = (640, 480),
+    view: str = "iso",
 ) -> Path:
-    """Render one or more meshes offscreen to a PNG; returns the path."""
+    """Render one or more meshes offscreen to a PNG seen along ``view`` (:data:`VIEWS`); returns the path."""
     meshes = [meshes] if isinstance(meshes, trimesh.Trimesh) else list(meshes)
     p = _plotter(window)
     try:
         for m in meshes:
             p.add_mesh(to_polydata(m), color=SKIN_COLOR, smooth_shading=True)
-        _frame_camera(p, meshes)
+        _frame_camera(p, meshes, view)
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         p.screenshot(str(path))

@@ -3,7 +3,8 @@
 Channels drive the actuators, named by the robot's actuation:
 
 * robots with a ``[hydraulic_drive]`` table (seed 000): ``motor_1`` ... ``motor_K`` motor torques (N·m)
-  through the water-hydraulic drive to the chambers (K = chambers per segment x segments);
+  through the water-hydraulic drive to the chambers (K = chambers per segment x segments); the limb is a
+  :class:`~pccbullet.sim.models.chambers.ChamberWallLimb` (the chamber walls resist the axial strain);
 * chamber robots without a drive: ``pressure_1`` ... (Pa, gauge);
 * tendon robots: ``tension_1`` ... (N; negative values are clamped to 0 by the actuator model).
 
@@ -36,25 +37,30 @@ class _LimbRunner:
     def __init__(self, spec: Any, limb: Any, pieces: int) -> None:
         from pccbullet.sim.medium import medium
         from pccbullet.sim.models.actuators import ChamberActuation, TendonActuation
+        from pccbullet.sim.models.chambers import ChamberWallLimb
         from pccbullet.sim.models.hydraulics import HydraulicDrive, load_hydraulic_drive
         from pccbullet.sim.models.newton_euler.model import LimbModel
 
         self.limb = limb
-        self.model = LimbModel(limb, pieces, medium=medium(spec.medium))
-        self.q = self.model.rest_state()
-        self.qd = np.zeros_like(self.q)
         count = limb.actuators.count * len(limb.segments)
         self.drive = None
         rotation = None
         if "hydraulic_drive" in spec.robot.extra:
             params = load_hydraulic_drive(spec.robot)
+            # the chamber walls resist the axial strain (E A_s of seed 000 Table 1), as in
+            # simulate_hydraulic_arm and the sec. 3.1 bending limits; the disk keeps bending and torsion
+            self.model: LimbModel = ChamberWallLimb(
+                limb, pieces, wall_area=params.annulus_area, medium=medium(spec.medium)
+            )
             self.drive = HydraulicDrive(params, count)
             rotation = params.section_rotation
             self.names = [f"motor_{i + 1}" for i in range(count)]
-        elif limb.actuators.kind == "chamber":
-            self.names = [f"pressure_{i + 1}" for i in range(count)]
         else:
-            self.names = [f"tension_{i + 1}" for i in range(count)]
+            self.model = LimbModel(limb, pieces, medium=medium(spec.medium))
+            kind = "pressure" if limb.actuators.kind == "chamber" else "tension"
+            self.names = [f"{kind}_{i + 1}" for i in range(count)]
+        self.q = self.model.rest_state()
+        self.qd = np.zeros_like(self.q)
         actuation = ChamberActuation if limb.actuators.kind == "chamber" else TendonActuation
         self.actuation = actuation(self.model, rotation)
 
