@@ -191,6 +191,7 @@ def run_demo(
             "sections": robot.spec.limbs[0].segments[0].sections,
         },
         "prediction": "newton-euler" if cfg.predict else "none",
+        "robot": session.robot_report(),
         "loop": stats,
         "gif_frames": len(model_poses),
         "metrics": metrics,
@@ -227,7 +228,7 @@ def status_line(session: MmtSession) -> str:
     return (
         f"t {session.world.time:6.2f} s | {m.limb} segment {m.segment + 1} | "
         f"bend {np.degrees(c.bend):7.2f} deg plane {np.degrees(c.plane):7.2f} deg "
-        f"length {c.length * 1e3:6.1f} mm | force {f:5.2f} N"
+        f"length {c.length * 1e3:6.1f} mm | force {f:5.2f} N | robot {session.watchdog.state}"
     )
 
 
@@ -317,6 +318,7 @@ def _run_gui(
         "mode": "gui",
         "device": device_name,
         **_device_stats(device),
+        "robot": session.robot_report(),
         "loop": stats,
         "metrics": session.metrics(),
         "files": files,
