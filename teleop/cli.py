@@ -114,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="HMAC key file of the UDP bridge (default: $PCCBULLET_UDP_KEY_FILE, else "
-        "~/.config/pccbullet/udp.key when it exists, else no HMAC)",
+        "~/.config/pccbullet/udp.key, created on first use)",
     )
     d.set_defaults(handler=_demo)
     return p

@@ -200,11 +200,14 @@ def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> N
 
     from pccbullet.teleop.demo.run import run_demo
     from pccbullet.teleop.udp.client import UdpBridgeClient
+    from pccbullet.teleop.udp.keys import default_key_file, resolve_key
 
     monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))  # no default UDP key file: no HMAC
+    monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("PCCBULLET_UDP_KEY_FILE", raising=False)
+    key, path = resolve_key()  # created on first use, as the demo would
+    assert path == default_key_file() and path.stat().st_mode & 0o077 == 0
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
@@ -212,7 +215,7 @@ def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> N
     stop = threading.Event()
 
     def sender() -> None:  # the device process: handshake, then poses (and garbage)
-        out = UdpBridgeClient(("127.0.0.1", port))
+        out = UdpBridgeClient(("127.0.0.1", port), key=key)
         while not stop.is_set():
             out.send_pose((0.05, 0.0, 0.0))
             out.send_raw(b"garbage")

@@ -96,8 +96,8 @@ def run_demo(
         viewer: a GUI viewer started early, without its scene (``ViewerProcess(None)``: the command line
             starts it before importing this module, so a window says "loading" at once); ``None``:
             started here.
-        udp_key_file: the bridge's HMAC key file; ``None``: the default one if it exists
-            (:func:`pccbullet.teleop.udp.keys.resolve_key`), else no HMAC (logged).
+        udp_key_file: the bridge's HMAC key file; ``None``: the default one, created on first use
+            (:func:`pccbullet.teleop.udp.keys.resolve_key`).
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
