@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from pccbullet.sim.experiments.design import RunTask, plan_sweep
 from pccbullet.sim.experiments.engines import ENGINES, execute, pool_results, ray_results, read_marker
-from pccbullet.sim.experiments.outputs import write_atomic
+from pccbullet.urdf_gen.atomic import write_atomic
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
