@@ -318,3 +318,50 @@ def test_a_ray_address_where_nothing_answers_fails_fast_with_one_line(tmp_path: 
     assert time.perf_counter() - t0 < 30  # before: Ray retried for minutes
     with pytest.raises(ConfigurationError, match=r"address = '1\.2\.3\.4:5' is invalid with engine 'pool'"):
         run_sweep(sweep, tmp_path / "o", engine="pool", address="1.2.3.4:5", progress=False)
+
+
+SWEEPER = """
+import json, sys
+from pccbullet.sim.experiments.sweep import run_sweep
+from pccbullet.urdf_gen.errors import ConfigurationError
+try:
+    res = run_sweep(sys.argv[1], sys.argv[2], engine="serial", progress=False)
+    print(json.dumps({"completed": len(res.completed), "failed": len(res.failed)}))
+except ConfigurationError as exc:
+    print(json.dumps({"refused": str(exc)}))
+"""
+
+
+def test_three_sweeps_into_one_folder_one_runs_the_others_are_refused(tmp_path: Path) -> None:
+    """Three sweeps started together into one folder: the lock lets one run (every run complete, no
+    temporary left); the others fail at once with one line naming its process (no race on the files)."""
+    sweep = write_sweep(tmp_path, GRID)
+    out = tmp_path / "out"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SWEEPER, str(sweep), str(out)], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
+    results = [json.loads(p.communicate(timeout=600)[0].strip().splitlines()[-1]) for p in procs]
+    ran = [r for r in results if "completed" in r]
+    refused = [r["refused"] for r in results if "refused" in r]
+    assert len(ran) >= 1 and all(r == {"completed": 4, "failed": 0} for r in ran[:1])
+    # the one that ran first completed every run; a later one found them done (it may start after)
+    assert all(r["failed"] == 0 for r in ran)
+    assert all("is in use by another sweep (process" in m for m in refused)
+    assert len(ran) + len(refused) == 3
+    assert [p for p in out.rglob(".*") if p.name != ".pccbullet.lock"] == []  # no temporary left
+    assert len(list(out.glob("run_*/DONE"))) == 4
+
+
+def test_a_held_lock_refuses_a_second_sweep_and_is_released(tmp_path: Path) -> None:
+    from pccbullet.sim.experiments.outputs import folder_lock
+
+    sweep = write_sweep(tmp_path, GRID)
+    out = tmp_path / "out"
+    out.mkdir()
+    with folder_lock(out):
+        with pytest.raises(ConfigurationError, match=rf"in use by another sweep \(process {os.getpid()}\)"):
+            run_sweep(sweep, out, engine="serial", progress=False)
+    assert run_sweep(sweep, out, engine="serial", progress=False).completed  # released

@@ -9,9 +9,11 @@ those names (and their temporary siblings), never a file that pccbullet did not 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -89,3 +91,36 @@ def remove_recorded(folder: str | Path) -> list[str]:
         if p.is_file():
             p.unlink()
     return removed
+
+
+LOCK_NAME = ".pccbullet.lock"
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | Path, what: str = "sweep") -> Iterator[None]:
+    """Hold ``folder``'s lock (``.pccbullet.lock``, an exclusive ``flock``) for the block: a second
+    ``what`` into the same folder fails at once with :class:`~pccbullet.urdf_gen.errors.ConfigurationError`
+    naming the process that holds it. The kernel releases the lock when its holder dies (its workers
+    hold it with it until they exit), so a killed sweep never leaves a stale lock. Without ``fcntl``
+    (not POSIX) no lock is taken."""
+    import fcntl
+
+    from pccbullet.urdf_gen.errors import ConfigurationError
+
+    path = Path(folder) / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise ConfigurationError(
+            f"folder {str(folder)[-80:]!r} is in use by another {what} (process {holder}); allowed: one "
+            f"{what} a folder at a time (wait for it, or choose another --out)"
+        ) from None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock; the file stays (removing it would race a waiting locker)
