@@ -23,14 +23,16 @@ def test_slave_in_its_own_process_tracks_the_commands_and_reports() -> None:
         presses=[(0.0, "select:palpation")],
     )
     with MmtSession(MmtConfig(sections=3), slave="process") as s:
-        stats = s.run(device, 3.0, realtime=True)
+        # until 8 reports came back and 3 s passed: a loaded machine only takes longer (no speed assumed)
+        done = lambda: s.transport.updates >= 8 and s.world.time >= 3.0  # noqa: E731
+        stats = s.run(device, 110.0, realtime=True, stop=done)
         metrics = s.metrics()
     slave = stats["slave"]
-    assert slave["physics_steps"] > 2000 and slave["sections"] == 3  # the robot ran on its own clock
+    assert slave["physics_steps"] >= 1400 and slave["sections"] == 3  # the robot ran on its own clock
     assert metrics["state_updates"] >= 8  # state packets came back over the emulated link
     tip_s = s.log["tip_s"]
     assert np.isfinite(tip_s[-1]).all() and tip_s[-1][2] < -0.15  # observed: the robot's limb sagged
-    assert 0.5 < slave["real_time_factor"] < 1.5  # paced to the wall clock, not run as fast as possible
+    assert slave["real_time_factor"] < 1.05  # paced to the wall clock, never run ahead of it
 
 
 def test_compiled_segment_ends_equal_the_model_kinematics() -> None:
@@ -174,10 +176,11 @@ def test_a_stopped_robot_is_lost_and_found_again() -> None:
         losses = s.watchdog.summary()["losses"]
         bound = s.watchdog.timeout + s.transport.report_delay() + 0.02
     assert "physics_steps" in stats["slave"]  # it ran to the end and reported
-    # the first loss after the stop is the stop's (a loaded machine may add losses of its own)
-    stop = next(e for e in losses if e["detected_s"] > 1.0)  # type: ignore[index]
-    assert stop["detected_s"] <= 1.0 + bound
-    assert stop["back_s"] is not None and stop["back_s"] > 2.5
+    # the stop's loss is the one on at 1.0 s + bound: detected by then, and back only once the reports
+    # sent after SIGCONT (2.5 s) have crossed the link (a loaded machine may add short losses of its own)
+    at = 1.0 + bound
+    (stop,) = [e for e in losses if e["detected_s"] <= at and (e["back_s"] is None or e["back_s"] > at)]
+    assert stop["back_s"] is not None and stop["back_s"] > 3.0
 
 
 MASTER = """
