@@ -34,6 +34,7 @@ _API: dict[str, str] = {
     "SpecError": "pccbullet.urdf_gen.errors",
     "ConfigurationError": "pccbullet.urdf_gen.errors",
     "RobotNotFoundError": "pccbullet.urdf_gen.errors",
+    "WorldClosedError": "pccbullet.urdf_gen.errors",
     # robot descriptions, PCC geometry, URDF
     "RobotSpec": "pccbullet.urdf_gen.specs",
     "load_robot": "pccbullet.urdf_gen.spec_loader",
@@ -101,7 +102,13 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.sim.models.newton_euler.statics import static_equilibrium
     from pccbullet.sim.robot import Robot
     from pccbullet.sim.world import World
-    from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, RobotNotFoundError, SpecError
+    from pccbullet.urdf_gen.errors import (
+        ConfigurationError,
+        PccBulletError,
+        RobotNotFoundError,
+        SpecError,
+        WorldClosedError,
+    )
     from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, limb_transform
     from pccbullet.urdf_gen.pcc_fit import pcc_from_points
     from pccbullet.urdf_gen.pose_file import load_pose_file

@@ -18,7 +18,9 @@ KEY = b"drain-cost-benchmark-key-32bytes"
 
 
 def _measure(max_drain_time: float, queue: int, junk: bool, trials: int) -> dict[str, float]:
-    bridge = UdpBridge(key=KEY, max_drain_time=max_drain_time, timeout=10.0, max_age=10.0)
+    bridge = UdpBridge(
+        key=KEY, max_drain_time=max_drain_time, timeout=10.0, session_timeout=10.0, max_age=10.0
+    )
     client = UdpBridgeClient(bridge.address, key=KEY, resync_after=60.0)
     client._maybe_hello()
     while client.session is None:

@@ -20,7 +20,7 @@ from pccbullet.sim.bullet import pb
 from pccbullet.sim.dynamics import CompliantLimb
 from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
@@ -45,6 +45,11 @@ class RobotWorld(Protocol):
     """The surrounding fluid."""
     step_hooks: list[Callable[[], None]]
     """Called after every step."""
+
+    @property
+    def closed(self) -> bool:
+        """Whether the world was closed (a robot in it can no longer be used)."""
+        ...
 
     def scratch_dir(self) -> Path:
         """A temporary folder removed when the world closes."""
@@ -206,6 +211,8 @@ class Robot:
                 sets PyBullet position-motor targets reached by stepping.
             force: motor force/torque limit for ``"position"`` (N or N·m).
         """
+        if self.world.closed:
+            raise WorldClosedError("Robot")
         if mode == "target" and limb in self.compliant:
             # the per-tick path: pcc_joints returns a fresh vector of the limb's length, nothing to copy
             self.compliant[limb].target = self.pcc_joints(limb, configs)
@@ -213,12 +220,20 @@ class Robot:
         self.set_joints(limb, self.pcc_joints(limb, configs), mode=mode, force=force)
 
     def set_joints(self, limb: str, q: FloatArray, *, mode: str = "reset", force: float = 1e3) -> None:
-        """Write a limb's joint vector ``q`` (joint-vector order of :mod:`pccbullet.urdf_gen.pcc`)."""
+        """Write a limb's joint vector ``q`` (joint-vector order of :mod:`pccbullet.urdf_gen.pcc`); every
+        value must be finite."""
+        if self.world.closed:
+            raise WorldClosedError("Robot")
         idx = self.joint_indices(limb)
         body = self.bodies[limb]
         q = np.asarray(q, dtype=float)
         if q.shape != idx.shape:
             raise ConfigurationError(f"limb '{limb}' takes {idx.shape[0]} joint values; got shape {q.shape}")
+        if not np.isfinite(q).all():
+            bad = int(np.flatnonzero(~np.isfinite(q))[0])
+            raise ConfigurationError(
+                f"limb '{limb}' joint value {bad} = {float(q[bad])!r} is invalid; allowed: finite numbers"
+            )
         cid = self.world.client
         if mode in ("reset", "target") and limb in self.compliant:
             self.compliant[limb].target = q.copy()
@@ -250,6 +265,8 @@ class Robot:
 
     def joints(self, limb: str) -> FloatArray:
         """Current joint vector of ``limb`` (rad for revolute, m for chord joints), joint-vector order."""
+        if self.world.closed:
+            raise WorldClosedError("Robot")
         idx = self.joint_indices(limb).tolist()
         states = pb.getJointStates(self.bodies[limb], idx, physicsClientId=self.world.client)
         return np.array([s[0] for s in states])
@@ -257,12 +274,16 @@ class Robot:
     def joint_velocities(self, limb: str) -> FloatArray:
         """Current joint velocities of ``limb`` (rad/s, chord joints m/s), joint-vector order,
         ``(3 N_total + segments,) float``. PyBullet's: a kinematic reset sets them to 0."""
+        if self.world.closed:
+            raise WorldClosedError("Robot")
         idx = self.joint_indices(limb).tolist()
         states = pb.getJointStates(self.bodies[limb], idx, physicsClientId=self.world.client)
         return np.array([s[1] for s in states])
 
     def link_pose(self, link: str) -> Transform:
         """World pose of a URDF link frame (not its centre of mass), ``(4, 4) float``."""
+        if self.world.closed:
+            raise WorldClosedError("Robot")
         if link not in self._links:
             raise ConfigurationError(f"robot '{self.spec.name}' has no link {link!r}")
         body, idx = self._links[link]

@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import logging
+import numbers
 import shutil
 import tempfile
 import time
@@ -34,13 +35,15 @@ from pccbullet.sim.bullet_internals.process_globals import (
 from pccbullet.sim.dynamics import CompliantLimb
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.robot import Robot
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 PHYSICS_DT = 1e-3  # s, physics time step
 STANDARD_GRAVITY = 9.80665  # m/s^2
+MAX_DT = 0.1  # s, longest physics step a World takes
+MAX_GRAVITY = 1e3  # m/s^2, largest |component| of a World's gravity
 SOLVER_ITERATIONS = 20
 CONTACT_BREAKING_THRESHOLD = 0.005  # m
 BROADPHASE_MARGIN = 0.005  # m, Bullet's AABB-tree margin (PyBullet sets 0; see sim.bullet_internals)
@@ -87,12 +90,18 @@ class World:
         mode: str = "dynamic",
         medium: str = "air",
     ) -> None:
-        if dt <= 0.0:
-            raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step > 0 s")
+        if not (isinstance(dt, numbers.Real) and 0.0 < dt <= MAX_DT):  # NaN fails too
+            raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step in (0, {MAX_DT:g}] s")
+        g = tuple(gravity)
+        if len(g) != 3 or not all(isinstance(v, numbers.Real) and abs(v) <= MAX_GRAVITY for v in g):
+            raise ConfigurationError(
+                f"gravity = {g!r} is invalid; allowed: 3 finite numbers of at most {MAX_GRAVITY:g} m/s^2"
+            )
         if mode not in ("kinematic", "dynamic"):
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
         self.mode = mode
-        self.gravity = tuple(float(g) for g in gravity)
+        self.gravity = tuple(float(v) for v in g)
+        self._closed = False
         self.medium = medium_by_name(medium)
         self.client = pb.connect(pb.GUI if gui else pb.DIRECT)
         if self.client < 0:
@@ -152,6 +161,8 @@ class World:
         Raises:
             ConfigurationError: ``limbs`` is empty, repeats a name or names a limb the robot lacks.
         """
+        if self._closed:
+            raise WorldClosedError()
         spec = robot if isinstance(robot, RobotSpec) else load_robot(robot, sections=sections)
         if limbs is not None:
             names = list(limbs)
@@ -214,6 +225,10 @@ class World:
                 callers that query only the bodies they need (``getClosestPoints``); a later step with
                 ``True`` catches up. Refreshing costs ~130 us a step while limbs move (URSULA, N = 10).
         """
+        if self._closed:
+            raise WorldClosedError()
+        if not (isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0):
+            raise ConfigurationError(f"n = {n!r} steps is invalid; allowed: an integer >= 0")
         if not contacts and self.mode != "kinematic":
             raise ConfigurationError(
                 "contacts = False is invalid in dynamic mode; allowed: True (integration collides)"
@@ -250,8 +265,15 @@ class World:
             for hook in self.step_hooks:
                 hook()
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called: every later use raises
+        :class:`~pccbullet.urdf_gen.errors.WorldClosedError`."""
+        return self._closed
+
     def close(self) -> None:
-        """Disconnect and remove temporary URDF folders."""
+        """Disconnect and remove temporary URDF folders (again: nothing)."""
+        self._closed = True
         if self.client >= 0 and pb.isConnected(self.client):
             pb.disconnect(self.client)
         for tmp in self._tmpdirs:

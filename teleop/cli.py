@@ -114,7 +114,12 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="HMAC key file of the UDP bridge (default: $PCCBULLET_UDP_KEY_FILE, else "
-        "~/.config/pccbullet/udp.key when it exists, else no HMAC)",
+        "~/.config/pccbullet/udp.key, created on first use)",
+    )
+    d.add_argument(
+        "--no-gif",
+        action="store_true",
+        help="headless: skip demo.gif (the summary, plots and camera image are written first anyway)",
     )
     d.set_defaults(handler=_demo)
     return p
@@ -221,6 +226,7 @@ def _demo(args: argparse.Namespace) -> int:
             udp_port=args.udp_port,
             udp_key_file=args.udp_key_file,
             viewer=viewer,
+            gif=not args.no_gif,
         )
     finally:
         if viewer is not None:

@@ -41,7 +41,11 @@ held by a zero-order hold of period ``T``, is passive when the device's own phys
 ``b > K T / 2 + |B|``. With K = 400 N/m, T = 1 ms, B = 2 N s/m that needs b > 2.2 N s/m.
 :func:`passivity_margin` returns ``b - K T / 2 - |B|``; :class:`HapticParams` refuses parameters
 with a negative margin for the ``device_damping`` it is given (set it to the hardware's value; the
-default 2.5 N s/m is an assumption standing in for the scripted device).
+default 2.5 N s/m is an assumption standing in for the scripted device). The stiffness of the
+environment is passed to :meth:`HapticRenderer.tick` as a stiffness, never folded into the penetration:
+the renderer renders at most ``params.stiffness``, with ``B`` scaled by ``K / params.stiffness``, so the
+margin of every coupling rendered is at least that of the checked one (it only grows as ``K`` falls), and
+``max_penetration`` is tested on the true penetration.
 """
 
 from __future__ import annotations
@@ -52,46 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pccbullet.sim.bullet import pb
 from pccbullet.urdf_gen.errors import ConfigurationError
-
-
-def penetration(client: int, body: int, others: list[int]) -> np.ndarray:
-    """Deepest contact of ``body`` with each of ``others``, summed: the vector ``(3,)`` (m) that would
-    push ``body`` out (contact normal on the other body times the penetration depth).
-
-    Computed for the bodies' poses now (``getClosestPoints`` at distance 0), so no world-wide contact
-    refresh is needed: the teleoperation tick steps its worlds with ``contacts=False``. The same
-    vectors as the contact points after a refresh (the demo's 6 s: equal to 1.3e-14 N of force).
-    """
-    d = np.zeros(3)
-    for other in others:
-        deepest = None
-        for c in pb.getClosestPoints(body, other, 0.0, physicsClientId=client):
-            if c[8] < 0 and (deepest is None or c[8] < deepest[8]):
-                deepest = c
-        if deepest is not None:
-            d += -deepest[8] * np.asarray(deepest[7])
-    return d
-
-
-def ball_penetration(
-    p: np.ndarray, r: float, rock: np.ndarray, rock_radius: float, seabed_z: float
-) -> np.ndarray:
-    """:func:`penetration` of a ball (centre ``p`` ``(3,)``, radius ``r``, m) into a sphere (centre ``rock``,
-    radius ``rock_radius``) and the horizontal plane ``z = seabed_z``, summed: the vector ``(3,)`` (m)
-    that would push the ball out, from the geometry alone (no body posed in PyBullet, a few
-    microseconds; Bullet's sphere-sphere and sphere-plane contacts are these exact formulas)."""
-    d = np.zeros(3)
-    v = p - rock
-    dist = math.sqrt(float(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
-    depth = rock_radius + r - dist
-    if depth > 0.0 and dist > 0.0:
-        d += v * (depth / dist)
-    depth = seabed_z + r - float(p[2])
-    if depth > 0.0:
-        d[2] += depth
-    return d
 
 
 def passivity_margin(stiffness: float, damping: float, device_damping: float, dt: float) -> float:
@@ -209,6 +174,9 @@ class HapticRenderer:
         device_fault: ``True`` while the device reports ``ok = False`` (transient, clears by itself).
         missed: the leaky missed-deadline counter.
         last_force: the force ``(3,)`` (N) returned by the last tick.
+        stiffness, damping: the coupling rendered in the last tick (N/m, N s/m): the stiffness asked for,
+            at most ``params.stiffness``, and ``params.damping`` scaled by the same factor.
+        link_gain: the factor of the lost-robot fade, 1 with the robot heard, 0 after ``ramp_time`` without.
     """
 
     def __init__(self, params: HapticParams | None = None) -> None:
@@ -228,6 +196,9 @@ class HapticRenderer:
         self._alpha = 1.0 - math.exp(-2.0 * math.pi * p.velocity_cutoff * p.dt)  # rate filter gain
         self._last = (0.0, 0.0, 0.0)  # kept by reset(): the output slides from there
         self.last_force = np.zeros(3)
+        self.stiffness = p.stiffness  # rendered in the last tick (N/m)
+        self.damping = p.damping  # rendered in the last tick (N s/m)
+        self.link_gain = 1.0
         self.reset()
 
     def reset(self) -> None:
@@ -269,7 +240,7 @@ class HapticRenderer:
             )
             self._v = v
         self._d_prev = (x, y, z)
-        k, c = p.stiffness, p.damping
+        k, c = self.stiffness, self.damping
         f = (k * x + c * v[0], k * y + c * v[1], k * z + c * v[2])
         if (x == 0.0 and y == 0.0 and z == 0.0) or f[0] * x + f[1] * y + f[2] * z < 0.0:
             return (0.0, 0.0, 0.0)
@@ -334,16 +305,37 @@ class HapticRenderer:
         self.ticks += 1
 
     def tick(
-        self, penetration: np.ndarray, *, deadline_met: bool = True, device_ok: bool = True
+        self,
+        penetration: np.ndarray,
+        *,
+        stiffness: float | None = None,
+        deadline_met: bool = True,
+        device_ok: bool = True,
+        link_ok: bool = True,
     ) -> np.ndarray:
         """One servo tick: the force ``(3,)`` (N) to send to the device, finite and bounded.
 
         Args:
             penetration: ``(3,)`` (m), the vector that pushes the tool out of the environment.
+            stiffness: the environment's stiffness to render this tick (N/m); ``None``: ``params.stiffness``.
+                Rendered at most at ``params.stiffness`` (the stiffness whose passivity was checked),
+                with the damping scaled alike (:attr:`stiffness`, :attr:`damping`); NaN or negative
+                latches a fault.
             deadline_met: ``False`` when the previous tick ended after its deadline.
             device_ok: ``False`` while the device reports an error or a stale stream.
+            link_ok: ``False`` while the robot behind the model is lost: the force fades to 0 over
+                ``ramp_time`` (:attr:`link_gain`) and fades back in when it is ``True`` again.
         """
         p = self.params
+        k = p.stiffness if stiffness is None else float(stiffness)
+        if not (k >= 0.0 and math.isfinite(k)) and self.fault is None:  # NaN fails too
+            self.fault = f"stiffness {_shown(stiffness)} N/m is not finite or negative"
+            self.faults_latched += 1
+        self.stiffness = min(k, p.stiffness) if k >= 0.0 else 0.0  # inf: a fault above, NaN: 0
+        self.damping = p.damping * self.stiffness / p.stiffness
+        fade = p.dt / p.ramp_time if p.ramp_time > 0 else 1.0
+        gain = self.link_gain + fade if link_ok else self.link_gain - fade
+        self.link_gain = min(1.0, max(0.0, gain))
         self.missed = self.missed + 1.0 if not deadline_met else max(0.0, self.missed - p.miss_leak)
         if self.missed >= p.max_missed and self.fault is None:
             self.fault = f"missed deadlines (leaky count {self.missed:g} >= {p.max_missed:g})"
@@ -359,7 +351,7 @@ class HapticRenderer:
             return self._zero()
         fx, fy, fz = self._couple(x, y, z)
         mag = math.sqrt(fx * fx + fy * fy + fz * fz)
-        scale = 1.0
+        scale = self.link_gain  # a lost robot fades the force out (and back in)
         if mag > p.peak_force:  # 3. peak clamp
             scale = p.peak_force / mag
         self.enabled_time += p.dt

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.atomic import removed_on_failure
 from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
 from pccbullet.urdf_gen.cli_args import integer, out_dir, real
 from pccbullet.urdf_gen.errors import PccBulletError, UsageError
@@ -243,7 +244,8 @@ def _print_report(out: dict[str, Any], as_json: bool, *, joints: bool = True) ->
 
 def urdf_command(args: argparse.Namespace) -> int:
     """Handler of ``urdf``: write the robot's URDFs (and meshes) into ``--out``; prints them, returns 0."""
-    urdfs = write_robot_urdf(args.robot, args.out, sections=args.sections, combined=args.combined)
+    with removed_on_failure(args.out):  # a full disk leaves no half set of files
+        urdfs = write_robot_urdf(args.robot, args.out, sections=args.sections, combined=args.combined)
     meshes = sorted((urdfs[0].parent / "meshes").glob("*.stl"))
     print(f"wrote {len(urdfs)} URDF files and {len(meshes)} meshes to {urdfs[0].parent}")  # noqa: T201
     for path in urdfs:

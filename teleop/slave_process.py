@@ -7,12 +7,15 @@ kHz haptic loop never waits for its physics. The acoustic link is still emulated
 the processes in microseconds. Besides the link's packets the process sends, at 50 Hz, what an external
 observer records (its haptic tip and sensor force) for the session log, and at 10 Hz, when asked, the
 joint vectors of its limbs for the demo's GIF. On :meth:`SlaveProcess.close` it reports its loop
-statistics (real-time factor, tick p50/p99, late ticks).
+statistics (real-time factor, tick p50/p99, late ticks), or, when the process ended before, its exit code.
+The robot's process ends by itself, quietly, within :data:`MASTER_CHECK_TICKS` ticks when the master's
+process dies (it is re-parented) or the pipe to it breaks.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import signal
 import time
 from typing import Any
@@ -26,24 +29,44 @@ OBSERVE_EVERY = 20  # ticks between two observer samples (50 Hz)
 POSE_EVERY = 100  # ticks between two recorded limb poses (10 Hz)
 COLLECT_EVERY = 5  # master ticks between two looks at the pipe (a poll is a system call, ~5-15 us)
 START_TIMEOUT_S = 120.0  # s, longest wait for the slave process to build its world
+MASTER_CHECK_TICKS = 50  # robot ticks between two checks that the master process lives (50 ms)
+MASTER_CHECK_S = 0.05  # s, the same check's period while the robot waits for the start
 
 
 def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_poses: bool) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the master ends the session and stops us
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    master = os.getppid()
     from pccbullet.teleop.slave import Slave
     from pccbullet.urdf_gen.spec_loader import load_robot
 
     slave = Slave(load_robot(robot, sections=cfg.sections), cfg)
+    try:
+        conn.send(("ready", None))
+        while not go.wait(MASTER_CHECK_S):
+            if os.getppid() != master:
+                return
+        stats = _slave_loop(slave, conn, stop, record_poses, master)
+        if stats is not None:
+            conn.send(("stats", stats))
+    except (OSError, EOFError):  # the master's end of the pipe is gone (BrokenPipeError is an OSError)
+        pass
+    finally:
+        slave.close()
+
+
+def _slave_loop(slave: Any, conn: Any, stop: Any, record_poses: bool, master: int) -> dict | None:
+    """The robot's 1 kHz loop until ``stop`` is set; its statistics, or ``None`` when the master process
+    died (the process is then re-parented: checked every :data:`MASTER_CHECK_TICKS` ticks)."""
     dt = slave.world.dt
-    period = max(1, round(1.0 / (cfg.state_rate * dt)))
-    conn.send(("ready", None))
-    go.wait()
+    period = max(1, round(1.0 / (slave.cfg.state_rate * dt)))
     clock = time.perf_counter
     times: list[float] = []
     late = k = 0
     start = clock()
     while not stop.is_set():
+        if k % MASTER_CHECK_TICKS == 0 and os.getppid() != master:
+            return None
         t0 = clock()
         while conn.poll():
             kind, payload = conn.recv()
@@ -68,22 +91,16 @@ def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_pose
             late += 1
     wall = max(clock() - start, 1e-12)
     arr = np.asarray(times) if times else np.zeros(1)
-    conn.send(
-        (
-            "stats",
-            {
-                "physics_steps": k,
-                "wall_time_s": wall,
-                "real_time_factor": k * dt / wall,
-                "step_p50_ms": float(np.percentile(arr, 50) * 1e3),
-                "step_p99_ms": float(np.percentile(arr, 99) * 1e3),
-                "overruns": late,
-                "reflex_ticks": slave.reflex_ticks,
-                "sections": slave.robot.spec.limbs[0].segments[0].sections,
-            },
-        )
-    )
-    slave.close()
+    return {
+        "physics_steps": k,
+        "wall_time_s": wall,
+        "real_time_factor": k * dt / wall,
+        "step_p50_ms": float(np.percentile(arr, 50) * 1e3),
+        "step_p99_ms": float(np.percentile(arr, 99) * 1e3),
+        "overruns": late,
+        "reflex_ticks": slave.reflex_ticks,
+        "sections": slave.robot.spec.limbs[0].segments[0].sections,
+    }
 
 
 class SlaveProcess:
@@ -108,7 +125,7 @@ class SlaveProcess:
         self.force = np.zeros(3)
         self._tip = np.full(3, np.nan)
         self.poses: list[tuple[float, dict[str, np.ndarray]]] = []
-        self.stats: dict[str, float] = {}
+        self.stats: dict[str, object] = {}
         self.reflex_ticks = 0
         self._ticks = 0
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -167,8 +184,23 @@ class SlaveProcess:
         """The haptic limb's tip ``(3,)`` (m, world) at the last observer sample."""
         return self._tip
 
-    def close(self, timeout: float = 10.0) -> dict[str, float]:
-        """Stop the robot's loop; returns its statistics."""
+    @property
+    def pid(self) -> int | None:
+        """The robot process's id."""
+        return self._process.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        """The robot process's exit code (negative: killed by that signal), ``None`` while it runs."""
+        return self._process.exitcode
+
+    def close(self, timeout: float = 10.0) -> dict[str, object]:
+        """Stop the robot's loop; returns its statistics, or ``{"ended_early": True, "exit_code": c}``
+        when its process ended before it was asked to."""
+        if not self._process.is_alive() and not self.stats:
+            self._drain()
+            if not self.stats:
+                self.stats = {"ended_early": True, "exit_code": self._process.exitcode}
         if self._process.is_alive():
             self._go.set()
             self._stop.set()

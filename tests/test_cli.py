@@ -129,7 +129,7 @@ def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
     import numpy as np
 
     from pccbullet.sim.bullet import pb
-    from pccbullet.teleop.demo.outputs import _render, scene_pose, show_scene
+    from pccbullet.teleop.demo.outputs import render_view, scene_pose, show_scene
     from pccbullet.teleop.demo.run import scripted_operator
     from pccbullet.teleop.mmt.config import MmtConfig
     from pccbullet.teleop.mmt.session import MmtSession
@@ -141,12 +141,12 @@ def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
         s.run(operator, 1.0)  # the limbs sag, the grasper reaches out
         for robot, rock in ((s.robot, s.rock), (s.slave.robot, s.slave.rock)):  # model and robot
             cid = robot.world.client
-            live, pose = _render(cid, view, proj), scene_pose(robot, rock)
+            live, pose = render_view(cid, view, proj), scene_pose(robot, rock)
             s.run(operator, 1.0)  # the arms move on
             pb.resetBasePositionAndOrientation(rock, [0.3, 0.2, -0.5], [0, 0, 0, 1], physicsClientId=cid)
-            assert np.abs(_render(cid, view, proj).astype(int) - live).sum() > 10_000
+            assert np.abs(render_view(cid, view, proj).astype(int) - live).sum() > 10_000
             show_scene(robot, rock, pose)
-            np.testing.assert_array_equal(_render(cid, view, proj), live)
+            np.testing.assert_array_equal(render_view(cid, view, proj), live)
             assert pb.getBasePositionAndOrientation(rock, physicsClientId=cid)[0] == pose[1][0]
 
 
@@ -200,11 +200,14 @@ def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> N
 
     from pccbullet.teleop.demo.run import run_demo
     from pccbullet.teleop.udp.client import UdpBridgeClient
+    from pccbullet.teleop.udp.keys import default_key_file, resolve_key
 
     monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))  # no default UDP key file: no HMAC
+    monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("PCCBULLET_UDP_KEY_FILE", raising=False)
+    key, path = resolve_key()  # created on first use, as the demo would
+    assert path == default_key_file() and path.stat().st_mode & 0o077 == 0
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
@@ -212,7 +215,7 @@ def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> N
     stop = threading.Event()
 
     def sender() -> None:  # the device process: handshake, then poses (and garbage)
-        out = UdpBridgeClient(("127.0.0.1", port))
+        out = UdpBridgeClient(("127.0.0.1", port), key=key)
         while not stop.is_set():
             out.send_pose((0.05, 0.0, 0.0))
             out.send_raw(b"garbage")

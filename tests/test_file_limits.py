@@ -47,7 +47,7 @@ ROBOT_CASES = [
         "length_mm = 600\n",
         "length_mm = 1" + "0" * 400 + "\n",
         r"field 'limbs\[2\]\.segments\[0\]\.length_mm' = <int of 1329 bits> is invalid; allowed: a number in "
-        r"\(0, 100000\]",
+        r"\[0\.001, 100000\]",
     ),
     (  # a 300-character name (file names over 255 bytes before)
         'name = "ursula"',
@@ -412,3 +412,43 @@ def test_a_long_path_in_a_message_keeps_its_file_name(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 120) / "recorded_input.csv"
     msg = str(SpecError("exp.toml", "inputs.bend.file", deep, "a UTF-8 CSV file"))
     assert "recorded_input.csv'" in msg and len(msg) < 200
+
+
+ABSURD = [  # (robot file, key, value): sizes and masses beyond any robot, subnormal or zero
+    ("pneunet_2", "chamber_length_mm", "1e308"),
+    ("pneunet_2", "width_mm", "5e-324"),
+    ("pneunet_2", "mass_g", "1e308"),
+    ("pneunet_2", "angle_coeff_linear_deg_per_kpa", "1e308"),
+    ("pneunet_2", "youngs_modulus_mpa", "5e-324"),
+    ("seed004_spatial", "initial_length_mm", "1e308"),
+    ("seed004_spatial", "body_radius_mm", "5e-324"),
+    ("seed004_spatial", "mass_g", "1e308"),
+    ("snake003_sim_steel", "link_length_mm", "1e308"),
+    ("snake003_sim_steel", "density_g_cm3", "5e-324"),
+    ("snake003_sim_steel", "density_g_cm3", "0"),
+    ("snake003_sim_steel", "link_volume_mm3", "1e308"),
+    ("snake003_exp", "link_mass_g", "0"),
+    ("ursula", "length_mm", "5e-324"),
+    ("ursula", "density_kg_m3", "5e-324"),
+    ("ursula", "youngs_modulus_pa", "5e-324"),
+    ("ursula", "base_diameter_mm", "5e-324"),
+]
+
+
+@pytest.mark.parametrize(("name", "key", "value"), ABSURD, ids=[f"{n}-{k}-{v}" for n, k, v in ABSURD])
+def test_absurd_sizes_and_masses_are_refused_for_every_robot_kind(
+    tmp_path: Path, name: str, key: str, value: str
+) -> None:
+    """1e308 mm wrote ``ixx="inf"``; a subnormal density divided by zero; 0 g made a static link."""
+    from pccbullet.urdf_gen.catalog import write_robot_urdf
+    from pccbullet.urdf_gen.spec_loader import robots_dir
+
+    text = (robots_dir() / f"{name}.toml").read_text()
+    path = tmp_path / f"{name}.toml"
+    changed = re.sub(rf"(?m)^(\s*){key} = [0-9.eE+-]+", rf"\g<1>{key} = {value}", text, count=1)
+    assert changed != text
+    path.write_text(changed)
+    shown = re.escape(cap(float(value)) if value != "0" else "0")
+    with pytest.raises(SpecError, match=rf"{key}' = {shown} is invalid; allowed: a number in \["):
+        write_robot_urdf(path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

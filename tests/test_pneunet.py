@@ -195,12 +195,12 @@ GOOD = (robots_dir() / "pneunet_4.toml").read_text()
         (
             "chamber_length_mm = 15.0",
             "chamber_length_mm = -15.0",
-            r"field 'chamber_length_mm' = -15\.0 is invalid; allowed: a number in \(0, inf\)",
+            r"field 'chamber_length_mm' = -15\.0 is invalid; allowed: a number in \[0\.001, 100000\]",
         ),
         (
             "base_length_mm = 10.0",
             "base_length_mm = -1.0",
-            r"field 'base_length_mm' = -1\.0 is invalid; allowed: a number in \[0, inf\)",
+            r"field 'base_length_mm' = -1\.0 is invalid; allowed: a number in \[0, 100000\]",
         ),
         (
             "height_mm = 18.0",
@@ -217,7 +217,7 @@ GOOD = (robots_dir() / "pneunet_4.toml").read_text()
         (
             "pressure_max_kpa = 80.0",
             "pressure_max_kpa = 0.0",
-            r"field 'pressure_max_kpa' = 0\.0 is invalid; allowed: a number in \(0, 1000\]",
+            r"field 'pressure_max_kpa' = 0\.0 is invalid; allowed: a number in \[0\.001, 1000\]",
         ),
         (  # the name becomes the file name: a path in it was a FileNotFoundError traceback
             'name = "pneunet_4"',

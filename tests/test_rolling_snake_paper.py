@@ -231,7 +231,7 @@ def test_section_411_summary_figures() -> None:
         ),
         (
             "tip_point_mm = 5",
-            r"field 'tip_point_mm' = 5 is invalid; allowed: a list of 3 finite numbers \(mm\)",
+            r"field 'tip_point_mm' = 5 is invalid; allowed: a list of 3 finite numbers in \[-100000, 100000\] \(mm\)",
         ),
     ],
     ids=["short", "non-numeric", "scalar"],

@@ -14,9 +14,10 @@ import pytest
 
 from pccbullet.sim.bullet_internals import symbols
 from pccbullet.sim.experiments.cli import register_run
-from pccbullet.sim.experiments.outputs import MANIFEST, Manifest, read_manifest, remove_recorded, temp_path
+from pccbullet.sim.experiments.outputs import MANIFEST, Manifest, read_manifest, remove_recorded
 from pccbullet.sim.experiments.runner import run_experiment
 from pccbullet.sim.experiments.spec import experiment_from_table
+from pccbullet.urdf_gen.atomic import temporaries
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,13 +133,12 @@ def test_a_manifest_never_names_a_file_outside_its_folder(tmp_path: Path) -> Non
 
 KILLER = """
 import os, signal, sys
-from pccbullet.sim.experiments import outputs
 real = os.replace
 def replace(src, dst):
     if str(dst).endswith(sys.argv[2]):
         os.kill(os.getpid(), signal.SIGKILL)  # killed mid-write: the data sits in the temp file
     real(src, dst)
-outputs.os.replace = replace
+os.replace = replace
 from pccbullet.sim.experiments.runner import run_experiment
 run_experiment(sys.argv[1], sys.argv[3], progress=False)
 """
@@ -155,10 +155,11 @@ def test_a_kill_mid_write_leaves_no_truncated_file(tmp_path: Path) -> None:
     )
     assert proc.returncode == -signal.SIGKILL
     # run.csv was complete before run.npz was started; run.npz never existed half-written
-    assert not (out / "run.npz").exists() and temp_path(out / "run.npz").stat().st_size > 0
+    (leftover,) = temporaries(out / "run.npz")
+    assert not (out / "run.npz").exists() and leftover.stat().st_size > 0
     assert not (out / "metadata.json").exists()
     assert len(np.loadtxt(out / "run.csv", delimiter=",", skiprows=1, ndmin=2)) == 6
     res = run_experiment(exp, out, progress=False)  # the next run removes the leftover temp file
-    assert not temp_path(out / "run.npz").exists()
+    assert temporaries(out / "run.npz") == []
     assert np.array_equal(np.load(out / "run.npz")["camera_tip_x_m"], res.columns["camera_tip_x_m"])
     assert sorted(read_manifest(out)) == sorted(p.name for p in out.iterdir() if p.name != MANIFEST)

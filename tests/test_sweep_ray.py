@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pccbullet.sim.experiments.engines import DONE
+from pccbullet.sim.experiments.outputs import LOCK_NAME
 from pccbullet.sim.experiments.sweep import run_sweep
 from tests.test_sweep import write_sweep
 
@@ -73,7 +74,12 @@ def cluster() -> Iterator[str]:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file's bytes, but the folder lock's (it holds its last sweep's process id)."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != LOCK_NAME
+    }
 
 
 def _cli(args: list[str], cwd: Path, **env: str) -> tuple[int, dict]:
@@ -85,7 +91,7 @@ def _cli(args: list[str], cwd: Path, **env: str) -> tuple[int, dict]:
         env=full,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=900,  # generous: a loaded machine starts Ray slowly
     )
     assert proc.stdout, proc.stderr[-3000:]
     return proc.returncode, json.loads(proc.stdout)
@@ -158,12 +164,12 @@ def test_a_killed_ray_worker_is_a_failed_run_not_a_silent_retry(cluster: str, tm
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # generous: a loaded machine starts workers slowly
         while not (workers := _task_workers()) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert len(workers) == 1
         os.kill(workers[0], signal.SIGKILL)  # a worker of the cluster this module started
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = proc.communicate(timeout=600)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -243,7 +243,7 @@ def test_passivity_check() -> None:
 def test_penetration_needs_no_contact_refresh_and_matches_the_contact_points() -> None:
     from pccbullet.sim.bullet import pb
     from pccbullet.sim.world import World
-    from pccbullet.teleop.haptics import penetration
+    from pccbullet.teleop.penetration import penetration
 
     with World(mode="kinematic") as world:
         cid = world.client
@@ -268,7 +268,7 @@ def test_ball_penetration_equals_bullets_contact_of_a_ball_with_a_sphere_and_a_p
     from pccbullet.sim.bullet import pb
     from pccbullet.sim.environment import add_seabed, add_sphere
     from pccbullet.sim.world import World
-    from pccbullet.teleop.haptics import ball_penetration, penetration
+    from pccbullet.teleop.penetration import ball_penetration, penetration
 
     rng = np.random.default_rng(7)
     rock, R, z0, r = np.array([0.45, 0.06, -0.54]), 0.06, -0.6, 0.01

@@ -168,7 +168,7 @@ def test_the_rendered_contact_is_the_posed_limbs_deepest_contact() -> None:
     """The master renders the sensor ball's penetration from the model's pose (no PyBullet pose of the
     haptic limb per tick): it equals PyBullet's deepest contact of the whole posed limb with the
     modelled rock and seabed (getClosestPoints over every link), in and out of contact."""
-    from pccbullet.teleop.haptics import penetration
+    from pccbullet.teleop.penetration import penetration
     from pccbullet.teleop.session_log import SessionLog
 
     device = ScriptedDevice(

@@ -20,6 +20,7 @@ from pccbullet.teleop.udp.packets import (
     SEQ_WINDOW,
     decode,
     encode_force,
+    encode_hello,
     encode_pose,
     in_window,
 )
@@ -39,9 +40,9 @@ class Clock:
         return self.t
 
 
-def _settle(bridge: UdpBridge, expect: int) -> None:
-    """Poll until ``expect`` datagrams were read (loopback delivery is not instant)."""
-    deadline = time.monotonic() + 2.0
+def _settle(bridge: UdpBridge, expect: int, wait: float = 2.0) -> None:
+    """Poll until ``expect`` datagrams were read (loopback delivery is not instant), ``wait`` s at most."""
+    deadline = time.monotonic() + wait
     while bridge.received < expect and time.monotonic() < deadline:
         bridge.poll()
         time.sleep(0.0002)
@@ -62,13 +63,16 @@ def _pair(key: bytes | None = KEY, **kw: object) -> tuple[UdpBridge, UdpBridgeCl
     return bridge, client, clock
 
 
-def _stream(bridge: UdpBridge, client: UdpBridgeClient, clock: Clock, n: int, pos=(0.1, 0.0, 0.2)) -> int:
-    """``n`` ticks of 1 ms: the client sends a pose, the bridge reads it and answers a force."""
+def _stream(
+    bridge: UdpBridge, client: UdpBridgeClient, clock: Clock, n: int, pos=(0.1, 0.0, 0.2), wait: float = 2.0
+) -> int:
+    """``n`` ticks of 1 ms: the client sends a pose, the bridge reads it (waiting ``wait`` s at most) and
+    answers a force."""
     before = bridge.accepted
     for _ in range(n):
         clock.t += 1e-3
         client.send_pose(pos)
-        _settle(bridge, bridge.received + 1)
+        _settle(bridge, bridge.received + 1, wait)
         bridge.read(clock.t)
         bridge.send_force(np.array([0.0, 0.0, 0.5]))
     return bridge.accepted - before
@@ -210,19 +214,19 @@ def test_sequence_numbers_wrap_around() -> None:
 
 def test_a_restarted_device_process_resyncs_with_a_new_handshake() -> None:
     # old: the new process counted from 1 again and every packet was dropped as a replay
-    bridge, client, clock = _pair(timeout=0.1)
+    bridge, client, clock = _pair(timeout=0.1, session_timeout=1.0)
     try:
         assert _stream(bridge, client, clock, 50) == 50
     finally:
-        client.close()  # the device process dies
+        client._sock.close()  # the device process dies without a BYE
     again = UdpBridgeClient(bridge.address, key=KEY, clock=clock)  # ... and restarts: new port, seq 1
     try:
-        clock.t += 0.05  # within the timeout the bridge keeps the old session: "busy"
+        clock.t += 0.5  # within the session timeout the session stays its old device's: "busy"
         again._maybe_hello()
         _settle(bridge, bridge.received + 1)
         again._poll()
         assert again.session is None and bridge.dropped["busy"] == 1
-        clock.t += 0.06  # the old stream is stale now: the next HELLO (50 ms later) is taken
+        clock.t += 0.6  # silent for 1.1 s: the next HELLO (50 ms later) is taken
         sent = again.send_pose((0.1, 0.0, 0.2))
         _settle(bridge, bridge.received + 1)
         assert sent is False and bridge.handshakes == 2
@@ -230,6 +234,59 @@ def test_a_restarted_device_process_resyncs_with_a_new_handshake() -> None:
         assert again._seq == 20  # counting from 1 again
     finally:
         again.close()
+        bridge.close()
+
+
+@pytest.mark.parametrize("key", [KEY, None], ids=["hmac", "no key"])
+def test_no_takeover_while_the_device_owns_the_session_a_bye_frees_it(key: bytes | None) -> None:
+    """A 150 ms pause of the device (a stale stream) does not let another socket take the session, with
+    or without a key; the device resumes and is answered; its BYE frees the session at once."""
+    bridge, client, clock = _pair(key, timeout=0.1, session_timeout=1.0)
+    intruder = UdpBridgeClient(bridge.address, key=key, clock=clock)
+    try:
+        assert _stream(bridge, client, clock, 20) == 20
+        clock.t += 0.15  # the device pauses: its stream is stale, its session is still its own
+        assert not bridge.read(clock.t).ok
+        for _ in range(5):
+            clock.t += 0.06
+            intruder.send_pose((0.3, 0.0, 0.3))  # HELLOs
+            _settle(bridge, bridge.received + 1)
+            intruder._poll()
+        assert intruder.session is None and bridge.dropped["busy"] == 5 and bridge.handshakes == 1
+        assert _stream(bridge, client, clock, 400) == 400  # the device answered on every tick
+        assert bridge.read(clock.t).position == pytest.approx((0.1, 0.0, 0.2))
+        client.close()  # BYE
+        _settle(bridge, bridge.received + 1)
+        assert bridge.waiting and bridge.read(clock.t).ok  # back to waiting, no fault
+        clock.t += 0.06
+        intruder.send_pose((0.3, 0.0, 0.3))
+        _settle(bridge, bridge.received + 1)
+        assert bridge.handshakes == 2  # free at once after the BYE
+    finally:
+        intruder.close()
+        bridge.close()
+
+
+def test_a_junk_flood_on_the_bridges_port_does_not_reach_the_session() -> None:
+    """5000 junk datagrams (HELLO-shaped with bad tags, and random bytes) at the bridge's port between
+    the device's poses: every pose is accepted, and no tag of the junk is checked (it is ``busy``)."""
+    bridge, client, clock = _pair(max_packets=64)
+    flood = UdpBridgeClient(bridge.address, key=None, clock=clock)
+    rng = np.random.default_rng(5)
+    try:
+        hello = encode_hello(clock.t, bytes(16), key=None)
+        for _ in range(50):
+            for j in range(100):
+                flood._send(hello if j % 2 else rng.bytes(int(rng.integers(1, 120))), bridge.address)
+            clock.t += 1e-3
+            client.send_pose((0.1, 0.0, 0.2))
+            bridge.read(clock.t)
+        _settle(bridge, 5050 + 2)
+        assert bridge.accepted == 50 and bridge.handshakes == 1
+        assert bridge.dropped["auth"] == 0 and bridge.dropped["busy"] > 0
+    finally:
+        flood.close()
+        client.close()
         bridge.close()
 
 
@@ -248,11 +305,11 @@ def test_captured_packets_replayed_into_a_restarted_bridge_are_dropped() -> None
     restarted = UdpBridge(port=port, key=KEY, clock=clock)
     attacker = UdpBridgeClient(restarted.address, key=None, clock=clock)  # holds no key
     try:
-        assert len(captured) == 30
+        assert len(captured) == 31  # 30 poses and the BYE
         for data in captured:
             attacker.send_raw(data)
-        _settle(restarted, 30)
-        assert restarted.accepted == 0 and restarted.dropped["session"] == 30
+        _settle(restarted, 31)
+        assert restarted.accepted == 0 and restarted.dropped["session"] == 31
         sample = restarted.read(clock.t)
         assert sample.position is None
     finally:
@@ -267,8 +324,9 @@ def test_client_resyncs_by_itself_when_the_bridge_restarts() -> None:
         _stream(bridge, client, clock, 10)
         bridge.close()
         bridge = UdpBridge(port=port, key=KEY, clock=clock)
-        assert _stream(bridge, client, clock, 400) > 100  # no force for 250 ms -> new handshake
-        assert client.handshakes == 2 and bridge.dropped["session"] > 200
+        # the poses go to the old session's closed port until no force came for 250 ms: new handshake
+        assert _stream(bridge, client, clock, 400, wait=0.005) > 100
+        assert client.handshakes == 2
     finally:
         client.close()
         bridge.close()
@@ -303,11 +361,12 @@ def test_key_files(tmp_path) -> None:
 def test_default_key_location_is_injectable_and_hmac_is_on_when_a_key_exists(tmp_path) -> None:
     env = {"HOME": str(tmp_path / "home")}
     assert default_key_file(env) == tmp_path / "home" / ".config" / "pccbullet" / "udp.key"
-    assert resolve_key(None, env) == (None, None)  # no file: no HMAC
     path = tmp_path / "home" / ".config" / "pccbullet" / "udp.key"
-    path.parent.mkdir(parents=True)
+    created, at = resolve_key(None, env)  # no file: one is created, HMAC is on
+    assert at == path and len(created) == 64 and path.stat().st_mode & 0o777 == 0o600
+    assert resolve_key(None, env) == (created, path)  # and used from then on
     path.write_bytes(KEY)
-    assert resolve_key(None, env) == (KEY, path)  # on by default once the file exists
+    assert resolve_key(None, env) == (KEY, path)
     xdg = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     assert default_key_file(xdg) == tmp_path / "xdg" / "pccbullet" / "udp.key"
     named = {"PCCBULLET_UDP_KEY_FILE": str(tmp_path / "nowhere.key"), **env}
@@ -488,7 +547,8 @@ def test_demo_takes_the_udp_key_file_from_the_command_line(tmp_path, monkeypatch
 
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["udp"]["accepted"] > 20 and counts["keyed"] > 20
-    assert counts["keyless"] == 0 and summary["udp"]["dropped"]["auth"] > 5  # its HELLOs fail the tag
+    dropped = summary["udp"]["dropped"]  # its HELLOs fail the tag, or meet the keyed device's session
+    assert counts["keyless"] == 0 and dropped.get("auth", 0) + dropped.get("busy", 0) > 5
 
 
 @pytest.mark.parametrize("key", [KEY, None], ids=["hmac", "no key"])

@@ -224,7 +224,7 @@ GOOD = (robots_dir() / "seed004_spatial.toml").read_text()
         (
             "actuator_distance_mm = 24.0",
             "actuator_distance_mm = -24.0",
-            r"field 'actuator_distance_mm' = -24\.0 is invalid; allowed: a number in \(0, inf\)",
+            r"field 'actuator_distance_mm' = -24\.0 is invalid; allowed: a number in \[0\.001, 100000\]",
         ),
         (
             "initial_length_mm = 200.0",
@@ -234,7 +234,7 @@ GOOD = (robots_dir() / "seed004_spatial.toml").read_text()
         (
             "length_min_mm = 100.0",
             "length_min_mm = 250.0",
-            r"field 'length_min_mm' = 250\.0 is invalid; allowed: a number in \(0, 200\]",
+            r"field 'length_min_mm' = 250\.0 is invalid; allowed: a number in \[0\.001, 200\]",
         ),
         (
             'kind = "three_actuator"',

@@ -70,10 +70,8 @@ def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
             viewer._keys.put(
                 {a: pb.KEY_WAS_TRIGGERED | pb.KEY_IS_DOWN, b: pb.KEY_WAS_TRIGGERED | pb.KEY_IS_DOWN}
             )
-            for _ in range(1000):  # the queue is fed across processes: wait until the item arrives
-                first = viewer.keyboard_events()
-                if first:
-                    break
+            deadline = time.monotonic() + 60.0  # generous: the queue is fed across processes
+            while not (first := viewer.keyboard_events()) and time.monotonic() < deadline:
                 time.sleep(0.001)
             assert first == {
                 a: pb.KEY_IS_DOWN | pb.KEY_WAS_TRIGGERED,
@@ -84,10 +82,8 @@ def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
                 b: pb.KEY_IS_DOWN,
             }  # no new poll: still held
             viewer._keys.put({a: pb.KEY_WAS_RELEASED})
-            for _ in range(1000):
-                now = viewer.keyboard_events()
-                if a not in now:
-                    break
+            deadline = time.monotonic() + 60.0
+            while a in (now := viewer.keyboard_events()) and time.monotonic() < deadline:
                 time.sleep(0.001)
             assert now == {b: pb.KEY_IS_DOWN}
         finally:
@@ -121,8 +117,8 @@ def test_close_shows_the_queued_frames_of_a_lagging_viewer_and_ends_a_stuck_one(
             if not stuck:
                 os.kill(viewer._process.pid, signal.SIGCONT)
             t0 = time.perf_counter()
-            report = viewer.close(timeout=3.0)
-            assert time.perf_counter() - t0 < 10.0
+            report = viewer.close(timeout=3.0 if stuck else 120.0)  # a lagging one gets all it needs
+            assert not stuck or time.perf_counter() - t0 < 60.0  # a stuck one is killed after 3 s
             assert not viewer._process.is_alive()
             assert viewer.close() == report  # a second close returns the same report at once
             if stuck:

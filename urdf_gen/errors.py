@@ -74,6 +74,14 @@ class ConfigurationError(PccBulletError, ValueError):
     """A PCC configuration, joint vector or run-time setting is out of range or inconsistent."""
 
 
+class WorldClosedError(PccBulletError, RuntimeError):
+    """A :class:`~pccbullet.sim.world.World` (or a robot in it) used after its ``close()``."""
+
+    def __init__(self, what: str = "World") -> None:
+        subject = "the World is closed" if what == "World" else f"the World of this {what} is closed"
+        super().__init__(f"{subject}; allowed: a World before close() (make a new World)")
+
+
 class RobotNotFoundError(PccBulletError, LookupError):
     """A robot name is neither a bundled robot nor an existing TOML file."""
 

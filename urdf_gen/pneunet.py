@@ -128,22 +128,24 @@ def load_pneunet(path: str | Path) -> PneuNetSpec:
     f.constant("kind", "pneunet")
     name = f.identifier("name")
     n = f.integer("n_chambers", 2, 64)
-    chamber = f.number("chamber_length_mm", 0.0, lo_open=True) * 1e-3
-    base = f.number("base_length_mm", 0.0) * 1e-3
-    tip = f.number("tip_length_mm", 0.0) * 1e-3
+    chamber = f.number("chamber_length_mm", 1e-3, 1e5) * 1e-3
+    base = f.number("base_length_mm", 0.0, 1e5) * 1e-3
+    tip = f.number("tip_length_mm", 0.0, 1e5) * 1e-3
     lengths = [chamber] * n
     lengths[0] += base
     lengths[-1] += tip
     spec = PneuNetSpec(
         name=name,
         link_lengths_m=tuple(lengths),
-        width_m=f.number("width_mm", 0.0, lo_open=True) * 1e-3,
-        height_m=f.number("height_mm", 0.0, lo_open=True) * 1e-3,
-        mass_kg=f.number("mass_g", 0.0, lo_open=True) * 1e-3,
-        pressure_max_pa=f.number("pressure_max_kpa", 0.0, 1000.0, lo_open=True) * _KPA,
-        angle_coeff_linear_rad_per_pa=f.number("angle_coeff_linear_deg_per_kpa") * _DEG / _KPA,
-        angle_coeff_quadratic_rad_per_pa2=f.number("angle_coeff_quadratic_deg_per_kpa2") * _DEG / _KPA**2,
-        youngs_modulus_pa=f.number("youngs_modulus_mpa", 0.0, lo_open=True, default=1.16) * 1e6,
+        width_m=f.number("width_mm", 1e-3, 1e5) * 1e-3,
+        height_m=f.number("height_mm", 1e-3, 1e5) * 1e-3,
+        mass_kg=f.number("mass_g", 1e-3, 1e7) * 1e-3,
+        pressure_max_pa=f.number("pressure_max_kpa", 1e-3, 1000.0) * _KPA,
+        angle_coeff_linear_rad_per_pa=f.number("angle_coeff_linear_deg_per_kpa", -1e3, 1e3) * _DEG / _KPA,
+        angle_coeff_quadratic_rad_per_pa2=(
+            f.number("angle_coeff_quadratic_deg_per_kpa2", -1e3, 1e3) * _DEG / _KPA**2
+        ),
+        youngs_modulus_pa=f.number("youngs_modulus_mpa", 1e-6, 1e6, default=1.16) * 1e6,
         poisson_ratio=f.number("poisson_ratio", 0.0, 0.5, default=0.49),
     )
     f.finish()

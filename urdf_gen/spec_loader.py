@@ -123,8 +123,8 @@ def load_robot(robot: str | Path, *, sections: int | None = None) -> RobotSpec:
 def _material(key: str, f: Fields) -> Material:
     mat = Material(
         name=key,
-        density=f.number("density_kg_m3", 0.0, 1e5, lo_open=True),
-        youngs_modulus=f.number("youngs_modulus_pa", 0.0, 1e12, lo_open=True),
+        density=f.number("density_kg_m3", 1e-3, 1e5),
+        youngs_modulus=f.number("youngs_modulus_pa", 1.0, 1e12),
         poisson_ratio=f.number("poisson_ratio", 0.0, 0.5),
         damping_ratio=f.number("damping_ratio", 0.0, 10.0, default=0.1),
     )
@@ -135,9 +135,9 @@ def _material(key: str, f: Fields) -> Material:
 
 def _head(f: Fields) -> HeadSpec:
     head = HeadSpec(
-        diameter=f.number("diameter_mm", 0.0, 1e4, lo_open=True) * MM,
-        length=f.number("length_mm", 0.0, 1e4, lo_open=True) * MM,
-        mass=f.number("mass_kg", 0.0, 1e4, lo_open=True),
+        diameter=f.number("diameter_mm", 1e-3, 1e4) * MM,
+        length=f.number("length_mm", 1e-3, 1e4) * MM,
+        mass=f.number("mass_kg", 1e-6, 1e4),
     )
     f.finish()
     return head
@@ -148,10 +148,10 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
     mat_name = f.string("material")
     if mat_name not in materials:
         raise f.error("material", mat_name, "one of the [materials] tables: " + ", ".join(materials))
-    d_base = f.number("base_diameter_mm", 0.0, 1e4, lo_open=True)
-    d_tip = f.number("tip_diameter_mm", 0.0, 1e4, lo_open=True)
+    d_base = f.number("base_diameter_mm", 1e-3, 1e4)
+    d_tip = f.number("tip_diameter_mm", 1e-3, 1e4)
     seg_fields = f.table_list("segments", max_items=MAX_SEGMENTS)
-    rest = [s.number("length_mm", 0.0, 1e5, lo_open=True) for s in seg_fields]
+    rest = [s.number("length_mm", 1e-3, 1e5) for s in seg_fields]
     total = sum(rest)
 
     segments = []
@@ -159,8 +159,8 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
     for sf, length in zip(seg_fields, rest, strict=True):
         if override and sf.has("sections"):
             sf.integer("sections", 1, MAX_SECTIONS)  # still validated when overridden
-        lmin = sf.number("length_min_mm", 0.0, 1e5, lo_open=True, default=length)
-        lmax = sf.number("length_max_mm", 0.0, 1e5, lo_open=True, default=length)
+        lmin = sf.number("length_min_mm", 1e-3, 1e5, default=length)
+        lmax = sf.number("length_max_mm", 1e-3, 1e5, default=length)
         if lmin > lmax:
             raise sf.error("length_min_mm", lmin, f"a number <= length_max_mm = {lmax:g}")
         if not lmin <= length <= lmax:
@@ -174,7 +174,7 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
                 length=length * MM,
                 length_min=lmin * MM,
                 length_max=lmax * MM,
-                bend_max=sf.number("bend_max_deg", 0.0, 360.0, lo_open=True) * DEG,
+                bend_max=sf.number("bend_max_deg", 1e-3, 360.0) * DEG,
                 plane_max=sf.number("plane_max_deg", 0.0, 360.0, default=360.0) * DEG,
                 sections=override or sf.integer("sections", 1, MAX_SECTIONS, default=n_default),
                 radius_base=r0 * MM,

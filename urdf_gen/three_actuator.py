@@ -123,17 +123,17 @@ def load_three_actuator(path: str | Path) -> ThreeActuatorSpec:
     f = Fields(read_toml(path), Path(path))
     f.constant("kind", "three_actuator")
     name = f.identifier("name")
-    l0_mm = f.number("initial_length_mm", 0.0, lo_open=True)
-    lmin_mm = f.number("length_min_mm", 0.0, l0_mm, lo_open=True, default=l0_mm / 2)
-    lmax_mm = f.number("length_max_mm", l0_mm, default=1.5 * l0_mm)
+    l0_mm = f.number("initial_length_mm", 1e-3, 1e5)
+    lmin_mm = f.number("length_min_mm", 1e-3, l0_mm, default=l0_mm / 2)
+    lmax_mm = f.number("length_max_mm", l0_mm, 1e5, default=1.5 * l0_mm)
     spec = ThreeActuatorSpec(
         name=name,
         initial_length_m=l0_mm * 1e-3,
-        distance_m=f.number("actuator_distance_mm", 0.0, lo_open=True) * 1e-3,
+        distance_m=f.number("actuator_distance_mm", 1e-3, 1e5) * 1e-3,
         length_min_m=lmin_mm * 1e-3,
         length_max_m=lmax_mm * 1e-3,
-        body_radius_m=f.number("body_radius_mm", 0.0, lo_open=True) * 1e-3,
-        mass_kg=f.number("mass_g", 0.0, lo_open=True) * 1e-3,
+        body_radius_m=f.number("body_radius_mm", 1e-3, 1e5) * 1e-3,
+        mass_kg=f.number("mass_g", 1e-3, 1e7) * 1e-3,
         n_sections=f.integer("n_sections", 1, 100),
     )
     f.raw("pressure_law", None)  # optional; read by pccbullet.urdf_gen.pressure_law.load_pressure_law

@@ -36,6 +36,7 @@ import numpy as np
 
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
+from pccbullet.urdf_gen.atomic import atomic_path
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import MassProperties, frustum_mass_properties, frustum_mesh
 from pccbullet.urdf_gen.pcc import sinc
@@ -291,6 +292,7 @@ def write_urdf(
     written = []
     for name, (r0, r1, h) in meshes.items():
         path = out / MESH_DIR / name
-        frustum_mesh(r0, r1, h, z0=-h, sections=mesh_sections).export(path)
+        with atomic_path(path) as tmp:
+            frustum_mesh(r0, r1, h, z0=-h, sections=mesh_sections).export(tmp)
         written.append(path)
     return UrdfOutput(head=head, limbs=limbs, meshes=tuple(written), combined=whole)

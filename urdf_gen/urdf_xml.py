@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.urdf_gen.atomic import write_atomic
+
 __all__ = [
     "fmt",
     "num",
@@ -243,9 +245,6 @@ def to_text(root: ET.Element | ET.ElementTree, *, short_declaration: bool = Fals
 def write_tree(
     root: ET.Element | ET.ElementTree, path: str | Path, *, short_declaration: bool = False
 ) -> Path:
-    """Write the document of :func:`to_text` (of an element or tree) to ``path`` as UTF-8; the folder is
-    created if missing."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(to_text(root, short_declaration=short_declaration), encoding="utf-8")
-    return out
+    """Write the document of :func:`to_text` (of an element or tree) to ``path`` as UTF-8, atomically
+    (:func:`~pccbullet.urdf_gen.atomic.write_atomic`); the folder is created if missing."""
+    return write_atomic(path, to_text(root, short_declaration=short_declaration))

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from pccbullet.sim.experiments.design import RunTask
-from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, write_atomic, write_json
+from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, write_json
 from pccbullet.sim.experiments.runner import run_experiment
 from pccbullet.sim.experiments.spec import experiment_from_table
+from pccbullet.urdf_gen.atomic import write_atomic
 from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
 
 DONE = "DONE"  # a run's completion marker

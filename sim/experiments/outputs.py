@@ -1,7 +1,7 @@
 """Output files of runs and sweeps: atomic writes and a manifest of what was written.
 
-Every file is written to a temporary sibling (``.NAME.tmp``) and moved into place with
-:func:`os.replace`, so a kill mid-write leaves the previous file or none, never a truncated one. A
+Every file is written atomically (:func:`pccbullet.urdf_gen.atomic.write_atomic`: a temporary sibling
+moved into place), so a kill mid-write leaves the previous file or none, never a truncated one. A
 folder's ``manifest.json`` lists (by name, relative to the folder) every file a run or sweep wrote or
 is about to write there; a name is added before its file is written. Cleaning a folder removes only
 those names (and their temporary siblings), never a file that pccbullet did not write.
@@ -9,31 +9,18 @@ those names (and their temporary siblings), never a file that pccbullet did not 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 
+from pccbullet.urdf_gen.atomic import temporaries, write_atomic
+
 MANIFEST = "manifest.json"
-
-
-def temp_path(path: Path) -> Path:
-    """The temporary sibling a file is written to before it is moved into place."""
-    return path.with_name(f".{path.name}.tmp")
-
-
-def write_atomic(path: str | Path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary sibling and :func:`os.replace` (fsynced)."""
-    path = Path(path)
-    tmp = temp_path(path)
-    with tmp.open("wb") as fh:
-        fh.write(data.encode() if isinstance(data, str) else data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def write_json(path: str | Path, value: object) -> None:
@@ -95,12 +82,45 @@ def remove_recorded(folder: str | Path) -> list[str]:
     removed = []
     for name in read_manifest(folder):
         path = folder / name
-        for p in (path, temp_path(path)):
+        for p in (path, *temporaries(path)):
             if p.is_file() or p.is_symlink():
                 p.unlink()
                 removed.append(p.name)
     manifest = folder / MANIFEST
-    for p in (manifest, temp_path(manifest)):
+    for p in (manifest, *temporaries(manifest)):
         if p.is_file():
             p.unlink()
     return removed
+
+
+LOCK_NAME = ".pccbullet.lock"
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | Path, what: str = "sweep") -> Iterator[None]:
+    """Hold ``folder``'s lock (``.pccbullet.lock``, an exclusive ``flock``) for the block: a second
+    ``what`` into the same folder fails at once with :class:`~pccbullet.urdf_gen.errors.ConfigurationError`
+    naming the process that holds it. The kernel releases the lock when its holder dies (its workers
+    hold it with it until they exit), so a killed sweep never leaves a stale lock. Without ``fcntl``
+    (not POSIX) no lock is taken."""
+    import fcntl
+
+    from pccbullet.urdf_gen.errors import ConfigurationError
+
+    path = Path(folder) / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise ConfigurationError(
+            f"folder {str(folder)[-80:]!r} is in use by another {what} (process {holder}); allowed: one "
+            f"{what} a folder at a time (wait for it, or choose another --out)"
+        ) from None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock; the file stays (removing it would race a waiting locker)

@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from pccbullet.sim.experiments.metrics import SectionTipErrors
+from pccbullet.urdf_gen.atomic import atomic_path
 from pccbullet.urdf_gen.types import FloatArray
 
 MM = 1e3  # mm per m
@@ -23,7 +24,8 @@ def _save(fig: Figure, stem: Path) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
     for p in paths:
-        fig.savefig(p, dpi=100, metadata={"Date": None} if p.suffix == ".svg" else None)
+        with atomic_path(p) as tmp:
+            fig.savefig(tmp, dpi=100, metadata={"Date": None} if p.suffix == ".svg" else None)
     return paths
 
 

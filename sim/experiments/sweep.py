@@ -18,6 +18,8 @@ nothing else in the folder is touched.
 Engines: ``serial``, ``pool`` (local :class:`concurrent.futures.ProcessPoolExecutor`, the default) and
 ``ray`` (optional extra, imported lazily; a local Ray, or an existing cluster through ``address`` or
 ``RAY_ADDRESS``). The engine does not change results. Pool workers exit when the sweep's process dies.
+A sweep holds its folder's lock (:func:`~pccbullet.sim.experiments.outputs.folder_lock`): a second sweep
+into the same folder fails at once with one line naming the first one's process.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from tqdm import tqdm
 
 from pccbullet.sim.experiments.design import RunTask, plan_sweep
 from pccbullet.sim.experiments.engines import ENGINES, execute, pool_results, ray_results, read_marker
-from pccbullet.sim.experiments.outputs import write_atomic
+from pccbullet.sim.experiments.outputs import folder_lock
+from pccbullet.urdf_gen.atomic import write_atomic
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
@@ -87,6 +90,19 @@ def run_sweep(
     tasks = plan_sweep(sweep_path, out_dir)
     out = Path(out_dir).absolute()
     out.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out):
+        return _run(tasks, out, engine, workers, progress, address, start)
+
+
+def _run(
+    tasks: list[RunTask],
+    out: Path,
+    engine: str,
+    workers: int,
+    progress: bool,
+    address: str | None,
+    start: float,
+) -> SweepResult:
     todo, skipped, changed = [], [], []
     for t in tasks:
         marker = read_marker(t.run_dir)

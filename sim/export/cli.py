@@ -25,6 +25,7 @@ import trimesh
 from pccbullet.sim.export.formats import write_series
 from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
 from pccbullet.sim.export.skin import skin_mesh
+from pccbullet.urdf_gen.atomic import atomic_path
 from pccbullet.urdf_gen.catalog import robot_kind
 from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, UsageError
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
@@ -253,7 +254,8 @@ def _workspace(spec: RobotSpec, args: argparse.Namespace, out: Path) -> list[Pat
     for limb in spec.limbs:
         pts = workspace_points(limb, args.workspace, seed=0, T_world_base=limb_base_pose(spec, limb.name))
         cloud = out / f"workspace_{limb.name}_points.ply"
-        point_cloud(pts).export(cloud)
+        with atomic_path(cloud) as tmp:
+            point_cloud(pts).export(tmp)
         paths += [
             cloud,
             write_mesh(

@@ -8,13 +8,15 @@ trimesh and pyvista are imported when a mesh is read or written, so that the com
 
 from __future__ import annotations
 
+import io
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from pccbullet.urdf_gen.atomic import atomic_path, write_atomic
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -35,17 +37,29 @@ def to_polydata(mesh: trimesh.Trimesh):  # -> pyvista.PolyData (imported lazily)
 def write_mesh(mesh: trimesh.Trimesh, path: str | Path) -> Path:
     """Write one mesh; the format follows the suffix (``.stl .obj .ply .glb .vtp``)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     suffix = path.suffix.lower()
-    if suffix == ".vtp":
-        to_polydata(mesh).save(str(path), binary=True)
-    elif suffix in (".stl", ".obj", ".ply", ".glb"):
-        mesh.export(path)
-    else:
+    if suffix not in (".vtp", ".stl", ".obj", ".ply", ".glb"):
         raise ConfigurationError(
             f"mesh file {str(path)!r}: suffix {suffix!r} is invalid; allowed: .stl .obj .ply .glb .vtp"
         )
+    if suffix == ".vtp":  # VTK's file writer aborts the process on a full disk: write its bytes ourselves
+        write_atomic(path, _vtp_bytes(to_polydata(mesh)))
+        return path
+    with atomic_path(path) as tmp:  # a full disk leaves no truncated mesh
+        mesh.export(tmp, file_type=suffix[1:])
     return path
+
+
+def _vtp_bytes(poly: Any) -> bytes:
+    """A pyvista ``PolyData`` as the bytes of a binary ``.vtp`` file (VTK's XML writer, in memory)."""
+    from vtkmodules.vtkIOXML import vtkXMLPolyDataWriter
+
+    writer = vtkXMLPolyDataWriter()
+    writer.SetInputData(poly)
+    writer.SetDataModeToBinary()
+    writer.SetWriteToOutputString(True)
+    writer.Write()
+    return str(writer.GetOutputString()).encode("ascii")  # binary mode is base64 inside the XML
 
 
 def load_mesh(path: str | Path) -> trimesh.Trimesh:
@@ -98,7 +112,9 @@ def write_pvd(files: Sequence[Path], times: Sequence[float], path: Path) -> Path
         ET.SubElement(coll, "DataSet", timestep=f"{float(t):.9g}", group="", part="0", file=Path(f).name)
     tree = ET.ElementTree(root)
     ET.indent(tree)
-    tree.write(path, xml_declaration=True, encoding="utf-8")
+    buf = io.BytesIO()
+    tree.write(buf, xml_declaration=True, encoding="utf-8")
+    write_atomic(path, buf.getvalue())
     return path
 
 

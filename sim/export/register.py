@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from pccbullet.sim.export.formats import FORMATS
+from pccbullet.urdf_gen.atomic import removed_on_failure
 from pccbullet.urdf_gen.cli_args import integer, out_dir
 
 
@@ -13,7 +14,8 @@ def _export_command(args: argparse.Namespace) -> int:
     """Run ``pccbullet export`` (:func:`pccbullet.sim.export.cli.export_command`, imported when used)."""
     from pccbullet.sim.export.cli import export_command
 
-    return export_command(args)
+    with removed_on_failure(args.out):  # a full disk leaves no half set of files
+        return export_command(args)
 
 
 def register_export(subparsers: Any) -> argparse.ArgumentParser:

@@ -14,6 +14,7 @@ import numpy as np
 import trimesh
 
 from pccbullet.sim.export.formats import to_polydata
+from pccbullet.urdf_gen.atomic import atomic_path
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 MP4_HINT = "MP4 output needs imageio-ffmpeg: pip install imageio-ffmpeg (GIF works without it)"
@@ -55,8 +56,8 @@ def render_png(
             p.add_mesh(to_polydata(m), color=SKIN_COLOR, smooth_shading=True)
         _frame_camera(p, meshes, view)
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        p.screenshot(str(path))
+        with atomic_path(path) as tmp:
+            p.screenshot(str(tmp))
     finally:
         p.close()
     return path
@@ -91,9 +92,9 @@ def write_gif(frames: Sequence[trimesh.Trimesh], path: str | Path, *, fps: float
     import imageio.v2 as imageio
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     images: list[Any] = list(render_frames(frames))
-    imageio.mimsave(path, images, duration=1.0 / fps, loop=0)
+    with atomic_path(path) as tmp:
+        imageio.mimsave(tmp, images, duration=1.0 / fps, loop=0)
     return path
 
 
@@ -106,7 +107,7 @@ def write_mp4(frames: Sequence[trimesh.Trimesh], path: str | Path, *, fps: float
     import imageio.v2 as imageio
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     images: list[Any] = list(render_frames(frames))
-    imageio.mimsave(path, images, fps=fps)
+    with atomic_path(path) as tmp:
+        imageio.mimsave(tmp, images, fps=fps)
     return path

@@ -1,10 +1,8 @@
-"""The demo's files: ``metrics.png``, and the GIF, camera image and tip plot rendered after the run.
+"""The demo's plots (``metrics.png``, ``tips.png``) and what the run records for them and for the GIF.
 
-The run records what these files need as it goes: the limb tips at the visual rate (:class:`TipLog`) and
-the scene poses of the model and the robot (:data:`ScenePose`, :func:`scene_pose`). The GIF shows the
-robot (rendered from its own world, or from recorded poses shown in a world of our own when it ran in its
-own process) beside the operator's model, one frame per recorded scene pose; frames become palette images
-as they are rendered, so memory stays bounded.
+The run records as it goes: the limb tips at the visual rate (:class:`TipLog`) and the scene poses of the
+model and the robot (:data:`ScenePose`, :func:`scene_pose`); :mod:`pccbullet.teleop.demo.gif` renders the
+camera image and the GIF from them after the plots. Every file is written atomically.
 """
 
 from __future__ import annotations
@@ -15,8 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.loop import VISUAL_RATE
-from pccbullet.teleop.demo.render import SpotlitRenderer
+from pccbullet.urdf_gen.atomic import atomic_path
 
 if TYPE_CHECKING:
     from pccbullet.sim.robot import Robot
@@ -73,7 +70,7 @@ def show_scene(robot: Robot, rock: int, pose: ScenePose) -> None:
     robot.world.mark_moved()
 
 
-def _render(client: int, view: list[float], proj: list[float]) -> np.ndarray:
+def render_view(client: int, view: list[float], proj: list[float]) -> np.ndarray:
     """RGB image ``(h, w, 3) uint8`` for PyBullet view and projection matrices (16 floats each)."""
     w, h = IMAGE_SIZE
     _, _, rgba, _, _ = pb.getCameraImage(
@@ -87,7 +84,7 @@ def _render(client: int, view: list[float], proj: list[float]) -> np.ndarray:
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
 
 
-def _caption(image: np.ndarray, lines: list[str], fill: tuple[int, int, int] = (20, 20, 20)) -> np.ndarray:
+def caption(image: np.ndarray, lines: list[str], fill: tuple[int, int, int] = (20, 20, 20)) -> np.ndarray:
     """``image`` with text lines in its top-left corner (PIL's default font)."""
     from PIL import Image, ImageDraw
 
@@ -126,89 +123,36 @@ def plot_metrics(out_dir: Path, session: MmtSession) -> str:
     fig.suptitle("Model-mediated teleoperation of the soft squid over a 1 s acoustic link")
     fig.tight_layout()
     path = out_dir / "metrics.png"
-    fig.savefig(path, dpi=100)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
     return str(path)
 
 
-def write_outputs(
-    out_dir: Path,
-    session: MmtSession,
-    shown: Robot,
-    shown_rock: int,
-    model_poses: list[tuple[float, ScenePose]],
-    robot_poses: list[tuple[float, dict[str, np.ndarray]]],
-    tips: TipLog,
-) -> tuple[list[str], dict[str, list[float]]]:
-    """Write the GIF (the robot beside the operator's model), the camera image and the tip plot.
+def robot_tips(
+    shown: Robot, robot_poses: list[tuple[float, dict[str, np.ndarray]]], limbs: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The robot's limb tips along its recorded poses, posed in ``shown`` (a world of our own): times
+    ``(n,)`` (s) and tips ``(n, limbs, 3)`` (m, world); ``shown`` is left in the last pose."""
+    t = np.array([t for t, _ in robot_poses])
+    xyz = np.full((len(robot_poses), len(limbs), 3), np.nan)
+    for k, (_, joints) in enumerate(robot_poses):
+        for name, q in joints.items():
+            shown.set_joints(name, q)
+        xyz[k] = [shown.tip_pose(n)[:3, 3] for n in limbs]
+    return t, xyz
 
-    Args:
-        out_dir: the folder. session: the session that ran (its model world is rendered).
-        shown, shown_rock: a robot and rock body that show the robot's recorded poses.
-        model_poses: ``(t, pose)`` of the model's scene, one per GIF frame.
-        robot_poses: ``(t, joints per limb)`` of the robot, matched to the frames by time.
-        tips: the model's limb tips at the visual rate.
 
-    Returns:
-        The files written and the robot's last tip positions per limb (m, world).
-    """
-    import imageio.v3 as iio
+def plot_tips(out_dir: Path, tips: TipLog, robot_t: np.ndarray, robot_xyz: np.ndarray) -> str:
+    """Write ``tips.png``: every limb's tip, the model (solid) and the robot (dashed); returns its path."""
     import matplotlib
-    from PIL import Image
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    robot, rock = session.robot, session.rock
-    proj = pb.computeProjectionMatrixFOV(55, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
-    view = pb.computeViewMatrix(*EXTERNAL_VIEW)
-    final_model = scene_pose(robot, rock)
-    final_robot = {n: shown.joints(n) for n in shown.bodies}
-    limbs = tips.limbs
-    robot_t = np.array([t for t, _ in robot_poses])
-    cfg = session.cfg
-    lamp = SpotlitRenderer(IMAGE_SIZE, EXTERNAL_VIEW, cfg.seabed_z, cfg.rock_radius)
-    rock_at = pb.getBasePositionAndOrientation(shown_rock, physicsClientId=shown.world.client)[0]
-    frames = []
-    for t, pose_m in model_poses:
-        show_scene(robot, rock, pose_m)
-        if len(robot_t):  # the robot's pose nearest in time
-            for name, q in robot_poses[int(np.abs(robot_t - t).argmin())][1].items():
-                shown.set_joints(name, q)
-        left = _caption(  # the robot in the sea, lit by its own lamp (pyvista: PyBullet has no spot light)
-            lamp.render(shown, rock_at),
-            [f"remote robot: soft-arm physics in seawater   t = {t:4.1f} s"],
-            fill=(235, 235, 235),
-        )
-        right = _caption(
-            _render(robot.world.client, view, proj),
-            ["operator's local model (commands reach the robot 1 s later)"],
-        )
-        # a palette frame (1 byte a pixel) at once: 300 RGB frames of 1280 x 480 would hold 550 MB
-        frames.append(Image.fromarray(np.concatenate([left, right], axis=1)).quantize(colors=255))
-    show_scene(robot, rock, final_model)
-    robot_xyz = np.full((len(robot_poses), len(limbs), 3), np.nan)
-    for k, (_, joints) in enumerate(robot_poses):
-        for name, q in joints.items():
-            shown.set_joints(name, q)
-        robot_xyz[k] = [shown.tip_pose(n)[:3, 3] for n in limbs]
-    last = robot_poses[-1][1] if robot_poses else final_robot
-    for name, q in last.items():
-        shown.set_joints(name, q)
-    robot_tips = {n: shown.tip_pose(n)[:3, 3].tolist() for n in limbs}
-    files = []
-    if frames:
-        gif = out_dir / "demo.gif"
-        ms = int(1000 * GIF_EVERY / VISUAL_RATE)
-        frames[0].save(gif, save_all=True, append_images=frames[1:], duration=ms, loop=0)
-        files.append(str(gif))
-    cam = out_dir / "camera_tip.png"  # what the robot's camera sees, lit by the robot's lamp
-    lamp.look_from(shown.tip_pose("camera"), CAMERA_FOV_DEG)
-    iio.imwrite(cam, lamp.render(shown, rock_at))
-    lamp.close()
     fig, axes = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
     t_model = tips.t[: tips.n]
-    for i, name in enumerate(limbs):
+    for i, name in enumerate(tips.limbs):
         for j, ax in enumerate(axes):
             (line,) = ax.plot(t_model, tips.xyz[: tips.n, i, j], label=f"{name} (model)")
             if len(robot_t):
@@ -220,8 +164,8 @@ def write_outputs(
     axes[-1].set_xlabel("time (s)")
     fig.suptitle("URSULA limb tips (world frame): the operator's model and the robot")
     fig.tight_layout()
-    plot = out_dir / "tips.png"
-    fig.savefig(plot, dpi=100)
+    path = out_dir / "tips.png"
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
-    files += [str(cam), str(plot), str(out_dir / "summary.json")]
-    return files, robot_tips
+    return str(path)

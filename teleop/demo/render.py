@@ -3,19 +3,22 @@
 PyBullet's renderers (TinyRenderer headless, OpenGL in the GUI) have one directional light and no spot
 light. pyvista (VTK) has positional spot lights: each frame puts one at the light arm's spotlight frame,
 pointing along its z axis (a 25° cone), in dark water with a dim head light, so the lamp lights what the
-camera arm looks at. The limbs are the URDF's frustum slices at their link poses
-(:func:`pccbullet.sim.export.rigid.rigid_mesh`), the head a cylinder, the seabed a plane and the rock a
-sphere.
+camera arm looks at. The limbs are the URDF's frustum slices at their link poses (as
+:func:`pccbullet.sim.export.rigid.rigid_mesh`: each slice's mesh is built once, and every frame only
+moves its points), the head a cylinder, the seabed a plane and the rock a sphere. One render per frame.
+Without a display VTK is told to use its EGL window (``VTK_DEFAULT_OPENGL_WINDOW``) rather than try an X
+server first and warn.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pccbullet.sim.export.formats import to_polydata
-from pccbullet.sim.export.rigid import rigid_mesh
+from pccbullet.sim.export.rigid import slice_dimensions
+from pccbullet.urdf_gen.geometry import frustum_mesh
 
 if TYPE_CHECKING:
     from pccbullet.sim.robot import Robot
@@ -47,9 +50,12 @@ class SpotlitRenderer:
         head_radius: float = 0.125,
         head_length: float = 0.25,
     ) -> None:
+        if not os.environ.get("DISPLAY"):
+            os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")
         import pyvista as pv
 
         self._pv = pv
+        self._limbs: dict[str, tuple[Any, np.ndarray]] = {}  # limb -> (mesh shown, slice-local points)
         self.plotter = pv.Plotter(off_screen=True, window_size=list(size), lighting="none")
         p = self.plotter
         p.set_background(WATER_RGB)  # type: ignore[arg-type]
@@ -69,9 +75,14 @@ class SpotlitRenderer:
         self.spot.cone_angle = SPOT_CONE_DEG
         self.spot.exponent = 6.0
         p.add_light(self.spot)
-        eye, target, up = view
-        p.camera_position = [tuple(eye), tuple(target), tuple(up)]
-        p.camera.view_angle = 55.0
+        self._view = view
+        self.reset_view()
+
+    def reset_view(self) -> None:
+        """Put the camera back at the view it was built with (55° vertical field of view)."""
+        eye, target, up = self._view
+        self.plotter.camera_position = [tuple(eye), tuple(target), tuple(up)]
+        self.plotter.camera.view_angle = 55.0
 
     def look_from(self, T_world_cam: np.ndarray, fov_deg: float) -> None:
         """Put the camera at a frame ``(4, 4)``: looking along its z axis, image up = its -x axis (as
@@ -88,15 +99,33 @@ class SpotlitRenderer:
         """The scene as ``robot`` and the rock stand now."""
         p = self.plotter
         for limb in robot.spec.limbs:
-            mesh = rigid_mesh(limb, robot.section_poses(limb.name), ring=24)
-            # some ambient light: lit only by the lamp and a dim head light the slices showed black
-            p.add_mesh(to_polydata(mesh), color=LIMB_RGB, name=f"limb_{limb.name}", ambient=0.35)
+            poses = robot.section_poses(limb.name)  # (n, 4, 4)
+            if limb.name not in self._limbs:
+                self._add_limb(limb)
+            mesh, local = self._limbs[limb.name]  # local: (n, m, 4), one slice's m points per pose
+            mesh.points = np.einsum("nij,nmj->nmi", poses[:, :3, :], local).reshape(-1, 3)
         self._rock_actor.SetPosition(*map(float, rock_centre))
         T = robot.link_pose("spotlight_frame")
         self.spot.position = tuple(T[:3, 3])
         self.spot.focal_point = tuple(T[:3, 3] + T[:3, 2])
         p.render()  # the screenshot must show this frame's actors and light, not the last rendered frame
         return np.array(p.screenshot(return_img=True))[:, :, :3]
+
+    def _add_limb(self, limb: Any) -> None:
+        """The limb's slices (the URDF's frustums, 24 around) as one mesh, added once."""
+        pv = self._pv
+        points, faces, n = [], [], 0
+        for r0, r1, h in slice_dimensions(limb):
+            m = frustum_mesh(r0, r1, h, z0=-h, sections=24)
+            points.append(np.hstack([m.vertices, np.ones((len(m.vertices), 1))]))
+            faces.append(np.hstack([np.full((len(m.faces), 1), 3), m.faces + n]))
+            n += len(m.vertices)
+        if len({len(v) for v in points}) != 1:  # one array of equal slices: every frustum the same mesh
+            raise ValueError(f"limb '{limb.name}': frustum meshes of different sizes")
+        mesh = pv.PolyData(np.vstack(points)[:, :3], np.vstack(faces).astype(np.int64).ravel())
+        # some ambient light: lit only by the lamp and a dim head light the slices showed black
+        self.plotter.add_mesh(mesh, color=LIMB_RGB, name=f"limb_{limb.name}", ambient=0.35, render=False)
+        self._limbs[limb.name] = (mesh, np.stack(points))
 
     def close(self) -> None:
         """Release the render window."""

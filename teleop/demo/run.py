@@ -7,16 +7,15 @@ time; with any other device the loop is paced to the wall clock and the slave ru
 (:mod:`pccbullet.teleop.slave_process`). With a display (and without ``headless``) a PyBullet GUI runs in a
 third process (:mod:`pccbullet.sim.viewer`): it comes up first and says it is loading, then mirrors the
 model's limbs, seabed and rock, shows the key help and the camera arm's view in its side panel, and forwards
-the keys. Headless, the demo writes into ``out_dir``: ``demo.gif`` (the robot beside the operator's model; the
-scene poses are recorded in the loop and rendered after it), ``camera_tip.png`` (the robot's camera
-view), ``tips.png``, ``metrics.png`` and ``summary.json``; with a display ``metrics.png`` and
-``summary.json``.
+the keys. The demo writes into ``out_dir``, in this order: ``summary.json`` (at once, then with the
+session's figures the moment the loop ends: :mod:`pccbullet.teleop.demo.summary`), ``metrics.png``, and
+headless ``tips.png``, ``camera_tip.png`` and ``demo.gif`` (the robot beside the operator's model, from
+scene poses recorded in the loop, with a progress bar: :mod:`pccbullet.teleop.demo.gif`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -26,17 +25,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
 from pccbullet.sim.world import PHYSICS_DT, World
+from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_camera_image, write_gif
 from pccbullet.teleop.demo.outputs import (
     GIF_EVERY,
     ScenePose,
     TipLog,
     plot_metrics,
+    plot_tips,
+    robot_tips,
     scene_pose,
-    write_outputs,
 )
+from pccbullet.teleop.demo.summary import SummaryFile, sigint_deferred
 from pccbullet.teleop.devices.base import InputDevice
 from pccbullet.teleop.devices.registry import DEMO_DEVICES, open_device
 from pccbullet.teleop.devices.scripted import ScriptedDevice
@@ -84,8 +87,14 @@ def run_demo(
     udp_port: int = 0,
     udp_key_file: Path | None = None,
     viewer: ViewerProcess | None = None,
+    gif: bool = True,
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
+
+    ``summary.json`` is written first of all and rewritten as the demo goes
+    (:class:`~pccbullet.teleop.demo.summary.SummaryFile`): a Ctrl-C at any moment leaves it whole; one
+    after the session (a second Ctrl-C while the files are rendered) re-raises
+    :class:`KeyboardInterrupt` once the summary says so.
 
     Args:
         device: the operator's input, one of :data:`DEMO_DEVICES`. ``"auto"``: the GUI window's
@@ -96,8 +105,9 @@ def run_demo(
         viewer: a GUI viewer started early, without its scene (``ViewerProcess(None)``: the command line
             starts it before importing this module, so a window says "loading" at once); ``None``:
             started here.
-        udp_key_file: the bridge's HMAC key file; ``None``: the default one if it exists
-            (:func:`pccbullet.teleop.udp.keys.resolve_key`), else no HMAC (logged).
+        udp_key_file: the bridge's HMAC key file; ``None``: the default one, created on first use
+            (:func:`pccbullet.teleop.udp.keys.resolve_key`).
+        gif: headless: render ``demo.gif`` (after the summary, the plots and the camera image).
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -109,37 +119,64 @@ def run_demo(
         )
     if device == "auto":
         device = "keyboard" if gui else "scripted"
-    n_sub = compute_n_steps(VISUAL_RATE, PHYSICS_DT)
     out_dir = Path(out_dir)
+    summary = SummaryFile(out_dir, {"mode": "gui" if gui else "headless", "device": device})
+    try:
+        if gui:  # the window comes up at once and says it is loading while the worlds are built
+            from pccbullet.sim.viewer import ViewerProcess
+
+            viewer = viewer or ViewerProcess(None, gui=True)
+            try:
+                with MmtSession(MmtConfig(), gui=False, slave="process") as session:
+                    _run_gui(session, viewer, summary, duration, device, udp_port, udp_key_file)
+            finally:
+                viewer.close()
+        else:
+            _run_headless(summary, duration, device, udp_port, udp_key_file, gif)
+    except KeyboardInterrupt:
+        phase = "start-up" if summary.data["status"] == "starting" else "outputs"
+        summary.update(status="interrupted", interrupted_in=phase)
+        raise
+    except Exception as exc:  # e.g. a full disk while the files are written: the summary says so
+        with contextlib.suppress(OSError):
+            if summary.data["status"] == "starting":
+                summary.update(status="failed", error=str(exc)[:500])
+            else:
+                summary.update(outputs_error=str(exc)[:500])
+        raise
+    return summary.data
+
+
+def _run_headless(
+    summary: SummaryFile,
+    duration: float,
+    device: str,
+    udp_port: int,
+    udp_key_file: Path | None,
+    gif: bool,
+) -> None:
+    """The demo without a window: the session, then the summary, the plots, the camera image, the GIF."""
+    out_dir = summary.path.parent
+    n_sub = compute_n_steps(VISUAL_RATE, PHYSICS_DT)
     # Real time: the robot runs in its own process, so the master's 1 kHz loop never waits for its
     # physics. Scripted: everything in lockstep in simulated time (bit-identical reruns).
     realtime = device != "scripted"
     slave_kind = "process" if realtime else "local"
-    if gui:  # the window comes up at once and says it is loading while the worlds are built
-        from pccbullet.sim.viewer import ViewerProcess
-
-        viewer = viewer or ViewerProcess(None, gui=True)
-        try:
-            with MmtSession(MmtConfig(), gui=False, slave=slave_kind) as session:
-                return _run_gui(session, viewer, out_dir, duration, n_sub, device, udp_port, udp_key_file)
-        finally:
-            viewer.close()
-    # Physics stays in DIRECT; with a display the GUI runs in its own process (pccbullet.sim.viewer).
     with MmtSession(MmtConfig(), gui=False, slave=slave_kind, record_poses=realtime) as session:
         robot = session.robot
         limbs = [limb.name for limb in robot.spec.limbs]
         operator = (
             scripted_operator() if device == "scripted" else _open(device, limbs, udp_port, udp_key_file)
         )
-        out_dir.mkdir(parents=True, exist_ok=True)
         slave = session.slave
         model_poses: list[tuple[float, ScenePose]] = []
         robot_poses: list[tuple[float, dict[str, np.ndarray]]] = []
         tips = TipLog(limbs, int(round(duration * VISUAL_RATE)) + 1)
+        status = _status_printer(session) if device == "terminal" else None
 
         def on_visual(k: int, t: float) -> None:
             tips.add(t, [robot.tip_pose(name)[:3, 3] for name in limbs])
-            # the GIF frames are rendered after the run (a software frame takes tens of ms); the last
+            # the GIF frames are rendered after the run (a frame takes tens of ms); the last
             # MAX_GIF_FRAMES are kept, so a long session holds bounded memory
             if k % GIF_EVERY == 0:
                 model_poses.append((t, scene_pose(robot, session.rock)))
@@ -147,11 +184,6 @@ def run_demo(
                 if isinstance(slave, Slave):  # the robot in its own process records its own poses
                     robot_poses.append((t, {n: slave.robot.joints(n) for n in limbs}))
                     del robot_poses[:-MAX_GIF_FRAMES]
-
-        status = _status_printer(session) if device == "terminal" else None
-
-        def on_visual_all(k: int, t: float) -> None:
-            on_visual(k, t)
             if status is not None and k % STATUS_EVERY == 0:
                 status()
 
@@ -160,7 +192,7 @@ def run_demo(
                 operator,
                 duration,
                 realtime=realtime,
-                on_visual=on_visual_all,
+                on_visual=on_visual,
                 visual_every=n_sub,
                 catch_sigint=True,
             )
@@ -168,44 +200,62 @@ def run_demo(
             operator.close()
             if status is not None:
                 sys.stderr.write("\n")  # end the status line
-        metrics = session.metrics()
-        if isinstance(slave, Slave):
-            files, robot_tips = write_outputs(
-                out_dir, session, slave.robot, slave.rock, model_poses, robot_poses, tips
+        cfg = session.cfg
+        with sigint_deferred():  # the session's figures reach the disk before anything else
+            summary.update(
+                status="complete",
+                **_device_stats(operator),
+                slave={
+                    "mode": "dynamic",
+                    "medium": cfg.medium,
+                    "process": slave_kind,
+                    "sections": robot.spec.limbs[0].segments[0].sections,
+                },
+                prediction="newton-euler" if cfg.predict else "none",
+                robot=session.robot_report(),
+                loop=stats,
+                metrics=session.metrics(),
+                final_tip_positions_m=tips.last(),
             )
-        else:
-            with _robot_scene(session) as (shown, rock):  # the robot's poses shown in a world of our own
-                files, robot_tips = write_outputs(
-                    out_dir, session, shown, rock, model_poses, slave.poses, tips
-                )
-        files.append(plot_metrics(out_dir, session))
-    cfg = session.cfg
-    summary: dict[str, object] = {
-        "mode": "headless",
-        "device": device,
-        **_device_stats(operator),
-        "slave": {
-            "mode": "dynamic",
-            "medium": cfg.medium,
-            "process": slave_kind,
-            "sections": robot.spec.limbs[0].segments[0].sections,
-        },
-        "prediction": "newton-euler" if cfg.predict else "none",
-        "loop": stats,
-        "gif_frames": len(model_poses),
-        "metrics": metrics,
-        "final_tip_positions_m": tips.last(),
-        "slave_final_tip_positions_m": robot_tips,
-        "files": files,
-    }
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+            _log_loop(stats)
+        summary.add_file(plot_metrics(out_dir, session))
+        with contextlib.ExitStack() as stack:
+            if isinstance(slave, Slave):  # the robot's own world; its state now is the final one
+                shown, rock = slave.robot, slave.rock
+                poses = robot_poses
+                final = ({n: shown.tip_pose(n)[:3, 3].tolist() for n in limbs}, session.world.time)
+            else:  # the robot's recorded poses, shown in a world of our own
+                shown, rock = stack.enter_context(_robot_scene(session))
+                poses = slave.poses
+                final = ({}, None)
+            robot_t, robot_xyz = robot_tips(shown, poses, limbs)
+            if final[1] is None and len(robot_t):  # the last pose the robot's process sent
+                final = ({n: robot_xyz[-1, i].tolist() for i, n in enumerate(limbs)}, float(robot_t[-1]))
+            summary.update(slave_final_tip_positions_m=final[0], slave_final_tip_time_s=final[1])
+            summary.add_file(plot_tips(out_dir, tips, robot_t, robot_xyz))
+            if not gif:
+                return
+            rock_at = pb.getBasePositionAndOrientation(rock, physicsClientId=shown.world.client)[0]
+            lamp = lamp_for(session)
+            stack.callback(lamp.close)
+            summary.add_file(write_camera_image(out_dir, lamp, shown, rock_at))
+            bar, on_frame = progress_bar(len(model_poses))
+            stack.callback(bar.close)
+            path, frames = write_gif(
+                out_dir, session, lamp, shown, rock_at, model_poses, poses, on_frame=on_frame
+            )
+            summary.update(gif_frames=frames)
+            if path is not None:
+                summary.add_file(path)
+
+
+def _log_loop(stats: dict[str, float]) -> None:
     logging.getLogger(__name__).info(
         "loop: %d steps, %.2f x real time, tick p99 %.2f ms",
         stats["physics_steps"],
         stats["real_time_factor"],
         stats["step_p99_ms"],
     )
-    return summary
 
 
 @contextlib.contextmanager
@@ -227,7 +277,7 @@ def status_line(session: MmtSession) -> str:
     return (
         f"t {session.world.time:6.2f} s | {m.limb} segment {m.segment + 1} | "
         f"bend {np.degrees(c.bend):7.2f} deg plane {np.degrees(c.plane):7.2f} deg "
-        f"length {c.length * 1e3:6.1f} mm | force {f:5.2f} N"
+        f"length {c.length * 1e3:6.1f} mm | force {f:5.2f} N | robot {session.watchdog.state}"
     )
 
 
@@ -259,17 +309,17 @@ def _open(device: str, limbs: list[str], udp_port: int, udp_key_file: Path | Non
 def _run_gui(
     session: MmtSession,
     viewer: ViewerProcess,
-    out_dir: Path,
+    summary: SummaryFile,
     duration: float,
-    n_sub: int,
     device_name: str,
     udp_port: int,
     udp_key_file: Path | None = None,
-) -> dict[str, object]:
+) -> None:
     from pccbullet.sim.viewer import ViewerShape
     from pccbullet.teleop.devices.keyboard import HELP_LINES, KeyboardDevice
 
     robot, cfg = session.robot, session.cfg
+    n_sub = compute_n_steps(VISUAL_RATE, PHYSICS_DT)
     shapes = (
         ViewerShape("seabed", "plane", (0.0, 0.0, cfg.seabed_z), rgba=(0.76, 0.7, 0.5, 1.0)),
         ViewerShape("rock", "sphere", tuple(session.contact.rock), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
@@ -311,18 +361,15 @@ def _run_gui(
     stats["viewer_frames_dropped"] = viewer.dropped
     if "error" in viewer_report:
         stats["viewer_error"] = viewer_report["error"]
-    out_dir.mkdir(parents=True, exist_ok=True)
-    files = [plot_metrics(out_dir, session), str(out_dir / "summary.json")]
-    summary: dict[str, object] = {
-        "mode": "gui",
-        "device": device_name,
-        **_device_stats(device),
-        "loop": stats,
-        "metrics": session.metrics(),
-        "files": files,
-    }
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    return summary
+    with sigint_deferred():
+        summary.update(
+            status="complete",
+            **_device_stats(device),
+            robot=session.robot_report(),
+            loop=stats,
+            metrics=session.metrics(),
+        )
+    summary.add_file(plot_metrics(summary.path.parent, session))
 
 
 def _device_stats(device: InputDevice) -> dict[str, object]:

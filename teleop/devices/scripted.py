@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from pccbullet.teleop.devices.base import DeviceSample, InputDevice
+from pccbullet.urdf_gen.atomic import write_atomic
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 FORCE_HISTORY = 10_000  # forces kept for inspection: a long session must not grow without bound
@@ -123,8 +124,7 @@ class Recorder:
             "version": 1,
             "samples": [s.to_dict() for s in self.samples],
         }
-        path.write_text(json.dumps(doc))
-        return path
+        return write_atomic(path, json.dumps(doc))
 
 
 class ReplayDevice:

@@ -33,6 +33,9 @@ class MmtConfig:
         force_limit: the slave's reflex threshold (N).
         k_env_prior: contact stiffness (N/m) rendered before the slave has reported a contact.
         seed: seed of the channels.
+        report_timeout: silence of the robot's reports (s) after which the master declares it lost;
+            ``None``: :func:`~pccbullet.teleop.mmt.watchdog.report_timeout` of ``state_rate`` and the
+            uplink's jitter.
     """
 
     downlink: LinkSpec = field(default_factory=acoustic_link)
@@ -53,6 +56,7 @@ class MmtConfig:
     force_limit: float = 3.0
     k_env_prior: float = 20.0
     seed: int = 0
+    report_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if not (self.blend_time >= 0.1 and self.cmd_rate > 0 and self.state_rate > 0):
@@ -64,6 +68,10 @@ class MmtConfig:
             raise ConfigurationError(
                 f"command_force = {self.command_force!r} N, force_limit = {self.force_limit!r} N are "
                 "invalid; allowed: 0 < command_force <= force_limit, finite"
+            )
+        if self.report_timeout is not None and not 0 < self.report_timeout <= 3600:
+            raise ConfigurationError(
+                f"report_timeout = {self.report_timeout!r} s is invalid; allowed: None or 0 < s <= 3600"
             )
         if not K_ENV_RANGE[0] <= self.k_env_prior <= K_ENV_RANGE[1]:
             raise ConfigurationError(

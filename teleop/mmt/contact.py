@@ -19,10 +19,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pccbullet.teleop.haptics import ball_penetration
 from pccbullet.teleop.mmt.config import K_ENV_RANGE, RING_TICKS, MmtConfig
 from pccbullet.teleop.mmt.corrections import blend_ramp
 from pccbullet.teleop.mmt.transport import StateReport
+from pccbullet.teleop.penetration import ball_penetration
 from pccbullet.teleop.slave import sensor_limb
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.specs import RobotSpec
@@ -113,12 +113,11 @@ class ContactModel:
         :data:`~pccbullet.teleop.mmt.config.RING_TICKS`); 0 for ``None``."""
         return 0.0 if tick is None else float(self._depth[tick % RING_TICKS])
 
-    def scaled_penetration(self, d: np.ndarray, dt: float, stiffness: float) -> np.ndarray:
-        """One tick of ``dt`` (s): :attr:`k_render` follows :attr:`k_env`; returns ``d`` scaled so that a
-        renderer of ``stiffness`` (N/m) renders ``k_render d``."""
+    def render_stiffness(self, dt: float) -> float:
+        """One tick of ``dt`` (s): :attr:`k_render` follows :attr:`k_env`; returns it (N/m), the stiffness
+        the haptic renderer is asked to render (:meth:`~pccbullet.teleop.haptics.HapticRenderer.tick`)."""
         self.k_render += (dt / K_RENDER_TAU) * (self.k_env - self.k_render)
-        scale = self.k_render / stiffness
-        return d * scale
+        return self.k_render
 
     def advance(self, t: float) -> bool:
         """Move the modelled rock along its blend to time ``t`` (s); returns whether the blend is on."""

@@ -45,6 +45,7 @@ from pccbullet.teleop.mmt.corrections import Corrections
 from pccbullet.teleop.mmt.metrics import SessionValues, session_metrics
 from pccbullet.teleop.mmt.model import MasterModel
 from pccbullet.teleop.mmt.transport import Transport
+from pccbullet.teleop.mmt.watchdog import RobotWatchdog, report_timeout
 from pccbullet.teleop.session_log import SessionLog
 from pccbullet.teleop.slave import Slave, add_environment
 from pccbullet.teleop.slave_process import SlaveProcess
@@ -67,6 +68,8 @@ class MmtSession:
         world, robot: the master world and the robot model in it; rock, env: the modelled rock's body and
             the bodies of the modelled rock and seabed in it.
         mapping, model, corrections, contact, haptics, transport: the master's parts (module docstring).
+        watchdog: declares the robot lost when its reports stop
+            (:class:`~pccbullet.teleop.mmt.watchdog.RobotWatchdog`); the force fades to 0 meanwhile.
         slave: the robot (:class:`~pccbullet.teleop.slave.Slave` or
             :class:`~pccbullet.teleop.slave_process.SlaveProcess`).
         log: the session's time series. over_budget: ticks that took longer than their period.
@@ -102,6 +105,8 @@ class MmtSession:
         self.haptics = HapticRenderer(haptic)
         shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.transport = Transport(cfg, shape, self.world.dt)
+        timeout = cfg.report_timeout or report_timeout(cfg.state_rate, cfg.uplink.jitter)
+        self.watchdog = RobotWatchdog(timeout, self.transport.report_delay())
         if slave == "process":
             self.slave: Slave | SlaveProcess = SlaveProcess(robot, cfg, record_poses=record_poses)
         else:
@@ -138,8 +143,13 @@ class MmtSession:
         # against the modelled rock and seabed, at the model's pose this tick
         tip, d = self.contact.penetration(self.model.configs[cfg.haptic_limb])
         depth = self.contact.record(self._k, d)
-        scaled = self.contact.scaled_penetration(d, dt, self.haptics.params.stiffness)
-        force = self.haptics.tick(scaled, deadline_met=deadline_met, device_ok=sample.ok)
+        force = self.haptics.tick(
+            d,
+            stiffness=self.contact.render_stiffness(dt),
+            deadline_met=deadline_met,
+            device_ok=sample.ok,
+            link_ok=self.watchdog.check(t),
+        )
         self._recover_deadline_fault(deadline_met)
         device.send_force(force)
         self.transport.send_command(self._k, t, cmd)
@@ -150,6 +160,7 @@ class MmtSession:
         self.slave.tick(dt)  # in its own process: collects what the robot sent
         self.transport.send_states(self._k, t, self.slave)
         for report in self.transport.reports(self._k, t):
+            self.watchdog.heard(t)
             self.corrections.learn(report, t, haptic_depth=self.contact.depth_at(report.tick))
             self.contact.learn(report, t)
         if self.log.due(self._k):
@@ -247,6 +258,15 @@ class MmtSession:
         )
         link = self.transport
         return session_metrics(self.log, self.world.dt, link.command_delay(), link.down, link.up, values)
+
+    def robot_report(self) -> dict[str, object]:
+        """Whether the robot was heard: the watchdog's record
+        (:meth:`~pccbullet.teleop.mmt.watchdog.RobotWatchdog.summary`) and, for a robot in its own
+        process, ``process_exit_code`` (``None`` while it runs; negative: killed by that signal)."""
+        out = self.watchdog.summary()
+        if isinstance(self.slave, SlaveProcess):
+            out["process_exit_code"] = self.slave.exitcode
+        return out
 
     def close(self) -> None:
         """Close both worlds."""

@@ -133,6 +133,11 @@ class Transport:
             tick = None
         return StateReport(measured, tail[:3], tail[3:6], settled, tick)
 
+    def report_delay(self) -> float:
+        """Expected one-way delay (s) of the uplink for a state report
+        (:meth:`~pccbullet.teleop.channel.LinkSpec.expected_delay`)."""
+        return self.up.spec.expected_delay(STATE_HEADER.size + self._body + STATE_TAIL.size)
+
     def command_delay(self) -> float:
         """Expected one-way delay (s) of the downlink for a packet of a command header and 6 bytes a limb
         (:meth:`~pccbullet.teleop.channel.LinkSpec.expected_delay`); the metrics align the robot's log

@@ -29,6 +29,7 @@ from pccbullet.teleop.udp.packets import (
     TYPE_FORCE,
     TYPE_WELCOME,
     decode,
+    encode_bye,
     encode_hello,
     encode_pose,
     in_window,
@@ -73,11 +74,13 @@ class UdpBridgeClient:
         self._seq = 0
         self._force_seq = 0
         self._force: np.ndarray | None = None
+        self._dest = server  # where the session's packets go: the session's port after the WELCOME
 
     def connect(self, timeout: float = 2.0) -> None:
         """Handshake (blocking, HELLO repeated every 50 ms); raises
         :class:`~pccbullet.teleop.devices.base.DeviceError` without a WELCOME within ``timeout`` s."""
         self.session = None
+        self._dest = self.server
         end = time.monotonic() + timeout
         while self.session is None:
             if time.monotonic() > end:
@@ -96,7 +99,7 @@ class UdpBridgeClient:
         if not self._nonce or now - self._hello_at > 1.0:
             self._nonce = os.urandom(NONCE_SIZE)
         self._hello_at = now
-        self.send_raw(encode_hello(now, self._nonce, self.key))
+        self._send(encode_hello(now, self._nonce, self.key), self.server)
 
     def _poll(self) -> None:
         for _ in range(256):
@@ -109,8 +112,9 @@ class UdpBridgeClient:
                 continue
             kind, seq, _, session, values = fields
             if kind == TYPE_WELCOME and self.session is None and values[0] == self._nonce:
-                if session == session_id(values[0], values[1]):
+                if session == session_id(values[0], values[1]) and values[2]:
                     self.session, self._seq, self._force_seq = session, 0, 0
+                    self._dest = (self.server[0], values[2])
                     self._heard = self.clock()
                     self.handshakes += 1
             elif kind == TYPE_FORCE and session == self.session and in_window(seq, self._force_seq):
@@ -127,6 +131,7 @@ class UdpBridgeClient:
         if self.session is not None and self.clock() - self._heard > self.resync_after:
             self.session = None  # the bridge went quiet: restarted, or our session was replaced
             self._nonce = b""
+            self._dest = self.server
         if self.session is None:
             self._maybe_hello()
             return False
@@ -139,8 +144,15 @@ class UdpBridgeClient:
         return True
 
     def send_raw(self, data: bytes) -> None:
-        """Send any bytes (tests use it for malformed and replayed packets)."""
-        self._sock.sendto(data, self.server)
+        """Send any bytes to the session's port (the bridge's port before a session; tests use it for
+        malformed and replayed packets)."""
+        self._send(data, self._dest)
+
+    def _send(self, data: bytes, to: tuple[str, int]) -> None:
+        try:
+            self._sock.sendto(data, to)
+        except OSError:  # an ICMP error of an earlier datagram (the session's port closed): re-sync
+            pass
 
     def recv_force(self) -> np.ndarray | None:
         """The newest force ``(3,)`` (N) of this session that arrived since the last call, or ``None``."""
@@ -149,5 +161,9 @@ class UdpBridgeClient:
         return force
 
     def close(self) -> None:
-        """Close the socket."""
+        """Say BYE (the session is free for another device at once) and close the socket."""
+        if self.session is not None:
+            self._seq = (self._seq + 1) & 0xFFFFFFFF
+            self.send_raw(encode_bye(self._seq, self.clock(), self.key, session=self.session))
+            self.session = None
         self._sock.close()

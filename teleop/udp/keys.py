@@ -2,16 +2,19 @@
 one.
 
 The demo takes the key from ``--udp-key-file``, else from the file ``$PCCBULLET_UDP_KEY_FILE`` names,
-else from ``$XDG_CONFIG_HOME/pccbullet/udp.key`` (``~/.config/pccbullet/udp.key``) when it exists
-(:func:`resolve_key`): HMAC is on by default as soon as that file exists. Every lookup takes the
-environment as an argument, so tests never read the user's home.
+else from ``$XDG_CONFIG_HOME/pccbullet/udp.key`` (``~/.config/pccbullet/udp.key``), which it creates on
+first use with a fresh random key readable by the user only (:func:`resolve_key`,
+:func:`create_key_file`): HMAC is on by default. Every lookup takes the environment as an argument, so
+tests never read the user's home.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import stat
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -75,16 +78,45 @@ def default_key_file(env: Mapping[str, str] | None = None) -> Path:
     return Path(config) / "pccbullet" / "udp.key"
 
 
+def create_key_file(path: str | os.PathLike[str]) -> bool:
+    """Write a fresh random key (32 bytes as 64 hex digits) to ``path``, readable by the user only, unless
+    the file exists; returns whether it was created. The folders are created (mode 700); the file
+    appears whole or not at all (written beside it, then linked into place without replacing one that
+    another process created meanwhile)."""
+    p = Path(path)
+    p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".udp-key-", dir=p.parent)  # mode 600
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.link(tmp, p)
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+    return True
+
+
 def resolve_key(
     key_file: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
-) -> tuple[bytes | None, Path | None]:
+) -> tuple[bytes, Path]:
     """The key and its file: ``key_file`` when given, else the file ``$PCCBULLET_UDP_KEY_FILE`` names
-    (it must exist then), else the default file when it exists, else ``(None, None)`` (no HMAC).
-    A bad file raises :class:`~pccbullet.urdf_gen.errors.ConfigurationError`."""
+    (it must exist then), else the default file, created on first use (:func:`create_key_file`, logged).
+    A bad file, or a default file that cannot be created, raises
+    :class:`~pccbullet.urdf_gen.errors.ConfigurationError`."""
     env = os.environ if env is None else env
     if key_file is not None:
         return load_key_file(key_file), Path(key_file)
     path = default_key_file(env)
-    if env.get(KEY_ENV) or path.exists():
-        return load_key_file(path), path
-    return None, None
+    if not env.get(KEY_ENV) and not path.exists():
+        try:
+            if create_key_file(path):
+                log.warning("created the UDP key file %s (give it to your device process)", path)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"UDP key file {_shown(path)} cannot be created ({exc.strerror or exc}); allowed: a "
+                "writable folder, or --udp-key-file"
+            ) from None
+    return load_key_file(path), path

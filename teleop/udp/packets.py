@@ -1,12 +1,13 @@
 """The UDP bridge's wire format: packets, HMAC tags, session ids, the sequence window.
 
-Wire format (little endian, fixed size, version 2)::
+Wire format (little endian, fixed size, version 3)::
 
     header  = magic b"PCCT" | version u8 | type u8 | seq u32 | t f64 | session u64      (26 bytes)
     HELLO   = header | client nonce 16 B                                       | tag 16 B  (58 B)
-    WELCOME = header | client nonce 16 B | bridge nonce 16 B                   | tag 16 B  (74 B)
+    WELCOME = header | client nonce 16 B | bridge nonce 16 B | session port u16 | tag 16 B (76 B)
     POSE    = header | position 3 f64 (m) | quaternion x y z w 4 f64 | buttons u32 | tag 16 B  (102 B)
     FORCE   = header | force 3 f64 (N)                                         | tag 16 B  (66 B)
+    BYE     = header                                                           | tag 16 B  (42 B)
 
 ``tag`` is HMAC-SHA256 (truncated to 16 bytes) over everything before it when a shared key is set, and
 16 zero bytes otherwise. Buttons: bit 0 = next limb, bit 1 = next segment, bit 2 = light follows camera.
@@ -25,19 +26,27 @@ import struct
 from collections.abc import Sequence
 
 MAGIC = b"PCCT"
-VERSION = 2
+VERSION = 3
 TYPE_POSE = 1
 TYPE_FORCE = 2
 TYPE_HELLO = 3
 TYPE_WELCOME = 4
+TYPE_BYE = 5
 TAG_SIZE = 16
 NONCE_SIZE = 16
 HEADER = struct.Struct("<4sBBIdQ")
 POSE_BODY = struct.Struct("<7dI")
 FORCE_BODY = struct.Struct("<3d")
 HELLO_BODY = struct.Struct("<16s")
-WELCOME_BODY = struct.Struct("<16s16s")
-BODIES = {TYPE_POSE: POSE_BODY, TYPE_FORCE: FORCE_BODY, TYPE_HELLO: HELLO_BODY, TYPE_WELCOME: WELCOME_BODY}
+WELCOME_BODY = struct.Struct("<16s16sH")
+BYE_BODY = struct.Struct("<")
+BODIES = {
+    TYPE_POSE: POSE_BODY,
+    TYPE_FORCE: FORCE_BODY,
+    TYPE_HELLO: HELLO_BODY,
+    TYPE_WELCOME: WELCOME_BODY,
+    TYPE_BYE: BYE_BODY,
+}
 SIZES = {kind: HEADER.size + body.size + TAG_SIZE for kind, body in BODIES.items()}
 POSE_SIZE = SIZES[TYPE_POSE]  # 102 bytes
 FORCE_SIZE = SIZES[TYPE_FORCE]  # 66 bytes
@@ -94,28 +103,47 @@ def encode_hello(t: float, nonce: bytes, key: bytes | None = None) -> bytes:
 
 
 def encode_welcome(
-    t: float, session: int, client_nonce: bytes, bridge_nonce: bytes, key: bytes | None = None
+    t: float,
+    session: int,
+    client_nonce: bytes,
+    bridge_nonce: bytes,
+    key: bytes | None = None,
+    port: int = 0,
 ) -> bytes:
-    """A WELCOME datagram (74 bytes): the answer to a HELLO."""
-    return _packet(TYPE_WELCOME, 0, t, session, (client_nonce, bridge_nonce), key)
+    """A WELCOME datagram (76 bytes): the answer to a HELLO, with the session's own UDP ``port``."""
+    return _packet(TYPE_WELCOME, 0, t, session, (client_nonce, bridge_nonce, port), key)
+
+
+def encode_bye(seq: int, t: float, key: bytes | None = None, *, session: int = 0) -> bytes:
+    """A BYE datagram (42 bytes): the device ends its session."""
+    return _packet(TYPE_BYE, seq, t, session, (), key)
+
+
+def peek(data: bytes) -> tuple[str, int, int]:
+    """The cheap checks, before any HMAC: size, magic, version, type. Returns ``("ok", type, session)``
+    or ``(reason, 0, 0)`` (reasons ``size``, ``magic``, ``version``, ``type``)."""
+    n = len(data)
+    if n not in _LENGTHS:
+        return "size", 0, 0
+    if data[:4] != MAGIC:
+        return "magic", 0, 0
+    if data[4] != VERSION:
+        return "version", 0, 0
+    kind = data[5]
+    if SIZES.get(kind) != n:
+        return "type", 0, 0
+    return "ok", kind, int.from_bytes(data[18:26], "little")
 
 
 def decode(data: bytes, key: bytes | None = None) -> tuple[str, tuple]:
     """Check a datagram; returns ``("ok", (type, seq, t, session, values))`` or ``(reason, ())``.
 
-    Reasons: ``size``, ``magic``, ``version``, ``type``, ``auth``, ``nan``.
+    Reasons: ``size``, ``magic``, ``version``, ``type`` (:func:`peek`), ``auth``, ``nan``.
     """
-    if len(data) not in _LENGTHS:
-        return "size", ()
-    magic, version, kind, seq, t, session = HEADER.unpack_from(data)
-    if magic != MAGIC:
-        return "magic", ()
-    if version != VERSION:
-        return "version", ()
-    if kind not in SIZES:
-        return "type", ()
-    if SIZES[kind] != len(data):
-        return "type", ()
+    reason, _, _ = peek(data)
+    if reason != "ok":
+        return reason, ()
+    _, _, kind, seq, t, session = HEADER.unpack_from(data)
     if key is not None and not hmac.compare_digest(_tag(key, data[:-TAG_SIZE]), data[-TAG_SIZE:]):
         return "auth", ()
     values = BODIES[kind].unpack_from(data, HEADER.size)

@@ -226,11 +226,11 @@ def load_rolling_snake(path: str | Path) -> RollingSnakeSpec:
     name = f.identifier("name")
     links = f.integer("links", 2, MAX_LINKS)
     mm = 1e-3  # m per mm
-    length = f.number("link_length_mm", 0.0, lo_open=True) * mm
-    contact_mm = f.number("contact_radius_mm", 0.0, lo_open=True)
-    cable_mm = f.number("cable_radius_mm", 0.0, lo_open=True)
+    length = f.number("link_length_mm", 1e-3, 1e5) * mm
+    contact_mm = f.number("contact_radius_mm", 1e-3, 1e5)
+    cable_mm = f.number("cable_radius_mm", 1e-3, 1e5)
     if cable_mm >= contact_mm:
-        allowed = f"a number in (0, contact_radius_mm = {f.table['contact_radius_mm']})"
+        allowed = f"a number in [0.001, contact_radius_mm = {f.table['contact_radius_mm']})"
         raise f.error("cable_radius_mm", f.table["cable_radius_mm"], allowed)
     big_r, small_r = contact_mm * mm, cable_mm * mm
     alpha = math.radians(f.number("orientation_deg", -180.0, 180.0))
@@ -243,19 +243,20 @@ def load_rolling_snake(path: str | Path) -> RollingSnakeSpec:
             "either link_mass_g or link_volume_mm3 with density_g_cm3, not both",
         )
     if f.has("link_mass_g"):
-        mass = f.number("link_mass_g", 0.0) * 1e-3  # kg per g
+        mass = f.number("link_mass_g", 1e-3, 1e7) * 1e-3  # kg per g
     elif f.has("link_volume_mm3") or f.has("density_g_cm3"):
-        volume = f.number("link_volume_mm3", 0.0, lo_open=True) * 1e-9  # m^3 per mm^3
-        density = f.number("density_g_cm3", 0.0) * 1e3  # kg/m^3 per g/cm^3
+        volume = f.number("link_volume_mm3", 1e-6, 1e15) * 1e-9  # m^3 per mm^3
+        density = f.number("density_g_cm3", 1e-6, 100.0) * 1e3  # kg/m^3 per g/cm^3
         mass = volume * density
     else:
         raise f.error("link_mass_g", None, "link_mass_g, or link_volume_mm3 with density_g_cm3")
 
     mount = f.string("mount", choices=MOUNTS, default="ground")
-    gravity = f.number("gravity_m_s2", 0.0, default=9.81)
-    body_radius = f.number("body_radius_mm", 0.0, lo_open=True) * mm if f.has("body_radius_mm") else 0.0
+    gravity = f.number("gravity_m_s2", 0.0, 100.0, default=9.81)
+    body_radius = f.number("body_radius_mm", 1e-3, 1e5) * mm if f.has("body_radius_mm") else 0.0
     if f.has("cable_phases_deg"):
-        phases = tuple(math.radians(v) for v in f.vector("cable_phases_deg", 4, unit="degrees"))
+        phases_deg = f.vector("cable_phases_deg", 4, -720.0, 720.0, unit="degrees")
+        phases = tuple(math.radians(v) for v in phases_deg)
     else:
         phases = default_cable_phases(alpha)
     for key in ("material", "description"):
@@ -263,7 +264,7 @@ def load_rolling_snake(path: str | Path) -> RollingSnakeSpec:
             raise f.error(key, f.table[key], "a string")
     vectors: dict[str, tuple[float, float, float] | None] = {}
     for key in ("base_displacement_mm", "tip_point_mm"):
-        vec = f.vector(key, 3, unit="mm") if f.has(key) else None
+        vec = f.vector(key, 3, -1e5, 1e5, unit="mm") if f.has(key) else None
         vectors[key] = None if vec is None else (vec[0] * mm, vec[1] * mm, vec[2] * mm)
     f.finish()
 

@@ -1,0 +1,122 @@
+"""The demo's renders, after its summary and plots: ``camera_tip.png`` and ``demo.gif``.
+
+The GIF shows the robot (rendered from its own world, or from recorded poses shown in a world of our own
+when it ran in its own process) in the sea, lit by its lamp (:class:`~pccbullet.teleop.demo.render.
+SpotlitRenderer`), beside the operator's model (PyBullet's TinyRenderer), one frame per recorded scene
+pose, each panel captioned. Frames become palette images as they are rendered, so memory stays bounded;
+a progress bar on stderr counts them (on a terminal). Both files are written atomically.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.loop import VISUAL_RATE
+from pccbullet.teleop.demo.outputs import (
+    CAMERA_FOV_DEG,
+    EXTERNAL_VIEW,
+    GIF_EVERY,
+    IMAGE_SIZE,
+    ScenePose,
+    caption,
+    render_view,
+    scene_pose,
+    show_scene,
+)
+from pccbullet.teleop.demo.render import SpotlitRenderer
+from pccbullet.urdf_gen.atomic import atomic_path
+
+if TYPE_CHECKING:
+    from pccbullet.sim.robot import Robot
+    from pccbullet.teleop.mmt.session import MmtSession
+
+
+def lamp_for(session: MmtSession) -> SpotlitRenderer:
+    """The pyvista renderer of the robot's panel and camera image, for the session's seabed and rock."""
+    return SpotlitRenderer(IMAGE_SIZE, EXTERNAL_VIEW, session.cfg.seabed_z, session.cfg.rock_radius)
+
+
+def write_camera_image(out_dir: Path, lamp: SpotlitRenderer, shown: Robot, rock_at: object) -> str:
+    """Write ``camera_tip.png``: what the robot's camera arm sees through its lens (``shown`` as it stands
+    now), lit by its lamp; returns its path."""
+    import imageio.v3 as iio
+
+    path = out_dir / "camera_tip.png"
+    lamp.look_from(shown.tip_pose("camera"), CAMERA_FOV_DEG)
+    image = lamp.render(shown, rock_at)
+    lamp.reset_view()
+    with atomic_path(path) as tmp:
+        iio.imwrite(tmp, image)
+    return str(path)
+
+
+def write_gif(
+    out_dir: Path,
+    session: MmtSession,
+    lamp: SpotlitRenderer,
+    shown: Robot,
+    rock_at: object,
+    model_poses: list[tuple[float, ScenePose]],
+    robot_poses: list[tuple[float, dict[str, np.ndarray]]],
+    *,
+    on_frame: Callable[[int, int], None] | None = None,
+) -> tuple[str | None, int]:
+    """Write ``demo.gif``: the robot beside the operator's model at each recorded model pose (the robot's
+    pose nearest in time). ``on_frame(i, n)`` after each frame. Returns the path (``None`` without
+    frames) and the frames written; the model's world is put back as it was."""
+    robot, rock = session.robot, session.rock
+    proj = pb.computeProjectionMatrixFOV(55, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
+    view = pb.computeViewMatrix(*EXTERNAL_VIEW)
+    final_model = scene_pose(robot, rock)
+    final_robot = {n: shown.joints(n) for n in shown.bodies}
+    robot_t = np.array([t for t, _ in robot_poses])
+    from PIL import Image
+
+    frames = []
+    delay = session.transport.command_delay()
+    for i, (t, pose_m) in enumerate(model_poses):
+        show_scene(robot, rock, pose_m)
+        if len(robot_t):  # the robot's pose nearest in time
+            for name, q in robot_poses[int(np.abs(robot_t - t).argmin())][1].items():
+                shown.set_joints(name, q)
+        left = caption(  # the robot in the sea, lit by its own lamp (pyvista: PyBullet has no spot light)
+            lamp.render(shown, rock_at),
+            [f"ROBOT (remote): soft-arm physics in seawater   t = {t:5.1f} s"],
+            fill=(235, 235, 235),
+        )
+        right = caption(
+            render_view(robot.world.client, view, proj),
+            [f"OPERATOR'S MODEL (local): commands reach the robot {delay:.1f} s later"],
+        )
+        # a palette frame (1 byte a pixel) at once: 300 RGB frames of 1280 x 480 would hold 550 MB
+        frames.append(Image.fromarray(np.concatenate([left, right], axis=1)).quantize(colors=255))
+        if on_frame is not None:
+            on_frame(i + 1, len(model_poses))
+    show_scene(robot, rock, final_model)
+    for name, q in final_robot.items():
+        shown.set_joints(name, q)
+    if not frames:
+        return None, 0
+    path = out_dir / "demo.gif"
+    ms = int(1000 * GIF_EVERY / VISUAL_RATE)
+    with atomic_path(path) as tmp:
+        frames[0].save(tmp, format="GIF", save_all=True, append_images=frames[1:], duration=ms, loop=0)
+    return str(path), len(frames)
+
+
+def progress_bar(total: int):  # type: ignore[no-untyped-def]
+    """A tqdm bar on stderr for ``total`` GIF frames (shown on a terminal only) and its ``on_frame``."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc="demo.gif", unit="frame", file=sys.stderr, disable=None, leave=False)
+
+    def on_frame(i: int, n: int) -> None:
+        bar.update(i - bar.n)
+
+    return bar, on_frame

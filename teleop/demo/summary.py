@@ -1,0 +1,86 @@
+"""The demo's ``summary.json``: written first, kept up to date, never lost to a Ctrl-C.
+
+:class:`SummaryFile` writes ``summary.json`` as soon as the demo starts (``"status": "starting"``), again
+with the session's figures the moment the loop ends (``"complete"``), and after every further file
+(plots, camera image, GIF) with the list of files written. Each write is atomic
+(:func:`~pccbullet.urdf_gen.atomic.write_atomic`) and holds Ctrl-C back until it is done
+(:func:`sigint_deferred`): a Ctrl-C at any moment leaves a whole ``summary.json``, and one that stops
+the rendering after the session says so (``"status": "interrupted"``, ``interrupted_in``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from pccbullet.urdf_gen.atomic import write_atomic
+
+
+@contextlib.contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """Hold SIGINT back for the block: a Ctrl-C meanwhile raises :class:`KeyboardInterrupt` when the
+    block ends (in the main thread; elsewhere the block runs as it is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        caught.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: NaN and inf become ``None`` (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class SummaryFile:
+    """``out_dir / "summary.json"``, rewritten atomically on every :meth:`update`.
+
+    Args:
+        out_dir: the folder (created). first: the entries written at once, with ``"status":
+            "starting"``.
+
+    Attributes:
+        data: the summary as last written. path: the file.
+    """
+
+    def __init__(self, out_dir: Path, first: dict[str, object]) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.path = out_dir / "summary.json"
+        self.data: dict[str, object] = {"status": "starting", **first, "files": [str(self.path)]}
+        self.update()
+
+    def update(self, **entries: object) -> None:
+        """Add or replace ``entries`` and write the file (Ctrl-C held back meanwhile)."""
+        with sigint_deferred():
+            self.data.update(entries)
+            write_atomic(self.path, json.dumps(_plain(self.data), indent=2) + "\n")
+
+    def add_file(self, path: str | Path) -> None:
+        """Record a file written (and rewrite the summary)."""
+        files = list(self.data["files"])  # type: ignore[call-overload]
+        if str(path) not in files:
+            files.append(str(path))
+        self.update(files=files)
