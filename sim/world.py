@@ -51,6 +51,17 @@ BROADPHASE_MARGIN = 0.005  # m, Bullet's AABB-tree margin (PyBullet sets 0; see 
 log = logging.getLogger(__name__)
 
 
+def _is_real(value: object) -> bool:
+    """A real number (``numbers.Real``: int, float, numpy scalars), not a bool. A plain function: an
+    ``isinstance`` on ``numbers`` ABCs would make mypy take the code after it for unreachable."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _is_integer(value: object) -> bool:
+    """An integer (``numbers.Integral``: int, numpy integers), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 @dataclass
 class StepTiming:
     """Wall time spent inside :meth:`World.step`, summed over steps (s).
@@ -90,10 +101,10 @@ class World:
         mode: str = "dynamic",
         medium: str = "air",
     ) -> None:
-        if not (isinstance(dt, numbers.Real) and 0.0 < dt <= MAX_DT):  # NaN fails too
+        if not (_is_real(dt) and 0.0 < dt <= MAX_DT):  # NaN fails too
             raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step in (0, {MAX_DT:g}] s")
         g = tuple(gravity)
-        if len(g) != 3 or not all(isinstance(v, numbers.Real) and abs(v) <= MAX_GRAVITY for v in g):
+        if len(g) != 3 or not all(_is_real(v) and abs(v) <= MAX_GRAVITY for v in g):
             raise ConfigurationError(
                 f"gravity = {g!r} is invalid; allowed: 3 finite numbers of at most {MAX_GRAVITY:g} m/s^2"
             )
@@ -227,7 +238,7 @@ class World:
         """
         if self._closed:
             raise WorldClosedError()
-        if not (isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0):
+        if not (_is_integer(n) and n >= 0):
             raise ConfigurationError(f"n = {n!r} steps is invalid; allowed: an integer >= 0")
         if not contacts and self.mode != "kinematic":
             raise ConfigurationError(
