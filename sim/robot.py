@@ -165,11 +165,15 @@ class Robot:
                 self._links[info[12].decode()] = (body, j)
             names = naming.limb_joint_names(limb, self.chain)
             self._limb_joints[limb.name] = np.array([joints[n] for n in names])
+            # PyBullet gives every link a collider, an empty one where the URDF has no shape (the links
+            # inside a section's joints, markers): those can never touch anything, yet their boxes pair
+            # with every neighbour in the broadphase. They are left out of every pair (group and mask 0).
+            for j in range(-1, pb.getNumJoints(body, physicsClientId=cid)):
+                if not pb.getCollisionShapeData(body, j, physicsClientId=cid):
+                    pb.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=cid)
             # The first section's slice sits on the bow plate: it cannot collide with its own mount.
-            first = naming.section_prefix(limb.name, 1, 1)
-            inner = ("a", "b", "c") if self.chain == "rod" else ("a", "b")
-            for link in (*(f"{first}_{x}" for x in inner), first):
-                pb.setCollisionFilterPair(self.head, body, -1, self._links[link][1], 0, physicsClientId=cid)
+            first = self._links[naming.section_prefix(limb.name, 1, 1)][1]
+            pb.setCollisionFilterPair(self.head, body, -1, first, 0, physicsClientId=cid)
             # Start straight at rest length: all-zero joints would mean chords of length 0.
             self.set_pcc(limb.name, rest_configs(limb.segments))
 
