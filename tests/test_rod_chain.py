@@ -444,7 +444,7 @@ def _frequency(n: int, medium: str) -> float:
 def test_first_frequency_with_the_added_mass(medium: str) -> None:
     """Against the Euler-Bernoulli beam with the rigid camera and, in water, the added mass ``C_a rho_w
     A`` per length (the golden file's reference). Measured -0.5 / -0.3 % (air), -0.4 / -0.2 % (water) at
-    N = 10 / 20; without the added mass the chain's water frequency was 25 % too high."""
+    N = 10 / 20; without the added mass the chain's water frequency is 25 % too high."""
     reference = DATA["vibration_reference"][medium]["rigid_camera"]["first_frequency_hz"]
     for n in (10, 20):
         assert abs(_frequency(n, medium) / reference - 1.0) < 0.01
