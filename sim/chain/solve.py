@@ -87,26 +87,24 @@ def _added_at(params, R, p, i):  # type: ignore[no-untyped-def]
 @numba.njit(cache=True)
 def _add_added_inertia(params, R, p, i, I6) -> None:  # type: ignore[no-untyped-def]
     """Add link ``i``'s added-mass spatial inertia about the base origin to ``I6 (6, 6)``:
-    ``[[j_a P + [c]x Ma [c]x^T, [c]x Ma], [Ma [c]x^T, Ma]]`` with ``Ma = m_a P``, ``P = 1 - t t^T``."""
+    ``[[j_a P + [c]x Ma [c]x^T, [c]x Ma], [Ma [c]x^T, Ma]]`` with ``Ma = m_a P``, ``P = 1 - t t^T``;
+    written out with ``w = c x t``: ``[c]x Ma = m_a ([c]x - w t^T)`` and
+    ``[c]x Ma [c]x^T = m_a (|c|^2 1 - c c^T - w w^T)``."""
     ma, ja, t0, t1, t2, c0, c1, c2 = _added_at(params, R, p, i)
     t = (t0, t1, t2)
+    c = (c0, c1, c2)
+    w = _cross(c0, c1, c2, t0, t1, t2)
     cx = ((0.0, -c2, c1), (c2, 0.0, -c0), (-c1, c0, 0.0))
-    Ma = np.empty((3, 3))
-    X = np.empty((3, 3))
+    cc = c0 * c0 + c1 * c1 + c2 * c2
     for a in range(3):
         for b in range(3):
-            Ma[a, b] = ma * ((1.0 if a == b else 0.0) - t[a] * t[b])
-    for a in range(3):
-        for b in range(3):
-            X[a, b] = cx[a][0] * Ma[0, b] + cx[a][1] * Ma[1, b] + cx[a][2] * Ma[2, b]
-    for a in range(3):
-        for b in range(3):
-            # X [c]x^T = -X [c]x
-            tl = -(X[a, 0] * cx[0][b] + X[a, 1] * cx[1][b] + X[a, 2] * cx[2][b])
-            I6[a, b] += ja * ((1.0 if a == b else 0.0) - t[a] * t[b]) + tl
-            I6[a, 3 + b] += X[a, b]
-            I6[3 + b, a] += X[a, b]
-            I6[3 + a, 3 + b] += Ma[a, b]
+            eye = 1.0 if a == b else 0.0
+            proj = eye - t[a] * t[b]
+            upper = ma * (cx[a][b] - w[a] * t[b])
+            I6[a, b] += ja * proj + ma * (cc * eye - c[a] * c[b] - w[a] * w[b])
+            I6[a, 3 + b] += upper
+            I6[3 + b, a] += upper
+            I6[3 + a, 3 + b] += ma * proj
 
 
 @numba.njit(cache=True)
