@@ -568,3 +568,34 @@ def test_rigid_export_of_a_rod_robot() -> None:
     limb = spec.limb(CAMERA)
     pcc = rigid_mesh(limb, section_poses(limb, configs, limb_base_pose(spec, CAMERA)), ring=64)
     assert np.abs(meshes[CAMERA].bounds - pcc.bounds).max() < 2e-3
+
+
+def test_the_teleoperation_slave_runs_on_rod_limbs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's remote robot reads only what both chains have: its limbs' shapes (arcs through the
+    segment ends), joint velocities, the sensor link. With its world's chain set to rod it tracks a
+    command and reports it."""
+    import pccbullet.teleop.slave as slave_module
+    from pccbullet.teleop.mmt.config import MmtConfig
+
+    class RodWorld(World):
+        def __init__(self, **kwargs):
+            super().__init__(chain="rod", **kwargs)
+
+    monkeypatch.setattr(slave_module, "World", RodWorld)
+    spec = load_robot("ursula", sections=3)
+    slave = slave_module.Slave(spec, MmtConfig(sections=3))
+    try:
+        assert slave.world.chain == "rod"
+        command = {n: [PccConfig(0.6, 0.4, s.length) for s in spec.limb(n).segments] for n, _ in slave.shape}
+        slave.setpoint = {n: np.array([[c.bend, c.plane, c.length] for c in v]) for n, v in command.items()}
+        slave.target = {n: v.copy() for n, v in slave.setpoint.items()}
+        for name, configs in command.items():
+            slave.robot.set_pcc(name, configs, mode="reset")
+        for _ in range(200):
+            slave.tick(1e-3)
+        measured = slave.measure()
+        camera = measured["camera"][0]  # commanded 0.6 rad in plane 0.4 rad (near down): it sags further
+        assert 0.6 < camera.bend < 1.0 and camera.plane == pytest.approx(0.4, abs=0.3)
+        assert len(slave.state_packet(1, slave.time)) > 0 and isinstance(slave.settled_mask(), int)
+    finally:
+        slave.close()
