@@ -67,6 +67,7 @@ import numpy as np
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals import capi
+from pccbullet.sim.chain.kernels import ADDED_MASS
 from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.chain.solve import spring_torques
 from pccbullet.sim.medium import Medium
@@ -185,6 +186,11 @@ class CompliantLimb:
         """Whether :meth:`apply` talks to PyBullet's C API directly
         (:mod:`pccbullet.sim.bullet_internals.capi`), else through ``getJointStates`` and
         ``setJointMotorControlArray``; the torques are the same either way."""
+
+    @property
+    def added_mass(self) -> float:
+        """The medium's added mass on the limb's slices, summed (kg): ``C_a rho_w`` times their volume."""
+        return float(self.chain.params[:, ADDED_MASS].sum())
 
     def _direct_io(self, info: list[tuple]) -> tuple | None:  # type: ignore[type-arg]
         """The fixed arguments of :func:`pccbullet.sim.bullet_internals.capi.limb_step` for this limb, or
