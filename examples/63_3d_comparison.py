@@ -29,15 +29,18 @@ model: ``tip_moment``). ``vibration``: gravity off, no material damping; the cha
 PCC bend (5 mm at the tip) released to straight, and its frequency comes from the tip's zero crossings
 over four periods; the model's from its linearization at the straight pose (``M(0)``, ``K``).
 
-Measured on the chain before its two-axis rework (commit b8d7edf; % of L = tip error, N = 10 / 20):
-in plane (0 deg) it matches example 61 (air 0.75 / 1.54, water 0.21 / 0.48); out of plane air 7.8-19.8,
-water 15.4-39.0 at 30-89.9 deg, its tip frame twisted by about the angle (orientation error 45-131 deg,
-tangent 3-11 deg); at exactly 90 deg it stays straight (127 / 94); pre-bent 12-14 (air), 20-23 (water).
-Straight torque twist 22.1 / 25.9 deg against 30.34 (the plane joints' torsion springs stop half a
-section short of the tip, where the thin end has a quarter of the compliance at N = 10); with PyBullet's
-torque 74.6 / 99.2 deg. Frequency in air -0.5 / -0.3 %, in water +25 % (no added mass in the chain).
-The model: 0.2-2.7 % of L in every case, the same at every angle; twist 29.7 / 30.2 deg; frequencies
-within 1.2 %.
+Measured (% of L = tip error, N = 10 / 20). The RRP chain (``chain``): in plane (0 deg) it matches example
+61 (air 0.75 / 1.54, water 0.21 / 0.48); out of plane air 7.8-19.8, water 15.4-39.0 at 30-89.9 deg, its tip
+frame twisted by about the angle (orientation error 45-131 deg, tangent 3-11 deg); at exactly 90 deg it
+stays straight (127 / 94); pre-bent 12-14 (air), 20-23 (water). Straight torque twist 22.1 / 25.9 deg
+against 30.34 (the plane joints' torsion springs stop half a section short of the tip, where the thin end
+has a quarter of the compliance at N = 10); with PyBullet's torque 74.6 / 99.2 deg. Frequency in air
+-0.5 / -0.3 %, in water -0.4 / -0.2 % (the slices' added mass). The rod chain (``rod``): every straight
+case as the RRP chain's in plane, at every angle; pre-bent air 1.27 / 1.72 (tip frame 3.9 / 1.4 deg),
+water 1.19 / 0.89 (3.3 / 1.3 deg); twist 29.90 / 30.21 deg; pre-bent torque 0.14 / 0.07; frequencies as
+the RRP chain's; with PyBullet's torque (``rod-pb``) 130.6 / 131.2 deg: the implicit step does not see a
+load PyBullet adds, and the rod's twist joints carry little inertia. The model: 0.2-2.7 % of L in every
+case, the same at every angle; twist 29.7 / 30.2 deg; frequencies within 1.2 %.
 
 Reusable set-up: :func:`chain_static`, :func:`chain_frequency`, :func:`model_static`,
 :func:`model_frequency`, :func:`reference`, :func:`compare`; import this file by path, e.g.
