@@ -8,6 +8,9 @@ For the URSULA camera tentacle (``tests/data/elastica_3d_reference.json``, writt
   ``robot.set_pcc(..., mode="reset")`` (the spring targets and the start pose), critical damping for
   the static cases (the equilibrium does not depend on it), loads held until the tip moves < 10 um/s
   and turns < 1e-4 rad/s;
+* the same on the rod chain (implementation ``rod``, ``World(chain="rod")``): its tip link is the material
+  frame, which does not turn with the commanded plane; it is turned to the golden frames' PCC labelling
+  (``R Rz(plane)``) before the comparison;
 * the Newton–Euler model (:func:`pccbullet.sim.models.newton_euler.statics.static_equilibrium`): gravity in
   the limb base frame, a rest shape through the actuation ``tau = K q_rest``, dead tip moments,
 
@@ -26,15 +29,18 @@ model: ``tip_moment``). ``vibration``: gravity off, no material damping; the cha
 PCC bend (5 mm at the tip) released to straight, and its frequency comes from the tip's zero crossings
 over four periods; the model's from its linearization at the straight pose (``M(0)``, ``K``).
 
-Measured on the chain before its two-axis rework (commit b8d7edf; % of L = tip error, N = 10 / 20):
-in plane (0 deg) it matches example 61 (air 0.75 / 1.54, water 0.21 / 0.48); out of plane air 7.8-19.8,
-water 15.4-39.0 at 30-89.9 deg, its tip frame twisted by about the angle (orientation error 45-131 deg,
-tangent 3-11 deg); at exactly 90 deg it stays straight (127 / 94); pre-bent 12-14 (air), 20-23 (water).
-Straight torque twist 22.1 / 25.9 deg against 30.34 (the plane joints' torsion springs stop half a
-section short of the tip, where the thin end has a quarter of the compliance at N = 10); with PyBullet's
-torque 74.6 / 99.2 deg. Frequency in air -0.5 / -0.3 %, in water +25 % (no added mass in the chain).
-The model: 0.2-2.7 % of L in every case, the same at every angle; twist 29.7 / 30.2 deg; frequencies
-within 1.2 %.
+Measured (% of L = tip error, N = 10 / 20). The RRP chain (``chain``): in plane (0 deg) it matches example
+61 (air 0.75 / 1.54, water 0.21 / 0.48); out of plane air 7.8-19.8, water 15.4-39.0 at 30-89.9 deg, its tip
+frame twisted by about the angle (orientation error 45-131 deg, tangent 3-11 deg); at exactly 90 deg it
+stays straight (127 / 94); pre-bent 12-14 (air), 20-23 (water). Straight torque twist 22.1 / 25.9 deg
+against 30.34 (the plane joints' torsion springs stop half a section short of the tip, where the thin end
+has a quarter of the compliance at N = 10); with PyBullet's torque 74.6 / 99.2 deg. Frequency in air
+-0.5 / -0.3 %, in water -0.4 / -0.2 % (the slices' added mass). The rod chain (``rod``): every straight
+case as the RRP chain's in plane, at every angle; pre-bent air 1.27 / 1.72 (tip frame 3.9 / 1.4 deg),
+water 1.19 / 0.89 (3.3 / 1.3 deg); twist 29.90 / 30.21 deg; pre-bent torque 0.14 / 0.07; frequencies as
+the RRP chain's; with PyBullet's torque (``rod-pb``) 130.6 / 131.2 deg: the implicit step does not see a
+load PyBullet adds, and the rod's twist joints carry little inertia. The model: 0.2-2.7 % of L in every
+case, the same at every angle; twist 29.7 / 30.2 deg; frequencies within 1.2 %.
 
 Reusable set-up: :func:`chain_static`, :func:`chain_frequency`, :func:`model_static`,
 :func:`model_frequency`, :func:`reference`, :func:`compare`; import this file by path, e.g.
@@ -141,7 +147,7 @@ def reference(data: dict, setup: Setup, implementation: str = "chain") -> dict[s
         }
     entry = data["cases"][setup.golden]
     if setup.kind == "straight":
-        key = "plane_rotated" if implementation.startswith("chain") else "gravity_rotated"
+        key = "gravity_rotated" if implementation == "model" else "plane_rotated"
         table = entry["angles_deg"]
         if f"{setup.angle_deg:g}" in table:
             exp = table[f"{setup.angle_deg:g}"][key]
@@ -189,6 +195,7 @@ def chain_static(
     gravity: bool = True,
     tip_torque: tuple[float, float, float] | None = None,
     torque_via: str = "offset",
+    chain: str = "rrp",
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Settle the dynamic chain (N = ``n``, critical damping) commanded to PCC ``bend``, ``plane``; gravity
     down (on the URSULA mount: limb base +x) or off; an optional dead tip torque (N m, limb base frame).
@@ -204,7 +211,7 @@ def chain_static(
         tip position ``(3,)`` (m) and tip rotation ``(3, 3)`` in the limb base frame, simulated seconds.
     """
     g = (0.0, 0.0, -STANDARD_GRAVITY) if gravity else (0.0, 0.0, 0.0)
-    with World(medium=medium, gravity=g) as world:
+    with World(medium=medium, gravity=g, chain=chain) as world:
         robot = world.load_robot(_camera_only(n, damping_ratio=1.0))
         limb = robot.limb(LIMB)
         robot.set_pcc(LIMB, [PccConfig(bend, plane, limb.segments[0].length)], mode="reset")
@@ -238,7 +245,9 @@ def chain_static(
             tip, R = T[:3, 3], T[:3, :3]
             calm = moved < SETTLE_TOL_M and turned < SETTLE_TOL_RAD
             if calm and second + 1 >= (TORQUE_RAMP_S if torque_world is not None else 1):
-                return tip, R, float(second + 1)
+                # a rod chain's tip link is its material frame; the golden frames are labelled as the
+                # PCC frame, which is the material frame turned by the plane about the tangent
+                return tip, (R @ rot_z(plane) if chain == "rod" else R), float(second + 1)
         raise RuntimeError(
             f"chain N={n} ({medium}, bend {bend}, plane {plane}) not settled in {MAX_SETTLE_S} s"
         )
@@ -255,11 +264,13 @@ def zero_crossing_frequency(t: np.ndarray, x: np.ndarray) -> float:
     return 1.0 / float(np.mean(periods))
 
 
-def chain_frequency(n: int, medium: str, duration: float | None = None) -> dict[str, float]:
+def chain_frequency(
+    n: int, medium: str, duration: float | None = None, chain: str = "rrp"
+) -> dict[str, float]:
     """First bending frequency (Hz) of the chain without gravity and without material damping: start
     bent (PCC, 5 mm at the tip, plane 0), targets straight, tip deflection along limb base x sampled
     every step. Also the chain's linear estimate (``CompliantLimb.omega_1``, its lowest mode of any kind)."""
-    with World(medium=medium, gravity=(0.0, 0.0, 0.0)) as world:
+    with World(medium=medium, gravity=(0.0, 0.0, 0.0), chain=chain) as world:
         robot = world.load_robot(_camera_only(n, damping_ratio=0.0))
         L = robot.limb(LIMB).segments[0].length
         robot.set_pcc(LIMB, [PccConfig(2.0 * EXCITATION_TIP_M / L, 0.0, L)], mode="reset")
@@ -330,13 +341,14 @@ def model_frequency(n: int, medium: str) -> float:
 
 
 def compare(data: dict, setup: Setup, implementation: str, n: int) -> dict[str, float]:  # type: ignore[type-arg]
-    """Run one case on ``"chain"``, ``"model"`` or ``"chain-pb"`` (the chain with the tip torque applied by
-    PyBullet, see :func:`chain_static`) with N = ``n``; errors against the golden data."""
+    """Run one case on ``"chain"`` (RRP), ``"rod"`` (the rod chain), ``"model"`` or ``"chain-pb"``,
+    ``"rod-pb"`` (the chain with the tip torque applied by PyBullet, see :func:`chain_static`) with N =
+    ``n``; errors against the golden data."""
     L = data["length_m"]
     ref = reference(data, setup, implementation)
     if setup.kind == "vibration":
-        if implementation.startswith("chain"):
-            res = chain_frequency(n, setup.medium)
+        if implementation != "model":
+            res = chain_frequency(n, setup.medium, chain="rod" if implementation.startswith("rod") else "rrp")
         else:
             res = {"frequency_hz": model_frequency(n, setup.medium)}
         f_ref = float(ref["frequency_hz"])  # type: ignore[arg-type]
@@ -344,9 +356,9 @@ def compare(data: dict, setup: Setup, implementation: str, n: int) -> dict[str, 
     torque = None
     if setup.kind == "torque":
         torque = tuple(data["cases"][setup.golden]["setup"]["tip_torque"])
-    if implementation in ("chain", "chain-pb"):
+    if implementation != "model":
         plane = math.radians(setup.angle_deg) if setup.kind == "straight" else setup.plane
-        via = "pybullet" if implementation == "chain-pb" else "offset"
+        via = "pybullet" if implementation.endswith("-pb") else "offset"
         tip, R, _ = chain_static(
             n,
             setup.medium,
@@ -355,6 +367,7 @@ def compare(data: dict, setup: Setup, implementation: str, n: int) -> dict[str, 
             gravity=setup.kind != "torque",
             tip_torque=torque,
             torque_via=via,
+            chain="rod" if implementation.startswith("rod") else "rrp",
         )
     else:
         gravity = None
@@ -386,7 +399,10 @@ def main() -> None:
     parser.add_argument("--sections", type=int, nargs="+", default=[10, 20])
     parser.add_argument("--cases", nargs="+", default=["straight", "prebent", "torque", "vibration"])
     parser.add_argument(
-        "--impl", nargs="+", default=["chain", "model", "chain-pb"], help="chain-pb: torque only"
+        "--impl",
+        nargs="+",
+        default=["chain", "rod", "model", "chain-pb"],
+        help="chain (RRP), rod (the rod chain), model; chain-pb, rod-pb: torque only",
     )
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
@@ -400,7 +416,7 @@ def main() -> None:
     for setup in setups(tuple(args.cases)):
         for n in args.sections:
             for impl in args.impl:
-                if impl == "chain-pb" and setup.kind != "torque":
+                if impl.endswith("-pb") and setup.kind != "torque":
                     continue
                 t0 = time.perf_counter()
                 r = compare(data, setup, impl, n)

@@ -2,7 +2,8 @@
 
 Kinematic mode: every tick writes a fresh PCC configuration to every limb (a slow sweep) and refreshes
 contacts. Dynamic mode: every tick moves the spring targets of every limb and PyBullet integrates the
-compliant chains (in the chosen medium). Batch mode (as fast as possible), after a 50-step warm-up.
+compliant chains (in the chosen medium, as RRP or rod chains). Batch mode (as fast as possible), after a
+50-step warm-up.
 ``--peer mujoco`` steps the same limb URDFs in MuJoCo at the same dt (passive joints, contacts off as
 PyBullet's chains do not self-collide) for a ratio.
 """
@@ -60,10 +61,12 @@ def _sweep(robot: Any) -> tuple[Any, Any]:
 
 
 def bench_world(
-    robot: str, mode: str, sections: int, medium: str = "water", seconds: float = 1.0
+    robot: str, mode: str, sections: int, medium: str = "water", seconds: float = 1.0, chain: str = "rrp"
 ) -> dict[str, Any]:
-    """One row of the table: run ``seconds`` of simulated time in batch mode and return the loop stats."""
-    with World(mode=mode, medium=medium) as world:
+    """One row of the table: run ``seconds`` of simulated time in batch mode and return the loop stats.
+    ``chain`` applies to the dynamic mode (kinematic worlds pose RRP chains)."""
+    chain = chain if mode == "dynamic" else "rrp"
+    with World(mode=mode, medium=medium, chain=chain) as world:
         handle = world.load_robot(robot, sections=sections)
         joints = sum(len(handle.joint_indices(limb.name)) for limb in handle.spec.limbs)
         on_tick, on_visual = _sweep(handle)
@@ -75,6 +78,7 @@ def bench_world(
     return {
         "robot": robot,
         "mode": mode,
+        "chain": chain,
         "sections": sections,
         "medium": medium,
         "joints": joints,
@@ -160,12 +164,14 @@ def run_bench(
     seconds: float = 1.0,
     peer: str | None = None,
     models: bool = True,
+    chain: str = "rrp",
 ) -> dict[str, Any]:
-    """The whole benchmark as a dict: ``rows`` (PyBullet), ``peer`` rows, ``models`` (model step costs)."""
+    """The whole benchmark as a dict: ``rows`` (PyBullet), ``peer`` rows, ``models`` (model step costs);
+    ``chain``: the dynamic rows' chain, ``"rrp"`` or ``"rod"``."""
     jobs = [(r, m, n) for r in robots for m in modes for n in sections]
     rows = []
     for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False):
-        rows.append(bench_world(r, m, n, medium, seconds))
+        rows.append(bench_world(r, m, n, medium, seconds, chain))
         log.info(
             "bench %s %s N=%d: %.0f steps/s, %.2fx real time",
             r,
@@ -190,13 +196,15 @@ def format_table(result: dict[str, Any]) -> str:
     """Human-readable table of :func:`run_bench`'s result."""
     peer = {(p["robot"], p["sections"]): p for p in result.get("peer", [])}
     head = (
-        f"{'robot':<10} {'mode':<10} {'N':>3} {'joints':>6} {'steps/s':>9} {'RTF':>7} {'p99 ms':>7}"
+        f"{'robot':<10} {'mode':<10} {'chain':<5} {'N':>3} {'joints':>6} {'steps/s':>9} {'RTF':>7}"
+        f" {'p99 ms':>7}"
         f" {'pb ms':>6} {'ctl ms':>6} {'oth ms':>6}"
     )
     lines = [head + ("  mujoco steps/s  ratio" if peer else ""), "-" * len(head)]
     for r in result["rows"]:
         line = (
-            f"{r['robot']:<10} {r['mode']:<10} {r['sections']:>3} {r['joints']:>6} "
+            f"{r['robot']:<10} {r['mode']:<10} {r.get('chain', 'rrp'):<5} {r['sections']:>3}"
+            f" {r['joints']:>6} "
             f"{r['physics_rate_hz']:>9.0f} {r['real_time_factor']:>7.2f} {r['step_p99_ms']:>7.3f}"
             f" {r['pybullet_ms']:>6.3f} {r['controller_ms']:>6.3f} {r['other_ms']:>6.3f}"
         )

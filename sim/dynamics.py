@@ -21,12 +21,23 @@ to read the joint states and to send the torques; where PyBullet's C API is foun
 (:mod:`pccbullet.sim.bullet_internals.capi`) both calls and the torque kernel run in one compiled function,
 else ``getJointStates`` and ``setJointMotorControlArray`` are used (the same numbers, bit for bit).
 
-Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum at the joint):
+Two chains (``World(chain=...)``). ``"rrp"``: the paper's sections ``Rz(plane) Ry(bend) Tz(chord)``, exact
+for PCC kinematics but not a rod (nothing bends about a section's own x axis at first order, so a load
+out of the commanded plane twists the limb through the plane joints; the straight chain is singular).
+``"rod"`` (:mod:`pccbullet.urdf_gen.rod`): nodes of three revolutes (bend about x, bend about y, twist
+about z) at the section boundaries and a prismatic chord per section, so every part of the limb bends
+about both axes, twists and stretches, with rest rotations that are exactly the PCC arc's.
 
-* bend joints (revolute y): ``E I / h`` with ``I = pi r^4 / 4``; the first and the tip joint of a
+Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum; a joint
+represents the length ``l`` of rod around it, its radius taken at the middle of that length):
+
+* rrp: bend joints (revolute y): ``E I / h`` with ``I = pi r^4 / 4``; the first and the tip joint of a
   segment represent half a section: ``E I / (h / 2)`` (midpoint rule of the curvature integral);
-* plane joints (revolute z): torsion ``G J / h`` with ``J = pi r^4 / 2`` (the first: ``h / 2``);
-* chord joints (prismatic z): axial ``E A / h`` with the slice's mean area.
+  plane joints (revolute z): torsion ``G J / h`` with ``J = pi r^4 / 2`` (the first: ``h / 2``; the tip
+  joint has none);
+* rod: every node ``E I / l``, ``E I / l``, ``G J / l`` with ``l = h``, or ``h / 2`` at a segment's first
+  and tip node;
+* chord joints (prismatic z), both: axial ``E A / h`` with the slice's mean area.
 
 Damping: stiffness-proportional (Rayleigh) ``C = (2 zeta / omega_1) K``, with ``omega_1`` the first
 natural frequency of ``M q'' + K q = 0`` at the straight pose and ``zeta`` the material's damping ratio:
@@ -36,9 +47,14 @@ Medium (air too): buoyancy ``-rho_w / rho m g`` at the centre of mass of every l
 uniform, so their centre of volume is their centre of mass; payloads get no buoyancy, their volume
 being unknown, as in the Newton–Euler model), and Morison-style quadratic drag on each slice at its
 centre of mass, ``-1/2 rho_w Cd d l |v_n| v_n`` across its axis and ``-1/2 rho_w Cd_axial pi d l
-|v_a| v_a`` along it; both enter as joint torques ``J^T f`` (the base is fixed, so this is exact). The
-fluid is a :class:`pccbullet.sim.medium.Medium` (``Cd`` its ``drag_normal``, ``Cd_axial`` its ``drag_axial``),
-the same record the Newton–Euler model reads.
+|v_a| v_a`` along it; both enter as joint torques ``J^T f`` (the base is fixed, so this is exact). Added
+mass (strip theory of a cylinder, per slice of volume ``V`` and length ``l``): ``C_a rho_w V`` across
+the slice's axis at its centre and the rotary inertia ``C_a rho_w V l^2 / 12`` about its transverse
+axes, nothing along or about the axis; it enters the implicit solve's inertia only
+(:mod:`pccbullet.sim.chain.solve`), so it is stable for any fluid, while gravity and buoyancy act on the
+true masses; its own velocity terms are left out, and payloads get none. The fluid is a
+:class:`pccbullet.sim.medium.Medium` (``Cd`` its ``drag_normal``, ``Cd_axial`` its ``drag_axial``, ``C_a``
+its ``added_mass_coefficient``), the same record the Newton–Euler model reads.
 """
 
 from __future__ import annotations
@@ -51,6 +67,7 @@ import numpy as np
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals import capi
+from pccbullet.sim.chain.kernels import ADDED_MASS
 from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.chain.solve import spring_torques
 from pccbullet.sim.medium import Medium
@@ -64,11 +81,23 @@ from pccbullet.urdf_gen.types import FloatArray
 _POSITION, _VELOCITY = itemgetter(0), itemgetter(1)  # fields of a getJointStates entry
 
 
-def joint_stiffness(limb: LimbSpec) -> FloatArray:
-    """Stiffness of every joint of ``limb`` in joint-vector order, ``(n,) float`` (N·m/rad or N/m)."""
+def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
+    """Stiffness of every joint of ``limb``'s ``"rrp"`` or ``"rod"`` chain in joint-vector order, ``(n,)
+    float`` (N·m/rad or N/m)."""
     E = limb.material.youngs_modulus
     G = limb.material.shear_modulus
     out: list[float] = []
+    if chain == "rod":
+        for seg in limb.segments:
+            n, L = seg.sections, seg.length
+            h = L / n
+            for k in range(n + 1):  # node k at k h; node n is the tip node
+                s_mid, arm = (h / 4, h / 2) if k == 0 else ((L - h / 4, h / 2) if k == n else (k * h, h))
+                i_area = math.pi * seg.radius_at(s_mid / L) ** 4 / 4.0
+                out += [E * i_area / arm, E * i_area / arm, G * 2 * i_area / arm]
+                if k < n:
+                    out.append(E * math.pi * seg.radius_at((k + 0.5) * h / L) ** 2 / h)
+        return np.array(out)
     for seg in limb.segments:
         n, L = seg.sections, seg.length
         h = L / n
@@ -136,9 +165,12 @@ class CompliantLimb:
         self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
         R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
         self.gravity_base = R_world_base.T @ np.asarray(self.gravity_world)
+        self.kind: str = robot.chain  # type: ignore[attr-defined]
+        """The chain's topology, ``"rrp"`` or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`)."""
         self.chain = self._chain(robot.urdfs.limbs[limb], [info[j][1].decode() for j in self.idx])  # type: ignore[attr-defined]
-        self.K = joint_stiffness(self.spec)
-        self.omega_1 = first_natural_frequency(self.K, self.chain.mass_matrix(rest))
+        self.K = joint_stiffness(self.spec, self.kind)
+        M_rest = self.chain.mass_matrix(rest) + self.chain.added_mass_matrix(rest)
+        self.omega_1 = first_natural_frequency(self.K, M_rest)
         self.C = (2.0 * self.spec.material.damping_ratio / self.omega_1) * self.K
         self.target = rest.copy()
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
@@ -154,6 +186,11 @@ class CompliantLimb:
         """Whether :meth:`apply` talks to PyBullet's C API directly
         (:mod:`pccbullet.sim.bullet_internals.capi`), else through ``getJointStates`` and
         ``setJointMotorControlArray``; the torques are the same either way."""
+
+    @property
+    def added_mass(self) -> float:
+        """The medium's added mass on the limb's slices, summed (kg): ``C_a rho_w`` times their volume."""
+        return float(self.chain.params[:, ADDED_MASS].sum())
 
     def _direct_io(self, info: list[tuple]) -> tuple | None:  # type: ignore[type-arg]
         """The fixed arguments of :func:`pccbullet.sim.bullet_internals.capi.limb_step` for this limb, or
@@ -180,7 +217,7 @@ class CompliantLimb:
         return (*fixed, ch.parent, ch.jtype, ch.dof, ch.params, q, qd, np.empty(n))
 
     def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
-        """The limb's URDF as a compiled chain, with this medium's buoyancy and slice drag."""
+        """The limb's URDF as a compiled chain, with this medium's buoyancy, slice drag and added mass."""
         chain = ChainModel.from_urdf(urdf, joint_names)
         medium_ = self.medium
         ratio = medium_.density / self.spec.material.density
@@ -197,10 +234,13 @@ class CompliantLimb:
         diameters = 2.0 * np.sqrt(volumes / (math.pi * lengths))
         drag_n = 0.5 * medium_.density * medium_.drag_normal * diameters * lengths
         drag_a = 0.5 * medium_.density * medium_.drag_axial * math.pi * diameters * lengths
+        added = medium_.added_mass_coefficient * medium_.density * volumes
         return chain.with_fluid(
             buoyancy,
             dict(zip(slices, drag_n.tolist(), strict=True)),
             dict(zip(slices, drag_a.tolist(), strict=True)),
+            dict(zip(slices, added.tolist(), strict=True)),
+            dict(zip(slices, (added * lengths**2 / 12.0).tolist(), strict=True)),
         )
 
     def apply(self) -> None:

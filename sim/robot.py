@@ -21,7 +21,9 @@ from pccbullet.sim.dynamics import CompliantLimb
 from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
-from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, rest_configs
+from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, pcc_from_joints, rest_configs
+from pccbullet.urdf_gen.pcc_fit import pcc_from_points
+from pccbullet.urdf_gen.rod import check_chain, joints_per_segment, rod_limb_joints
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 from pccbullet.urdf_gen.urdf_writer import UrdfOutput
@@ -102,7 +104,15 @@ def limit_free_urdf(urdf: Path, folder: Path) -> Path:
 
 
 class Robot:
-    """A PCC robot loaded into a world (:class:`RobotWorld`); limbs addressed by name."""
+    """A PCC robot loaded into a world (:class:`RobotWorld`); limbs addressed by name.
+
+    ``chain`` is the limbs' topology, ``"rrp"`` or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`; the URDFs in
+    ``urdfs`` must be written for it). Joint vectors (:meth:`joints`, :meth:`pcc_joints`) are the
+    chain's. Link frames are the chain's link frames: on a rod chain the slices, segment ends, the tip
+    and payloads report *material* frames, which do not turn with the commanded bending plane; their
+    PCC frame is the material frame times ``Rz(sum of the planes)`` about the backbone
+    (:func:`pccbullet.urdf_gen.rod.pcc_frame`). Positions are the same either way.
+    """
 
     def __init__(
         self,
@@ -112,10 +122,12 @@ class Robot:
         position: Sequence[float],
         *,
         joint_limits: bool = True,
+        chain: str = "rrp",
     ) -> None:
         self.world = world
         self.spec = spec
         self.urdfs = urdfs
+        self.chain = check_chain(chain)
         cid = world.client
         # Compliant limbs are loaded without PyBullet's joint-limit constraints (see limit_free_urdf).
         loaded = dict(urdfs.limbs)
@@ -156,11 +168,17 @@ class Robot:
                 info = pb.getJointInfo(body, j, physicsClientId=cid)
                 joints[info[1].decode()] = j
                 self._links[info[12].decode()] = (body, j)
-            self._limb_joints[limb.name] = np.array([joints[n] for n in naming.limb_joint_names(limb)])
+            names = naming.limb_joint_names(limb, self.chain)
+            self._limb_joints[limb.name] = np.array([joints[n] for n in names])
+            # PyBullet gives every link a collider, an empty one where the URDF has no shape (the links
+            # inside a section's joints, markers): those can never touch anything, yet their boxes pair
+            # with every neighbour in the broadphase. They are left out of every pair (group and mask 0).
+            for j in range(-1, pb.getNumJoints(body, physicsClientId=cid)):
+                if not pb.getCollisionShapeData(body, j, physicsClientId=cid):
+                    pb.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=cid)
             # The first section's slice sits on the bow plate: it cannot collide with its own mount.
-            first = naming.section_prefix(limb.name, 1, 1)
-            for link in (f"{first}_a", f"{first}_b", first):
-                pb.setCollisionFilterPair(self.head, body, -1, self._links[link][1], 0, physicsClientId=cid)
+            first = self._links[naming.section_prefix(limb.name, 1, 1)][1]
+            pb.setCollisionFilterPair(self.head, body, -1, first, 0, physicsClientId=cid)
             # Start straight at rest length: all-zero joints would mean chords of length 0.
             self.set_pcc(limb.name, rest_configs(limb.segments))
 
@@ -169,7 +187,8 @@ class Robot:
         return self.spec.limb(name)
 
     def joint_indices(self, limb: str) -> FloatArray:
-        """PyBullet joint indices in the limb's body, joint-vector order, ``(3 N_total + segments,) int``."""
+        """PyBullet joint indices in the limb's body, joint-vector order: ``(3 N_total + segments,) int``
+        (RRP) or ``(4 N_total + 3 segments,) int`` (rod)."""
         self.limb(limb)
         return self._limb_joints[limb]
 
@@ -198,7 +217,8 @@ class Robot:
                         f"limb '{limb}' segment {s}: length = {c.length:.6g} m is out of range; "
                         f"allowed: [{seg.length_min:g}, {seg.length_max:g}] m"
                     )
-        return limb_joints(configs, [seg.sections for seg in spec.segments])
+        sections = [seg.sections for seg in spec.segments]
+        return rod_limb_joints(configs, sections) if self.chain == "rod" else limb_joints(configs, sections)
 
     def set_pcc(
         self, limb: str, configs: Sequence[PccConfig], *, mode: str = "reset", force: float = 1e3
@@ -296,8 +316,29 @@ class Robot:
         return pose_matrix(state[4], state[5])
 
     def tip_pose(self, limb: str) -> Transform:
-        """World pose of a limb's tip frame, ``(4, 4) float``."""
+        """World pose of a limb's tip frame, ``(4, 4) float``: on a rod chain its material frame (see
+        :class:`Robot`)."""
         return self.link_pose(naming.tip_link(self.limb(limb).name))
+
+    def measured_pcc(self, limb: str) -> list[PccConfig]:
+        """One PCC arc per segment of the limb's current shape: on the RRP chain the fit of its joints
+        (:func:`pccbullet.urdf_gen.pcc.pcc_from_joints`), on the rod chain the arcs through the segments'
+        end points (:func:`pccbullet.urdf_gen.pcc_fit.pcc_from_points`; exact for a PCC shape)."""
+        spec = self.limb(limb)
+        if self.chain == "rod":
+            T_base = self.T_world_limbbase(limb)
+            ends = [
+                self.link_pose(naming.segment_end_link(spec.name, s))[:3, 3]
+                for s in range(1, len(spec.segments) + 1)
+            ]
+            return pcc_from_points((np.asarray(ends) - T_base[:3, 3]) @ T_base[:3, :3])
+        q = self.joints(limb)
+        configs, i = [], 0
+        for seg in spec.segments:
+            n = joints_per_segment(seg.sections, self.chain)
+            configs.append(pcc_from_joints(q[i : i + n]))
+            i += n
+        return configs
 
     def section_poses(self, limb: str) -> FloatArray:
         """World poses of a limb's slice bodies base to tip, ``(N_total, 4, 4) float``."""

@@ -12,8 +12,8 @@ springs then carry the bending part of the joint angles only, as in a Timoshenko
 
 The shear follows the chain's pose through :meth:`ChainShear.update`, called between steps (explicit,
 so meant for slow motion and settling: statics, quasi-static loading). Default off: nothing changes
-unless an update is called. Single-segment limbs and in-plane shear (the component about the bend
-joints' axes) only.
+unless an update is called. Single-segment limbs of the RRP chain and in-plane shear (the component about
+the bend joints' axes) only.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ class ChainShear:
         compliant = getattr(robot, "compliant", {})
         if limb not in compliant:
             raise ConfigurationError(f"limb '{limb}' is not a compliant limb; ChainShear needs dynamic mode")
+        if compliant[limb].kind != "rrp":
+            raise ConfigurationError(
+                f"limb '{limb}' is a {compliant[limb].kind} chain; ChainShear supports the rrp chain"
+            )
         spec = robot.limb(limb)  # type: ignore[attr-defined]
         if len(spec.segments) != 1:
             raise ConfigurationError(

@@ -2,7 +2,9 @@
 
 Both start straight at rest and see the same gravity and medium; each physics step the model takes one
 step of the same ``dt``. The twin logs, per step, the distance between the two tips (world frame) and
-each segment's bend: the PCC fit of the chain's joints against the sum of the model's piece bends.
+each segment's bend against the sum of the model's piece bends (the turn of the backbone tangent over the
+segment): on an RRP chain the PCC fit of its joints (the sum of its bend joints), on a rod chain the angle
+between the tangents at the segment's ends.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.urdf_gen.pcc import pcc_from_joints
 from pccbullet.urdf_gen.types import FloatArray
 
 
@@ -43,7 +44,7 @@ class ModelTwin:
         self.qd = np.zeros_like(self.q)
         self.tau = tau
         self._step = step
-        self._splits = np.cumsum([3 * s.sections + 1 for s in spec.segments])[:-1]
+        self._segments = len(spec.segments)
         self.log: dict[str, list[Any]] = {"t": [], "tip_distance": [], "bend_physics": [], "bend_model": []}
 
     def attach(self) -> ModelTwin:
@@ -62,11 +63,22 @@ class ModelTwin:
 
         tip_model = self.T_world_base[:3, :3] @ self.model.tip_position(self.q) + self.T_world_base[:3, 3]
         tip_physics = self.robot.tip_pose(self.limb)[:3, 3]
-        q_chain = self.robot.joints(self.limb)
-        bend_physics = [abs(pcc_from_joints(part).bend) for part in np.split(q_chain, self._splits)]
+        bend_physics = self._chain_bends()
         bends, _, _ = piece_pcc(self.model, self.q)
-        bend_model = [float(bends[self.model.segment == s].sum()) for s in range(len(self._splits) + 1)]
+        bend_model = [float(bends[self.model.segment == s].sum()) for s in range(self._segments)]
         self.log["t"].append(self.robot.world.time)
         self.log["tip_distance"].append(float(np.linalg.norm(tip_model - tip_physics)))
         self.log["bend_physics"].append(bend_physics)
         self.log["bend_model"].append(bend_model)
+
+    def _chain_bends(self) -> list[float]:
+        """Each segment's bend (rad) on the chain, as the model's: see the module docstring."""
+        robot = self.robot
+        if robot.chain != "rod":
+            return [abs(c.bend) for c in robot.measured_pcc(self.limb)]
+        from pccbullet.urdf_gen.naming import segment_end_link
+
+        ends = [segment_end_link(self.limb, s) for s in range(1, self._segments + 1)]
+        tangents = [robot.T_world_limbbase(self.limb)[:3, 2]] + [robot.link_pose(e)[:3, 2] for e in ends]
+        pairs = zip(tangents, tangents[1:], strict=False)
+        return [float(np.arccos(np.clip(a @ b, -1.0, 1.0))) for a, b in pairs]

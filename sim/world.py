@@ -36,6 +36,7 @@ from pccbullet.sim.dynamics import CompliantLimb
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.robot import Robot
 from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
+from pccbullet.urdf_gen.rod import check_chain
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.urdf_writer import write_urdf
@@ -89,7 +90,10 @@ class World:
             integrates the chains: every joint a material spring-damper towards its target
             (:mod:`pccbullet.sim.dynamics`), or PyBullet position motors with ``load_robot(...,
             compliant=False)``.
-        medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy and drag in dynamic mode.
+        medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy, drag and added mass in dynamic mode.
+        chain: the limbs' topology in dynamic mode: ``"rrp"``, the paper's sections (exact for PCC
+            kinematics, not a rod), or ``"rod"``, sections that bend about both axes, twist and stretch
+            (:mod:`pccbullet.urdf_gen.rod`). Kinematic worlds load ``"rrp"`` only.
     """
 
     def __init__(
@@ -100,6 +104,7 @@ class World:
         gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
         mode: str = "dynamic",
         medium: str = "air",
+        chain: str = "rrp",
     ) -> None:
         if not (_is_real(dt) and 0.0 < dt <= MAX_DT):  # NaN fails too
             raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step in (0, {MAX_DT:g}] s")
@@ -110,6 +115,13 @@ class World:
             )
         if mode not in ("kinematic", "dynamic"):
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
+        self.chain = check_chain(chain)
+        """The limbs' topology, ``"rrp"`` or ``"rod"``."""
+        if chain == "rod" and mode != "dynamic":
+            raise ConfigurationError(
+                f"chain = 'rod' is invalid in mode = {mode!r}; allowed: 'rrp' (kinematic worlds pose the "
+                "paper's RRP sections), or mode = 'dynamic'"
+            )
         self.mode = mode
         self.gravity = tuple(float(v) for v in g)
         self._closed = False
@@ -186,21 +198,22 @@ class World:
         if urdf_dir is None:
             urdf_dir = self.scratch_dir()
         compliant = compliant if compliant is not None else self.mode == "dynamic"
-        urdfs = write_urdf(spec, urdf_dir)
+        urdfs = write_urdf(spec, urdf_dir, chain=self.chain)
         with self.holding_globals():  # Bullet sizes a body's first tree box with the threshold
-            handle = Robot(self, spec, urdfs, position, joint_limits=not compliant)
+            handle = Robot(self, spec, urdfs, position, joint_limits=not compliant, chain=self.chain)
         if compliant:
             handle.compliant = {
                 limb.name: CompliantLimb(handle, limb.name, self.medium) for limb in spec.limbs
             }
         self.robots.append(handle)
         log.info(
-            "loaded robot %s: limbs %s, %d joints, %s mode%s",
+            "loaded robot %s: limbs %s, %d joints, %s mode%s, %s chain",
             spec.name,
             ", ".join(limb.name for limb in spec.limbs),
             sum(len(handle.joint_indices(limb.name)) for limb in spec.limbs),
             self.mode,
             ", compliant" if compliant else "",
+            self.chain,
         )
         return handle
 

@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--medium", default="water", choices=["air", "water", "seawater"], help="dynamic-mode medium"
     )
+    b.add_argument("--chain", default="rrp", choices=["rrp", "rod"], help="dynamic-mode chain (default rrp)")
     b.add_argument(
         "--seconds",
         type=real(0.0, 3600.0, lo_open=True),
@@ -254,6 +255,7 @@ def _bench(args: argparse.Namespace) -> int:
         seconds=1.0 if args.seconds is None else args.seconds,
         peer=args.peer,
         models=not args.no_models,
+        chain=args.chain,
     )
     print(json.dumps(result, indent=2) if args.json else format_table(result))
     return 0

@@ -59,11 +59,11 @@ def _run(steps: int, sections: int = 5) -> tuple[list[bool], np.ndarray, int, tu
 
 @needs_c_api
 def test_c_api_and_python_functions_give_bit_identical_trajectories(monkeypatch: pytest.MonkeyPatch) -> None:
-    direct, fast, contacts, _ = _run(400)
+    direct, fast, contacts, _ = _run(600)
     monkeypatch.setenv(capi.ENV_SWITCH, "0")
-    python, slow, _, _ = _run(400)
+    python, slow, _, _ = _run(600)
     assert direct == [True] * 4 and python == [False] * 4
-    assert fast.shape == slow.shape and fast.shape[0] == 40
+    assert fast.shape == slow.shape and fast.shape[0] == 60
     assert np.abs(fast[-1]).max() > 0.05  # the limbs moved
     assert contacts >= 1  # limbs touching (each other or the seabed) during the run
     assert np.array_equal(fast, slow)
@@ -77,10 +77,10 @@ def test_the_safe_switch_gives_bit_identical_trajectories(monkeypatch: pytest.Mo
     pairs, hence its solver's order and rounding)."""
     symbols = (BROADPHASE_SYMBOL, CONTACT_BREAKING_SYMBOL)
     found = [bullet_global(s) for s in symbols]
-    direct, inside, contacts, missing = _run(400)
+    direct, inside, contacts, missing = _run(600)
     monkeypatch.setenv(SAFE_ENV, "1")
     try:
-        direct_safe, safe, contacts_safe, missing_safe = _run(400)
+        direct_safe, safe, contacts_safe, missing_safe = _run(600)
     finally:
         monkeypatch.delenv(SAFE_ENV)
         # the safe world set its threshold PyBullet's way (process-wide, left in place): put it back

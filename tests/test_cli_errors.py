@@ -179,6 +179,8 @@ def test_a_huge_limb_name_is_echoed_capped(capsys) -> None:
 def test_too_many_sections_writes_nothing(capsys, tmp_path: Path) -> None:
     out = tmp_path / "u"
     _fails(
-        capsys, ["urdf", "ursula", "--out", str(out), "--sections", "100"], "limb 'grasper' needs 603 links"
+        capsys,
+        ["urdf", "ursula", "--out", str(out), "--sections", "100"],
+        "limb 'grasper' (rrp chain) needs 603 links",
     )
     assert not out.exists()

@@ -83,7 +83,15 @@ def test_bench_world_row(mode: str) -> None:
     assert row["pybullet_ms"] > 0 and row["other_ms"] > 0  # other = wall - timed parts
     assert (row["controller_ms"] > 0) == (mode == "dynamic")
     table = format_table({"rows": [row], "peer": [], "models": {}})
-    assert f"ursula     {mode:<10}   2     42" in table
+    assert f"ursula     {mode:<10} rrp     2     42" in table
+
+
+def test_bench_world_row_of_the_rod_chain() -> None:
+    row = bench_world("ursula", "dynamic", 2, "water", seconds=0.02, chain="rod")
+    assert row["chain"] == "rod" and row["joints"] == 4 * 11 + 2 * 11  # (4N + 3) per segment at N = 2
+    assert "ursula     dynamic    rod     2     66" in format_table({"rows": [row], "peer": [], "models": {}})
+    # a kinematic world poses RRP chains whatever the bench's chain
+    assert bench_world("ursula", "kinematic", 2, "water", seconds=0.02, chain="rod")["chain"] == "rrp"
 
 
 def test_bench_cli_json(capsys) -> None:

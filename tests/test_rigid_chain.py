@@ -162,7 +162,8 @@ def test_pendulum_inertia_and_gravity_torque(tmp_path) -> None:
 
 
 def test_articulated_solve_equals_the_dense_solve(world) -> None:
-    """(M + diag(a)) x = b by the articulated-body recursion equals numpy's dense solve with CRBA's M."""
+    """(M + M_a + diag(a)) x = b by the articulated-body recursion, the water's added mass in its link
+    inertias, equals numpy's dense solve with CRBA's M and the added mass from the links' Jacobians."""
     _, robot = world
     rng = np.random.default_rng(5)
     for limb in ("grasper", "camera"):
@@ -170,6 +171,8 @@ def test_articulated_solve_equals_the_dense_solve(world) -> None:
         q, _ = _state(robot, limb, rng)
         armature = rng.uniform(1e-7, 1e-3, chain.n_dof)
         b = rng.normal(0.0, 1.0, chain.n_dof)
-        expected = np.linalg.solve(chain.mass_matrix(q) + np.diag(armature), b)
+        M, M_a = chain.mass_matrix(q), chain.added_mass_matrix(q)
+        assert M_a[1, 1] > 0.3 * M[1, 1]  # water: the added mass matters (first bend joint)
+        expected = np.linalg.solve(M + M_a + np.diag(armature), b)
         x = implicit_solve(chain.parent, chain.jtype, chain.dof, chain.params, q, armature, b)
         assert np.abs(x - expected).max() < 1e-9 * np.abs(expected).max()

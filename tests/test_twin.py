@@ -12,13 +12,14 @@ from pccbullet.sim.world import World
 from pccbullet.urdf_gen.spec_loader import load_robot
 
 
-def test_twin_agrees_with_the_chain_at_rest_in_water() -> None:
+@pytest.mark.parametrize("chain", ["rrp", "rod"])
+def test_twin_agrees_with_the_chain_at_rest_in_water(chain: str) -> None:
     spec = load_robot("ursula", sections=5)
     limbs = tuple(
         dataclasses.replace(x, payload=None, material=dataclasses.replace(x.material, damping_ratio=1.0))
         for x in spec.limbs
     )
-    with World(medium="water") as world:
+    with World(medium="water", chain=chain) as world:
         robot = world.load_robot(dataclasses.replace(spec, limbs=limbs))
         twin = ModelTwin(robot, "camera", pieces_per_segment=10).attach()
         world.step(8000)

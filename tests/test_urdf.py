@@ -16,7 +16,8 @@ from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mass_properties, frustum_mesh, inertia_is_physical
 from pccbullet.urdf_gen.spec_loader import load_robot
-from pccbullet.urdf_gen.urdf_writer import MARKER_MASS, limb_link_count, write_urdf
+from pccbullet.urdf_gen.urdf_parts import MARKER_MASS
+from pccbullet.urdf_gen.urdf_writer import limb_link_count, write_urdf
 
 SPEC = load_robot("ursula")
 
@@ -155,7 +156,7 @@ def test_too_many_sections_for_pybullet_is_refused(tmp_path) -> None:
     spec = load_robot("ursula", sections=21)
     with pytest.raises(
         ConfigurationError,
-        match=r"limb 'grasper' needs 129 links; PyBullet handles at most 127 per body; allowed: at most 20 sections",
+        match=r"limb .grasper. \(rrp chain\) needs 129 links; PyBullet handles at most 127 per body \(bullet3 #4621\); allowed: at most 20 sections",
     ):
         write_urdf(spec, tmp_path)
 

@@ -7,6 +7,15 @@ Segments and sections count from 1. For limb ``grasper``, segment 2, section 3::
     links   grasper_s2_k3_a, grasper_s2_k3_b (nearly massless), grasper_s2_k3 (the slice body)
     segment end: joint grasper_s2_tip_bend (revolute y) -> link grasper_s2_end
     limb:   grasper_mount (fixed, head -> grasper_base), grasper_tip_fixed (fixed, last end -> grasper_tip)
+
+The rod chain of dynamic worlds (:mod:`pccbullet.urdf_gen.rod`) keeps the slice, segment-end, tip and flange
+links; its joints for the same section and the segment's tip node::
+
+    joints  grasper_s2_k3_bend_x, grasper_s2_k3_bend_y (revolute x, y), grasper_s2_k3_twist (revolute z),
+            grasper_s2_k3_chord (prismatic z)
+    links   grasper_s2_k3_a, grasper_s2_k3_b, grasper_s2_k3_c (nearly massless), grasper_s2_k3 (the slice)
+    tip node: grasper_s2_tip_bend_x -> grasper_s2_tip_a, grasper_s2_tip_bend_y -> grasper_s2_tip_b,
+            grasper_s2_tip_twist -> grasper_s2_end
 """
 
 from __future__ import annotations
@@ -47,11 +56,31 @@ def segment_joint_names(limb: str, segment: int, sections: int) -> list[str]:
     return names
 
 
-def limb_joint_names(limb: LimbSpec) -> list[str]:
-    """Joint names of a whole limb in joint-vector order."""
+ROD_NODE_JOINTS = ("bend_x", "bend_y", "twist")  # a rod node's joints, in chain order
+
+
+def rod_tip_prefix(limb: str, segment: int) -> str:
+    """``{limb}_s{segment}_tip``: the rod chain's tip-node joints and links of a segment."""
+    return f"{limb}_s{segment}_tip"
+
+
+def rod_segment_joint_names(limb: str, segment: int, sections: int) -> list[str]:
+    """Rod-chain joint names of one segment in joint-vector order, ``4 N + 3`` names (see
+    :mod:`~pccbullet.urdf_gen.rod`)."""
+    names = []
+    for k in range(1, sections + 1):
+        p = section_prefix(limb, segment, k)
+        names += [f"{p}_{j}" for j in ROD_NODE_JOINTS] + [f"{p}_chord"]
+    tip = rod_tip_prefix(limb, segment)
+    return names + [f"{tip}_{j}" for j in ROD_NODE_JOINTS]
+
+
+def limb_joint_names(limb: LimbSpec, chain: str = "rrp") -> list[str]:
+    """Joint names of a whole limb in joint-vector order, for the ``"rrp"`` or the ``"rod"`` chain."""
+    per_segment = rod_segment_joint_names if chain == "rod" else segment_joint_names
     names: list[str] = []
     for s, seg in enumerate(limb.segments, start=1):
-        names += segment_joint_names(limb.name, s, seg.sections)
+        names += per_segment(limb.name, s, seg.sections)
     return names
 
 

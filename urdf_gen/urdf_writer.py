@@ -1,19 +1,21 @@
-"""RobotSpec -> URDFs (one for the head, one per limb, each limb an RRP chain) plus STL meshes.
+"""RobotSpec -> URDFs (one for the head, one per limb, each limb an RRP or a rod chain) plus STL meshes.
 
 Why one URDF per limb: PyBullet reads back the state of at most 128 links per body (bullet3 issue
 #4621, ``MAX_DEGREE_OF_FREEDOM``); URSULA at N = 10 has 186 movable joints, one limb at most 62. A limb
 URDF's root link is its flange (``{limb}_base``); the simulator places it at the head's mount pose.
-:data:`MAX_LINKS` is checked before writing. Per section three joints (``plane`` revolute z,
-``bend`` revolute y, ``chord`` prismatic z, see
-:mod:`pccbullet.urdf_gen.naming`) and per segment one ``tip_bend`` joint that aligns the last chord with the
-arc's tip tangent (:mod:`pccbullet.urdf_gen.pcc`).
+:data:`MAX_LINKS` is checked before writing.
 
-Mass: each section is the frustum slice of rest length ``L / N``. Its mass is split between the slice
-body (visual mesh, collision cylinder) and the two intermediate links of the RRP section, which carry
-``INTERMEDIATE_FRACTION`` of it each with the slice's inertia scaled down, so both PyBullet and MuJoCo
-see sane, positive-definite inertias at 1 ms steps; the last slice also feeds its segment's end link.
-The links of a limb therefore sum to the frustum's mass exactly. Frame-marker links (flange, tip)
-weigh ``MARKER_MASS``; payload links carry the payload mass.
+Chains (``chain=``): ``"rrp"`` (default, the paper's, what ``pccbullet urdf`` writes and kinematic worlds
+load): per section three joints (``plane`` revolute z, ``bend`` revolute y, ``chord`` prismatic z, see
+:mod:`pccbullet.urdf_gen.naming`) and per segment one ``tip_bend`` joint that aligns the last chord with
+the arc's tip tangent (:mod:`pccbullet.urdf_gen.pcc`). ``"rod"`` (dynamic worlds): sections that bend
+about both axes, twist and stretch (:mod:`pccbullet.urdf_gen.rod`, written by
+:mod:`pccbullet.urdf_gen.rod_urdf`).
+
+Mass: each section is the frustum slice of rest length ``L / N``, split between the slice body and the
+nearly massless links of its joints (:func:`pccbullet.urdf_gen.urdf_parts.section_links`); the links of a
+limb sum to the frustum's mass exactly. Frame-marker links (flange, tip) weigh ``MARKER_MASS``; payload
+links carry the payload mass.
 
 Meshes: one STL per distinct slice, in ``meshes/`` beside the URDF; a ``<mujoco>`` compiler hint tells
 MuJoCo's URDF importer where they are (PyBullet and yourdfpy ignore it).
@@ -38,21 +40,25 @@ from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.atomic import atomic_path
 from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.geometry import MassProperties, frustum_mass_properties, frustum_mesh
+from pccbullet.urdf_gen.geometry import MassProperties, frustum_mesh
 from pccbullet.urdf_gen.pcc import sinc
+from pccbullet.urdf_gen.rod import check_chain
+from pccbullet.urdf_gen.rod_urdf import rod_segment
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec, SegmentSpec
-
-INTERMEDIATE_FRACTION = 0.01  # share of a slice's mass on each of its two intermediate links (-)
-MARKER_MASS = 1e-4  # kg, flange and tip-frame marker links
-MESH_DIR = "meshes"
-JOINT_EFFORT = (
-    1e6  # N·m or N: passive elastic joints, no actuator limit; large so nothing clips material torques
+from pccbullet.urdf_gen.urdf_parts import (
+    HEAD_RGBA,
+    INTERMEDIATE_FRACTION,
+    MARKER_MASS,
+    MESH_DIR,
+    add_geometry,
+    add_joint,
+    add_link,
+    marker,
+    section_links,
 )
-JOINT_VELOCITY = 100.0  # rad/s or m/s
+
 PLANE_LIMIT_INNER = 0.5 * math.pi  # rad, plane joints of sections k > 1 (0 in pure PCC, torsion in dynamics)
 MAX_LINKS = 127  # PyBullet state readback limit per body (links besides the root)
-LIMB_RGBA = "0.95 0.55 0.35 1"
-HEAD_RGBA = "0.3 0.35 0.45 1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,38 +77,6 @@ class UrdfOutput:
         return [self.head, *self.limbs.values(), *([self.combined] if self.combined else [])]
 
 
-def _marker(mass: float, radius: float) -> MassProperties:
-    i = 0.4 * mass * radius * radius  # solid sphere
-    return MassProperties(mass, np.zeros(3), np.diag([i, i, i]))
-
-
-def _link(robot: ET.Element, name: str, mp: MassProperties) -> ET.Element:
-    link = ux.link(robot, name)
-    ux.inertial(link, mp.mass, mp.inertia, mp.com)
-    return link
-
-
-def _joint(
-    robot: ET.Element,
-    name: str,
-    kind: str,
-    parent: str,
-    child: str,
-    *,
-    axis: tuple[int, int, int] | None = None,
-    limits: tuple[float, float] | None = None,
-    xyz: ux.Vec = (0, 0, 0),
-    rpy: ux.Vec = (0, 0, 0),
-) -> None:
-    limit = None if limits is None else (limits[0], limits[1], f"{JOINT_EFFORT:g}", f"{JOINT_VELOCITY:g}")
-    ux.joint(robot, name, kind, parent, child, xyz=xyz, rpy=rpy, axis=axis, limit=limit)
-
-
-def _geometry(parent: ET.Element, tag: str, shape: ET.Element, xyz: ux.Vec, rgba: str | None = None) -> None:
-    name = None if rgba is None else ("limb" if rgba == LIMB_RGBA else "head")
-    ux.shape(parent, tag, shape, xyz, material_name=name, rgba=rgba)
-
-
 def section_limits(seg: SegmentSpec) -> dict[str, tuple[float, float]]:
     """Joint limits of one segment by role: ``plane_first``, ``plane``, ``bend_half``, ``bend``, ``chord``."""
     n = seg.sections
@@ -117,10 +91,11 @@ def section_limits(seg: SegmentSpec) -> dict[str, tuple[float, float]]:
 
 
 class _Builder:
-    """Accumulates the URDF tree and the distinct slice meshes."""
+    """Accumulates the URDF tree and the distinct slice meshes; limbs as ``chain`` sections."""
 
-    def __init__(self, spec: RobotSpec, name: str, *, fusestatic: bool = True) -> None:
+    def __init__(self, spec: RobotSpec, name: str, *, fusestatic: bool = True, chain: str = "rrp") -> None:
         self.spec = spec
+        self.chain = check_chain(chain)
         self.meshes: dict[str, tuple[float, float, float]] = {}
         self.robot = ux.robot(name)
         ux.mujoco_hint(self.robot, MESH_DIR, fusestatic=fusestatic)
@@ -131,7 +106,7 @@ class _Builder:
         # Solid cylinder along x.
         ix = 0.5 * h.mass * r * r
         iyz = h.mass * (3 * r * r + length * length) / 12.0
-        link = _link(
+        link = add_link(
             self.robot, naming.HEAD_LINK, MassProperties(h.mass, np.zeros(3), np.diag([ix, iyz, iyz]))
         )
         for tag in ("visual", "collision"):
@@ -144,8 +119,8 @@ class _Builder:
     def limb(self, limb: LimbSpec) -> None:
         name = limb.name
         r_base = limb.segments[0].radius_base
-        base = _link(self.robot, naming.base_link(name), _marker(MARKER_MASS, r_base))
-        _geometry(
+        base = add_link(self.robot, naming.base_link(name), marker(MARKER_MASS, r_base))
+        add_geometry(
             base,
             "visual",
             ux.cylinder(r_base, "0.01"),
@@ -156,44 +131,34 @@ class _Builder:
         for s, seg in enumerate(limb.segments, start=1):
             parent = self.segment(limb, s, seg, parent)
         r_tip = limb.segments[-1].radius_tip
-        _link(self.robot, naming.tip_link(name), _marker(MARKER_MASS, r_tip))
-        _joint(self.robot, f"{name}_tip_fixed", "fixed", parent, naming.tip_link(name))
+        add_link(self.robot, naming.tip_link(name), marker(MARKER_MASS, r_tip))
+        add_joint(self.robot, f"{name}_tip_fixed", "fixed", parent, naming.tip_link(name))
         if limb.payload is not None:
             p = limb.payload
-            payload = _link(self.robot, p.frame, _marker(p.mass, r_tip))
+            payload = add_link(self.robot, p.frame, marker(p.mass, r_tip))
             if p.kind == "force_sensor":  # the sensor touches the world: a sphere the size of the tip
-                _geometry(payload, "collision", ux.sphere(r_tip), (0, 0, 0))
-                _geometry(payload, "visual", ux.sphere(r_tip), (0, 0, 0), HEAD_RGBA)
-            _joint(self.robot, f"{p.frame}_fixed", "fixed", naming.tip_link(name), p.frame, xyz=p.offset)
+                add_geometry(payload, "collision", ux.sphere(r_tip), (0, 0, 0))
+                add_geometry(payload, "visual", ux.sphere(r_tip), (0, 0, 0), HEAD_RGBA)
+            add_joint(self.robot, f"{p.frame}_fixed", "fixed", naming.tip_link(name), p.frame, xyz=p.offset)
 
     def segment(self, limb: LimbSpec, s: int, seg: SegmentSpec, parent: str) -> str:
+        if self.chain == "rod":
+            return rod_segment(self.robot, self.meshes, limb, s, seg, parent)
         n = seg.sections
-        h = seg.length / n
         lim = section_limits(seg)
-        rho = limb.material.density
         for k in range(1, n + 1):
-            r0, r1 = seg.radius_at((k - 1) / n), seg.radius_at(k / n)
-            slice_mp = frustum_mass_properties(r0, r1, h, rho).shifted(-h)  # body frame at the slice's top
-            body_share = 1.0 - 2 * INTERMEDIATE_FRACTION - (INTERMEDIATE_FRACTION if k == n else 0.0)
-            mid = slice_mp.scaled(INTERMEDIATE_FRACTION).shifted(h)  # centre ahead of the section base
+            last_slice = section_links(self.robot, self.meshes, limb, s, seg, k, inner=2, after_last=1)
             p = naming.section_prefix(limb.name, s, k)
-            _link(self.robot, f"{p}_a", mid)
-            _link(self.robot, f"{p}_b", mid)
-            body = _link(self.robot, p, slice_mp.scaled(body_share))
-            mesh_name = f"slice_{r0 * 1e3:.3f}_{r1 * 1e3:.3f}_{h * 1e3:.3f}mm.stl"
-            self.meshes[mesh_name] = (r0, r1, h)
-            _geometry(body, "visual", ux.mesh(f"{MESH_DIR}/{mesh_name}"), (0, 0, 0), LIMB_RGBA)
-            _geometry(body, "collision", ux.cylinder(0.5 * (r0 + r1), h), (0, 0, -0.5 * h))
             plane_lim = lim["plane_first"] if k == 1 else lim["plane"]
             bend_lim = lim["bend_half"] if k == 1 else lim["bend"]
-            _joint(self.robot, f"{p}_plane", "revolute", parent, f"{p}_a", axis=(0, 0, 1), limits=plane_lim)
-            _joint(self.robot, f"{p}_bend", "revolute", f"{p}_a", f"{p}_b", axis=(0, 1, 0), limits=bend_lim)
-            _joint(self.robot, f"{p}_chord", "prismatic", f"{p}_b", p, axis=(0, 0, 1), limits=lim["chord"])
+            robot = self.robot
+            add_joint(robot, f"{p}_plane", "revolute", parent, f"{p}_a", axis=(0, 0, 1), limits=plane_lim)
+            add_joint(robot, f"{p}_bend", "revolute", f"{p}_a", f"{p}_b", axis=(0, 1, 0), limits=bend_lim)
+            add_joint(robot, f"{p}_chord", "prismatic", f"{p}_b", p, axis=(0, 0, 1), limits=lim["chord"])
             parent = p
-            last_slice = slice_mp
         end = naming.segment_end_link(limb.name, s)
-        _link(self.robot, end, last_slice.scaled(INTERMEDIATE_FRACTION))
-        _joint(
+        add_link(self.robot, end, last_slice.scaled(INTERMEDIATE_FRACTION))
+        add_joint(
             self.robot,
             f"{limb.name}_s{s}_tip_bend",
             "revolute",
@@ -205,9 +170,19 @@ class _Builder:
         return end
 
 
-def limb_link_count(limb: LimbSpec) -> int:
-    """Links of a limb URDF besides its root: 3 per section, 1 end link per segment, tip, payload."""
-    return sum(3 * seg.sections + 1 for seg in limb.segments) + 1 + (limb.payload is not None)
+def limb_link_count(limb: LimbSpec, chain: str = "rrp") -> int:
+    """Links of a limb URDF besides its root: per segment ``3 N + 1`` (RRP: 3 per section, the end link)
+    or ``4 N + 3`` (rod: 4 per section, 3 at the tip node); then the tip frame and the payload."""
+    per_section, per_segment = (4, 3) if chain == "rod" else (3, 1)
+    frames = 1 + (limb.payload is not None)
+    return sum(per_section * seg.sections + per_segment for seg in limb.segments) + frames
+
+
+def _most_sections(limb: LimbSpec, chain: str) -> int:
+    """The largest N per segment (all segments alike) that keeps ``limb`` within :data:`MAX_LINKS`."""
+    per_section, per_segment = (4, 3) if chain == "rod" else (3, 1)
+    count = len(limb.segments)
+    return (MAX_LINKS - 1 - (limb.payload is not None) - per_segment * count) // (per_section * count)
 
 
 def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
@@ -218,21 +193,29 @@ def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
 
 
 def build_limb_urdf(
-    spec: RobotSpec, limb: LimbSpec
+    spec: RobotSpec, limb: LimbSpec, chain: str = "rrp"
 ) -> tuple[ET.ElementTree, dict[str, tuple[float, float, float]]]:
     """The URDF tree of one limb (root link ``{limb}_base``) and its meshes: file name -> (r0, r1, h) (m).
 
+    Args:
+        chain: ``"rrp"`` (the paper's sections) or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`).
+
     Raises:
-        ConfigurationError: the limb would exceed PyBullet's :data:`MAX_LINKS` links per body.
+        ConfigurationError: ``chain`` is unknown, or the limb would exceed PyBullet's :data:`MAX_LINKS`
+            links per body.
     """
-    count = limb_link_count(limb)
+    check_chain(chain)
+    count = limb_link_count(limb, chain)
     if count > MAX_LINKS:
-        per_seg = (MAX_LINKS - 2 - len(limb.segments)) // (3 * len(limb.segments))
-        raise ConfigurationError(
-            f"limb '{limb.name}' needs {count} links; PyBullet handles at most {MAX_LINKS} per body; "
-            f"allowed: at most {per_seg} sections per segment for this limb"
+        hint = (
+            " (a rod section has 4 links; a spherical joint per node would need 2)" if chain == "rod" else ""
         )
-    b = _Builder(spec, f"{spec.name}_{limb.name}")
+        raise ConfigurationError(
+            f"limb '{limb.name}' ({chain} chain) needs {count} links; PyBullet handles at most {MAX_LINKS} "
+            f"per body (bullet3 #4621); allowed: at most {_most_sections(limb, chain)} sections per segment "
+            f"for this limb{hint}"
+        )
+    b = _Builder(spec, f"{spec.name}_{limb.name}", chain=chain)
     b.limb(limb)
     return ET.ElementTree(b.robot), b.meshes
 
@@ -248,7 +231,7 @@ def build_combined_urdf(spec: RobotSpec) -> tuple[ET.ElementTree, dict[str, tupl
     b.head()
     for limb in spec.limbs:
         b.limb(limb)
-        _joint(
+        add_joint(
             b.robot,
             f"{limb.name}_mount",
             "fixed",
@@ -261,7 +244,12 @@ def build_combined_urdf(spec: RobotSpec) -> tuple[ET.ElementTree, dict[str, tupl
 
 
 def write_urdf(
-    spec: RobotSpec, out_dir: str | Path, *, mesh_sections: int = 32, combined: bool = False
+    spec: RobotSpec,
+    out_dir: str | Path,
+    *,
+    mesh_sections: int = 32,
+    combined: bool = False,
+    chain: str = "rrp",
 ) -> UrdfOutput:
     """Write ``{name}_head.urdf``, ``{name}_{limb}.urdf`` per limb and the meshes under ``meshes/``.
 
@@ -269,13 +257,17 @@ def write_urdf(
         spec: the robot.
         out_dir: target folder, created if missing. Required: nothing is written to the cwd implicitly.
         mesh_sections: polygon sides of the slice meshes.
-        combined: also write ``{name}.urdf``, the whole robot in one file (:func:`build_combined_urdf`).
+        combined: also write ``{name}.urdf``, the whole robot in one file (:func:`build_combined_urdf`,
+            always RRP sections).
+        chain: the limb files' sections: ``"rrp"`` (the paper's, for users and kinematic worlds) or
+            ``"rod"`` (dynamic worlds, :mod:`pccbullet.urdf_gen.rod`).
 
     Returns:
         The absolute paths written.
     """
     out = Path(out_dir).expanduser().resolve()
-    trees = [build_limb_urdf(spec, limb) for limb in spec.limbs]  # refuse (too many links) before writing
+    # refuse (unknown chain, too many links) before writing
+    trees = [build_limb_urdf(spec, limb, chain) for limb in spec.limbs]
     (out / MESH_DIR).mkdir(parents=True, exist_ok=True)
     meshes: dict[str, tuple[float, float, float]] = {}
     limbs: dict[str, Path] = {}

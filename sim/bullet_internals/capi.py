@@ -21,6 +21,12 @@ pinned, ``PCCBULLET_C_API=0`` (this path only) or ``PCCBULLET_SAFE=1`` (every in
 :func:`c_api` returns ``None``; a limb whose first read or command through it disagrees with PyBullet's
 Python functions does not use it either. Those limbs call the Python functions: the same numbers, bit
 for bit (``tests/test_capi.py``).
+
+Compiled-code cache: numba keys each cached kernel to its own source file only. :func:`limb_step` compiles
+:func:`pccbullet.sim.chain.solve.spring_torques` into itself, so after a change to the chain kernels
+(``sim/chain/solve.py``, ``kernels.py``) its cache entry keeps the old code until this file changes too
+(or its ``__pycache__/capi.*`` entries are removed): change both together. ``tests/test_capi.py``, which
+compares this path with the Python one bit for bit, fails on a stale entry.
 """
 
 from __future__ import annotations

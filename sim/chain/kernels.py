@@ -14,6 +14,12 @@ import math
 import numba
 import numpy as np
 
+# Columns of the params array read here besides the kinematic and inertial ones (layout:
+# pccbullet.sim.chain.rigid): the added mass across a link's z axis at its centre of mass (kg) and the
+# added rotary inertia about the transverse axes through it (kg m^2)
+ADDED_MASS = 31
+ADDED_INERTIA = 32
+
 
 @numba.njit(cache=True, inline="always")
 def _cross(a0, a1, a2, b0, b1, b2):  # type: ignore[no-untyped-def]

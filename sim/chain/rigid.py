@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.sim.chain.kernels import _kinematics, bias_and_fluid, mass_matrix
+from pccbullet.sim.chain.kernels import ADDED_INERTIA, ADDED_MASS, _kinematics, bias_and_fluid, mass_matrix
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.types import FloatArray
 
@@ -53,7 +53,9 @@ _INERTIA = slice(19, 28)  # inertia about the centre of mass, link axes, row-maj
 _BUOY = 28  # buoyancy force per unit gravity (kg): rho_w / rho * mass for elastomer links
 _DRAG_N = 29  # 1/2 rho_w Cd d l (kg/m): drag across the slice axis (link z)
 _DRAG_A = 30  # 1/2 rho_w Cd_axial pi d l (kg/m): drag along it
-N_PARAMS = 31
+_ADDED = ADDED_MASS  # C_a rho_w V (kg): added mass across the link's z axis, at its centre of mass
+_ADDED_ROT = ADDED_INERTIA  # C_a rho_w V l^2 / 12 (kg m^2): added rotary inertia about its transverse axes
+N_PARAMS = 33
 
 __all__ = [
     "MASS_COLUMN",
@@ -192,7 +194,12 @@ class ChainModel:
         return cls(tuple(order), parent, jtype, dof, params, len(joint_order))
 
     def with_fluid(
-        self, buoyancy: dict[str, float], drag_normal: dict[str, float], drag_axial: dict[str, float]
+        self,
+        buoyancy: dict[str, float],
+        drag_normal: dict[str, float],
+        drag_axial: dict[str, float],
+        added_mass: dict[str, float] | None = None,
+        added_inertia: dict[str, float] | None = None,
     ) -> ChainModel:
         """A copy with fluid coefficients per link name (links not named get none).
 
@@ -200,10 +207,21 @@ class ChainModel:
             buoyancy: buoyancy force per unit gravity (kg), i.e. displaced fluid mass.
             drag_normal: ``1/2 rho_w Cd d l`` (kg/m), drag across the link's z axis.
             drag_axial: ``1/2 rho_w Cd_a pi d l`` (kg/m), drag along it.
+            added_mass: ``C_a rho_w V`` (kg), added mass across the link's z axis at its centre of mass
+                (:mod:`pccbullet.sim.chain.solve`).
+            added_inertia: ``C_a rho_w V l^2 / 12`` (kg m^2), added rotary inertia about the link's
+                transverse axes through its centre of mass.
         """
         params = self.params.copy()
         index = {name: i for i, name in enumerate(self.links)}
-        for column, values in ((_BUOY, buoyancy), (_DRAG_N, drag_normal), (_DRAG_A, drag_axial)):
+        columns = (
+            (_BUOY, buoyancy),
+            (_DRAG_N, drag_normal),
+            (_DRAG_A, drag_axial),
+            (_ADDED, added_mass or {}),
+            (_ADDED_ROT, added_inertia or {}),
+        )
+        for column, values in columns:
             for name, value in values.items():
                 if name not in index:
                     raise ConfigurationError(f"chain has no link {name!r}")
@@ -223,6 +241,34 @@ class ChainModel:
         """Joint-space inertia at ``q``, ``(n_dof, n_dof)``."""
         M = np.zeros((self.n_dof, self.n_dof))
         mass_matrix(self.parent, self.jtype, self.dof, self.params, q, M)
+        return M
+
+    def added_mass_matrix(self, q: FloatArray) -> FloatArray:
+        """Joint-space added mass ``M_a(q)`` of the fluid, ``(n_dof, n_dof)``: ``sum J_v^T m_a P J_v +
+        J_w^T j_a P J_w`` over the links (``P = 1 - t t^T``, ``t`` the link's z axis, ``J_v`` the Jacobian
+        of its centre of mass, ``J_w`` of its rotation); zero where :meth:`with_fluid` set none."""
+        n = len(self.links)
+        R = np.zeros((n, 3, 3))
+        p = np.zeros((n, 3))
+        _kinematics(self.parent, self.jtype, self.dof, self.params, q, R, p)
+        com = p + np.einsum("nij,nj->ni", R, self.params[:, _COM])
+        axes = np.einsum("nij,nj->ni", R, self.params[:, _AXIS])
+        M = np.zeros((self.n_dof, self.n_dof))
+        for i in np.flatnonzero(self.params[:, _ADDED] ** 2 + self.params[:, _ADDED_ROT] ** 2 > 0.0):
+            Jv = np.zeros((3, self.n_dof))
+            Jw = np.zeros((3, self.n_dof))
+            j = int(i)
+            while j >= 0:  # the link's joint and its ancestors'
+                d = int(self.dof[j])
+                if d >= 0 and self.jtype[j] == REVOLUTE:
+                    Jw[:, d] = axes[j]
+                    Jv[:, d] = np.cross(axes[j], com[i] - p[j])
+                elif d >= 0:
+                    Jv[:, d] = axes[j]
+                j = int(self.parent[j])
+            t = R[i, :, 2]
+            P = np.eye(3) - np.outer(t, t)
+            M += self.params[i, _ADDED] * Jv.T @ P @ Jv + self.params[i, _ADDED_ROT] * Jw.T @ P @ Jw
         return M
 
     def com_positions(self, q: FloatArray) -> FloatArray:

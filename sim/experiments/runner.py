@@ -2,8 +2,9 @@
 
 Modes:
     kinematic  the input PCC is the truth: joints are reset every physics step.
-    dynamic    the input PCC sets PyBullet position-motor targets; PyBullet integrates the chains and the
-               recorded PCC is the least-squares fit of the joints read back.
+    dynamic    the input PCC sets PyBullet position-motor targets; PyBullet integrates the chains (``chain``:
+               rrp or rod) and the recorded PCC is fitted to the shape read back
+               (:meth:`pccbullet.sim.robot.Robot.measured_pcc`).
     model      a :class:`PccModel` (e.g. the Newton–Euler model of :mod:`pccbullet.sim.models`) steps its own
     state
                from the inputs every physics step and returns per-segment PCC, which is then reset
@@ -42,7 +43,7 @@ from pccbullet.sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_expe
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
-from pccbullet.urdf_gen.pcc import PccConfig, pcc_from_joints
+from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.types import FloatArray
 
 PARAMS = ("bend", "plane", "length")
@@ -232,7 +233,7 @@ def run_experiment(
     medium: dict[str, Any] = (
         {"medium": spec.medium} if "medium" in inspect.signature(World).parameters else {}
     )
-    with World(mode=world_mode, **medium) as world:
+    with World(mode=world_mode, chain=spec.chain, **medium) as world:
         robot = world.load_robot(spec.robot)
         physics = {
             "broadphase_margin_m": world.broadphase_margin,
@@ -242,6 +243,8 @@ def run_experiment(
             "joint_io": {
                 name: ("c_api" if limb.direct_io else "python") for name, limb in robot.compliant.items()
             },
+            "chain": world.chain,
+            "added_mass_kg": {name: limb.added_mass for name, limb in robot.compliant.items()},
         }
         current = {name: _configs(cmd[0]) for name, cmd in commands.items()}
         for name, configs in current.items():
@@ -307,18 +310,9 @@ def _record(
 ) -> None:
     row: dict[str, float] = {"time_s": t}
     for name in spec.limbs:
-        limb = robot.limb(name)
         for axis, v in zip("xyz", robot.tip_pose(name)[:3, 3], strict=True):
             row[f"{name}_tip_{axis}_m"] = float(v)
-        if spec.mode == "dynamic":
-            q = robot.joints(name)
-            configs, i = [], 0
-            for seg in limb.segments:
-                n = 3 * seg.sections + 1
-                configs.append(pcc_from_joints(q[i : i + n]))
-                i += n
-        else:
-            configs = list(current[name])
+        configs = robot.measured_pcc(name) if spec.mode == "dynamic" else list(current[name])
         for s, c in enumerate(configs, start=1):
             pos = robot.link_pose(naming.segment_end_link(name, s))[:3, 3]
             for axis, v in zip("xyz", pos, strict=True):

@@ -7,6 +7,7 @@ Format (see ``assets/experiments/*.toml``)::
     mode = "kinematic"               # kinematic | dynamic | model
     model = "newton_euler"           # model mode only: name in pccbullet.sim.experiments.runner.MODELS
     medium = "air"                   # air | water (stored and passed on)
+    chain = "rrp"                    # dynamic mode only: rrp | rod (pccbullet.urdf_gen.rod)
     duration_s = 2.0                 # > 0
     record_hz = 100                  # must divide the 1000 Hz physics rate
     sections = 4                     # optional: override N of every segment
@@ -56,6 +57,7 @@ from pccbullet.urdf_gen.toml_fields import Fields, read_toml
 PHYSICS_HZ = 1000  # Hz, the world's physics rate (dt = 1 ms)
 MODES = ("kinematic", "dynamic", "model")
 MEDIA = ("air", "water")
+CHAINS = ("rrp", "rod")  # pccbullet.urdf_gen.rod.CHAINS
 OUTPUTS = ("csv", "npz", "plots")
 PARAMETERS = {"bend": 1.0, "plane": 1.0, "length": 1.0, "bend_deg": math.pi / 180.0}
 PARAMETERS |= {"plane_deg": math.pi / 180.0, "length_mm": 1e-3}
@@ -88,6 +90,7 @@ class ExperimentSpec:
         name: experiment name. robot: the loaded robot spec. robot_path: its TOML file.
         robot_sha256: SHA-256 of the robot TOML bytes. mode: kinematic | dynamic | model.
         model: model name for the model mode ("" otherwise). medium: air | water.
+        chain: the dynamic chain, rrp | rod (always rrp outside the dynamic mode).
         duration: simulated time (s). record_hz: recording rate (Hz). seed: default seed.
         inputs: PCC inputs. channels: named actuator-channel profiles (model mode).
         outputs: files to write. limbs: limbs to record. source: the experiment file (or "<dict>").
@@ -111,6 +114,7 @@ class ExperimentSpec:
     source: str
     sections: int | None = None
     table: dict[str, Any] = field(default_factory=dict, compare=False)
+    chain: str = "rrp"
 
     @property
     def substeps(self) -> int:
@@ -179,6 +183,9 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
     if mode == "model" and not model:
         raise f.error("model", None, "a model name (required when mode = 'model')")
     medium = f.string("medium", choices=MEDIA, default="air")
+    chain = f.string("chain", choices=CHAINS, default="rrp")
+    if chain != "rrp" and mode != "dynamic":
+        raise f.error("chain", chain, f"'rrp' in mode = {mode!r} (the rod chain is for mode = 'dynamic')")
     duration = f.number("duration_s", 0.0, 3600.0, lo_open=True)
     record_hz = f.integer("record_hz", 1, PHYSICS_HZ, default=100)
     if PHYSICS_HZ % record_hz:
@@ -245,6 +252,7 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
         source=str(source),
         sections=sections,
         table=raw,
+        chain=chain,
     )
 
 

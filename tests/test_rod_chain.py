@@ -1,0 +1,601 @@
+"""The rod chain (pccbullet.urdf_gen.rod, World(chain="rod")): geometry, URDF, kernels, bad input, and the
+URSULA camera tentacle against the 3D golden data of an independent Cosserat rod (no PyElastica here).
+
+``tests/data/elastica_3d_reference.json`` (examples/62_elastica_3d_reference.py): the camera limb (600 mm,
+Ecoflex 00-30, 60 -> 20 mm, 40 g camera) clamped in the limb base frame, settled under gravity at 0..90
+deg to the commanded bending plane (straight) and across the plane of a 90 deg pre-bent limb, air and
+water; a 2 mN m dead tip torque about the tip tangent (straight: the Saint-Venant twist; pre-bent); the
+first bending frequency in air and water (Euler-Bernoulli with the fluid's added mass). Goals, for the
+rod chain at N = 10 and 20: every static tip within 2 % of L, the error not growing with N; the twist
+within 3 %; the first frequency within 3 %; the tip orientation within 3 deg. Where a goal is not met the
+test pins the measured value and says why.
+
+The golden tip frames are labelled as the PCC frame (``Rz(plane) Ry(bend)`` at rest); a rod chain's tip
+link is its material frame, which does not turn with the plane: ``R_pcc = R_material Rz(plane)``.
+Frames: the limb base frame of the URSULA mount (z along the undeformed limb, x down).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import xml.etree.ElementTree as ET
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.chain.kernels import _kinematics
+from pccbullet.sim.chain.rigid import ChainModel
+from pccbullet.sim.chain.solve import implicit_solve
+from pccbullet.sim.dynamics import joint_stiffness
+from pccbullet.sim.world import STANDARD_GRAVITY, World
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.geometry import inertia_is_physical
+from pccbullet.urdf_gen.pcc import (
+    PccConfig,
+    arc_transform,
+    chain_frames,
+    limb_transform,
+    rot_y,
+    rot_z,
+    rotation_angle,
+    segment_joints,
+)
+from pccbullet.urdf_gen.rod import node_angles, node_rotation, pcc_frame, rod_frames, rod_limb_joints
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.urdf_writer import limb_link_count, write_urdf
+
+DATA = json.loads((Path(__file__).parent / "data" / "elastica_3d_reference.json").read_text())
+LENGTH = DATA["length_m"]
+CAMERA = "camera"
+SPEC = load_robot("ursula")
+
+
+def _camera_only(n: int, damping_ratio: float):
+    spec = load_robot("ursula", sections=n)
+    limb = spec.limb(CAMERA)
+    limb = dataclasses.replace(limb, material=dataclasses.replace(limb.material, damping_ratio=damping_ratio))
+    return dataclasses.replace(spec, limbs=(limb,))
+
+
+# --- geometry --------------------------------------------------------------------------------------
+
+
+def test_node_angles_are_the_bend_about_the_in_plane_axis() -> None:
+    rng = np.random.default_rng(3)
+    for turn, plane in rng.uniform(-1.4, 1.4, (40, 2)) * [1.0, 2.5]:
+        R = node_rotation(*node_angles(turn, plane))
+        assert np.abs(R - rot_z(plane) @ rot_y(turn) @ rot_z(-plane)).max() < 1e-14
+    assert node_angles(0.3, 0.0) == pytest.approx((0.0, 0.3, 0.0), abs=1e-15)
+    assert node_angles(0.3, math.pi / 2) == pytest.approx((-0.3, 0.0, 0.0), abs=1e-15)
+
+
+@pytest.mark.parametrize("sections", [[1], [7], [4, 6]])
+def test_rod_rest_shape_is_the_pcc_arc(sections: list[int]) -> None:
+    """Every section end on the PCC arc's chord points, the tip's material frame turned by the summed
+    planes equal to the PCC tip frame, for bends and planes of either sign."""
+    rng = np.random.default_rng(len(sections) * 10 + sections[0])
+    for _ in range(10):
+        configs = [
+            PccConfig(rng.uniform(-3.1, 3.1), rng.uniform(-6.3, 6.3), rng.uniform(0.2, 0.4)) for _ in sections
+        ]
+        frames = rod_frames(rod_limb_joints(configs, sections), sections)
+        assert np.abs(pcc_frame(frames[-1], configs) - limb_transform(configs)).max() < 1e-12
+        T, i = np.eye(4), 0
+        for c, n in zip(configs, sections, strict=True):
+            rrp = chain_frames(segment_joints(c.bend, c.plane, c.length, n))
+            ends = np.einsum("ij,kj->ki", T, rrp[:, :, 3])[:, :3]
+            assert np.abs(frames[i : i + n + 1, :3, 3] - ends).max() < 1e-12
+            # the material frames share the PCC frames' backbone tangent
+            tangents = np.einsum("ij,kj->ki", T[:3, :3], rrp[:, :3, 2])
+            assert np.abs(frames[i : i + n + 1, :3, 2] - tangents).max() < 1e-12
+            T = T @ arc_transform(c.bend, c.plane, c.length)
+            i += n + 1
+
+
+def test_material_frames_do_not_turn_with_the_plane() -> None:
+    """A straight rod limb's joint vector is the same for every commanded plane (no twist), and a bent
+    one's nodes are pure bends about an in-plane axis (no rotation about the node's own tangent)."""
+    straight = [rod_limb_joints([PccConfig(0.0, p, 0.6)], [10]) for p in (0.0, 0.7, -2.0)]
+    assert all(np.array_equal(straight[0], q) for q in straight)
+    q = rod_limb_joints([PccConfig(1.2, 0.9, 0.6)], [10])
+    for k in range(11):
+        R = node_rotation(*q[4 * k : 4 * k + 3])
+        axis = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+        assert abs(axis[2]) < 1e-12 and abs(math.atan2(-axis[0], axis[1]) - 0.9) < 1e-12
+
+
+# --- URDF --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rod_urdfs(tmp_path_factory: pytest.TempPathFactory):
+    return write_urdf(SPEC, tmp_path_factory.mktemp("rod"), chain="rod")
+
+
+def test_rod_urdf_joints_links_and_masses(rod_urdfs) -> None:
+    for limb in SPEC.limbs:
+        root = ET.parse(rod_urdfs.limbs[limb.name]).getroot()
+        movable = [j for j in root.findall("joint") if j.get("type") != "fixed"]
+        assert [j.get("name") for j in movable] == naming.limb_joint_names(limb, "rod")
+        assert len(movable) == sum(4 * s.sections + 3 for s in limb.segments)
+        assert len(root.findall("link")) - 1 == limb_link_count(limb, "rod")
+        axes = [j.find("axis").get("xyz") for j in movable]
+        assert axes[:4] == ["1 0 0", "0 1 0", "0 0 1", "0 0 1"] and axes[-3:] == ["1 0 0", "0 1 0", "0 0 1"]
+        masses, rrp = {}, {}
+        for link in root.iter("link"):
+            inertial = link.find("inertial")
+            masses[link.get("name")] = float(inertial.find("mass").get("value"))
+            i = inertial.find("inertia").attrib
+            inertia = np.array(
+                [
+                    [i["ixx"], i["ixy"], i["ixz"]],
+                    [i["ixy"], i["iyy"], i["iyz"]],
+                    [i["ixz"], i["iyz"], i["izz"]],
+                ],
+                dtype=float,
+            )
+            assert inertia_is_physical(inertia), link.get("name")
+        for link in (
+            ET.parse(write_urdf(SPEC, rod_urdfs.head.parent / "rrp").limbs[limb.name]).getroot().iter("link")
+        ):
+            rrp[link.get("name")] = float(link.find("inertial").find("mass").get("value"))
+        assert sum(masses.values()) == pytest.approx(sum(rrp.values()), rel=1e-12)  # the frustum, exactly
+        assert masses[naming.section_prefix(limb.name, 1, 3)] == pytest.approx(
+            0.97 * rrp[naming.section_prefix(limb.name, 1, 3)] / 0.98
+        )
+
+
+def test_rod_limbs_refuse_more_links_than_pybullet_reads(tmp_path) -> None:
+    """Two-segment rod limbs fit up to N = 15 (grasper) and 14 (palpation, with its sensor)."""
+    for n, count, most in ((16, 135, 15), (20, 167, 15)):
+        with pytest.raises(
+            ConfigurationError,
+            match=rf"limb 'grasper' \(rod chain\) needs {count} links; PyBullet handles at most 127 per body "
+            rf"\(bullet3 #4621\); allowed: at most {most} sections per segment for this limb \(a rod section "
+            r"has 4 links; a spherical joint per node would need 2\)",
+        ):
+            write_urdf(load_robot("ursula", sections=n), tmp_path, chain="rod")
+    palpation = load_robot("ursula", sections=15).limb("palpation")
+    assert limb_link_count(palpation, "rod") == 128
+    with (
+        World(chain="rod") as world,
+        pytest.raises(ConfigurationError, match=r"limb 'palpation' .* at most 14"),
+    ):
+        world.load_robot("ursula", sections=15, limbs=["palpation"])
+    assert not list(tmp_path.iterdir())  # refused before anything is written
+    with World(chain="rod") as world:  # a one-segment limb fits N = 30
+        robot = world.load_robot("ursula", sections=30, limbs=[CAMERA])
+        assert len(robot.joint_indices(CAMERA)) == 123
+
+
+def test_bad_chain_names_are_refused(tmp_path) -> None:
+    allowed = "allowed: 'rrp', 'rod'"
+    with pytest.raises(ConfigurationError, match=rf"chain = 'spring' is invalid; {allowed}"):
+        World(chain="spring")
+    with pytest.raises(ConfigurationError, match=rf"chain = 'RRP' is invalid; {allowed}"):
+        write_urdf(SPEC, tmp_path, chain="RRP")
+    with pytest.raises(
+        ConfigurationError, match=r"chain = 'rod' is invalid in mode = 'kinematic'; allowed: 'rrp'"
+    ):
+        World(mode="kinematic", chain="rod")
+
+
+# --- stiffness and kernels ---------------------------------------------------------------------------
+
+
+def test_rod_stiffness_per_node_and_the_saint_venant_twist() -> None:
+    limb = load_robot("ursula", sections=10).limb(CAMERA)
+    K = joint_stiffness(limb, "rod")
+    E, G, h, L = 69e3, 69e3 / (2 * 1.49), 0.06, 0.6
+    r = lambda s: 0.03 - 0.02 * s / L  # noqa: E731
+    # node 0 covers [0, h/2], node k [k h - h/2, k h + h/2], the tip node [L - h/2, L]
+    for node, s_mid, arm in ((0, h / 4, h / 2), (1, h, h), (5, 5 * h, h), (10, L - h / 4, h / 2)):
+        EI = E * math.pi * r(s_mid) ** 4 / 4
+        i = 4 * node
+        assert K[i : i + 3] == pytest.approx([EI / arm, EI / arm, G / E * 2 * EI / arm], rel=1e-12)
+    assert K[3] == pytest.approx(E * math.pi * r(h / 2) ** 2 / h, rel=1e-12)  # first chord
+    assert len(K) == 43
+    # the twist compliance of the nodes in series against Saint-Venant for the tapered rod
+    a = -0.02 / L
+    saint_venant = 2 * 2e-3 / (G * math.pi) * (0.03**-3 - 0.01**-3) / (3 * a)
+    assert math.degrees(saint_venant) == pytest.approx(
+        DATA["cases"]["straight_torque"]["saint_venant_twist_deg"]
+    )
+    for n, err in ((10, -0.0144), (20, -0.0043)):
+        K = joint_stiffness(load_robot("ursula", sections=n).limb(CAMERA), "rod")
+        assert sum(2e-3 / k for k in K[2::4]) / saint_venant - 1 == pytest.approx(err, abs=5e-4)
+
+
+@pytest.fixture(scope="module")
+def rod_world():
+    with World(medium="water", chain="rod") as world:
+        yield world, world.load_robot("ursula", sections=4)
+
+
+def _random_state(robot, limb: str, rng: np.random.Generator):
+    configs = [PccConfig(rng.uniform(-2, 2), rng.uniform(-3, 3), s.length) for s in robot.limb(limb).segments]
+    q = robot.pcc_joints(limb, configs)
+    return q + rng.normal(0.0, 0.05, q.shape), rng.normal(0.0, 0.5, q.shape)
+
+
+@pytest.mark.parametrize("limb", ["grasper", "palpation", "camera"])
+def test_rod_kernels_match_pybullet(rod_world, limb: str) -> None:
+    world, robot = rod_world
+    cid, body = world.client, robot.bodies[limb]
+    chain = robot.compliant[limb].chain
+    dry = chain.params.copy()
+    dry[:, 28:] = 0.0
+    dry_chain = ChainModel(chain.links, chain.parent, chain.jtype, chain.dof, dry, chain.n_dof)
+    rng = np.random.default_rng(11)
+    zero = [0.0] * chain.n_dof
+    gravity = (0.3, -2.0, -9.6)
+    try:
+        pb.setGravity(*gravity, physicsClientId=cid)
+        for _ in range(3):
+            q, qd = _random_state(robot, limb, rng)
+            h_pb = np.array(
+                pb.calculateInverseDynamics(body, q.tolist(), qd.tolist(), zero, physicsClientId=cid)
+            )
+            M_pb = np.array(pb.calculateMassMatrix(body, q.tolist(), physicsClientId=cid))
+            h, _ = dry_chain.bias_and_fluid(q, qd, gravity)
+            assert np.abs(h - h_pb).max() < 1e-12 * np.abs(h_pb).max()
+            assert np.abs(chain.mass_matrix(q) - M_pb).max() < 1e-12 * np.abs(M_pb).max()
+    finally:
+        pb.setGravity(*world.gravity, physicsClientId=cid)
+
+
+def test_pybullet_integrates_the_implicit_step_with_the_added_mass(rod_world) -> None:
+    """The torques sent, ``tau = b' - M_a qdd``, give PyBullet's forward dynamics (which knows no added
+    mass) the accelerations of the implicit solve with it: ``M qdd_pb = tau - h`` equals ``qdd``."""
+    world, robot = rod_world
+    limb = robot.compliant["grasper"]
+    ch = limb.chain
+    rng = np.random.default_rng(5)
+    q, qd = _random_state(robot, "grasper", rng)
+    tau = limb.torques(q, qd)
+    h, tau_f = ch.bias_and_fluid(q, qd, limb.gravity_base)
+    b = -limb.K * (q + limb.dt * qd - limb.target) - limb.C * qd + limb.offset + tau_f - h
+    arm = limb.dt * (limb.C + limb.dt * limb.K)
+    qdd = implicit_solve(ch.parent, ch.jtype, ch.dof, ch.params, q, arm, b)
+    dense = np.linalg.solve(ch.mass_matrix(q) + ch.added_mass_matrix(q) + np.diag(arm), b)
+    assert np.abs(qdd - dense).max() < 1e-8 * np.abs(dense).max()
+    qdd_pb = np.linalg.solve(ch.mass_matrix(q), tau - h)  # PyBullet's M and h (test above)
+    assert np.abs(qdd_pb - qdd).max() < 1e-7 * np.abs(qdd).max()
+    # the added mass: C_a rho_w times the limb's elastomer volume (its payload gets none)
+    volume = sum(s.volume for s in robot.limb("grasper").segments)
+    assert limb.added_mass == pytest.approx(1.0 * 1000.0 * volume, rel=1e-9)
+
+
+# --- a loaded rod limb ---------------------------------------------------------------------------------
+
+
+def test_rod_limb_reports_its_pcc_shape_and_material_tip_frame() -> None:
+    configs = [PccConfig(1.1, 0.6, 0.295), PccConfig(-0.8, 2.0, 0.3)]
+    with World(medium="water", chain="rod") as world:
+        robot = world.load_robot("ursula", sections=5, limbs=["grasper"])
+        robot.set_pcc("grasper", configs, mode="reset")
+        T_base = robot.T_world_limbbase("grasper")
+        T_tip = np.linalg.solve(T_base, robot.tip_pose("grasper"))
+        # PyBullet's link poses: single-precision round-off
+        assert np.abs(pcc_frame(T_tip, configs) - limb_transform(configs)).max() < 1e-7
+        fitted = robot.measured_pcc("grasper")
+        for c, f in zip(configs, fitted, strict=True):
+            # the fit writes a negative bend as a positive one in the opposite plane
+            sign = math.copysign(1.0, c.bend)
+            assert (f.bend, f.length) == pytest.approx((abs(c.bend), c.length), abs=1e-6)
+            assert math.remainder(
+                f.plane - c.plane - (0.0 if sign > 0 else math.pi), 2 * math.pi
+            ) == pytest.approx(0, abs=1e-6)
+        poses = robot.section_poses("grasper")
+        assert poses.shape == (10, 4, 4)
+        assert robot.compliant["grasper"].kind == "rod" and world.chain == "rod"
+
+
+def test_pcc_targets_of_a_two_segment_rod_limb_settle_to_the_pcc_tip() -> None:
+    spec = load_robot("ursula", sections=5)
+    limb = spec.limb("grasper")
+    limb = dataclasses.replace(limb, material=dataclasses.replace(limb.material, damping_ratio=1.0))
+    configs = [PccConfig(math.radians(60), math.radians(30), 0.29), PccConfig(math.radians(45), 1.0, 0.3)]
+    with World(gravity=(0.0, 0.0, 0.0), chain="rod") as world:
+        robot = world.load_robot(dataclasses.replace(spec, limbs=(limb,)))
+        robot.set_pcc("grasper", configs, mode="target")
+        world.step(10000)
+        T = np.linalg.solve(robot.T_world_limbbase("grasper"), robot.tip_pose("grasper"))
+    expected = limb_transform(configs)
+    assert np.linalg.norm(T[:3, 3] - expected[:3, 3]) < 1e-4  # 10 um at 10 s, still settling
+    assert rotation_angle(pcc_frame(T, configs)[:3, :3].T @ expected[:3, :3]) < 2e-4
+
+
+# --- against the 3D golden data -----------------------------------------------------------------------
+
+SETTLE_M, SETTLE_RAD = 1e-5, 1e-4  # settled: the tip moved < 10 um and turned < 1e-4 rad in a second
+TORQUE_RAMP_S = 2.0
+
+
+def _smoothstep(x: float) -> float:
+    x = min(max(x, 0.0), 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
+@cache
+def rod_static(
+    n: int, medium: str, bend: float = 0.0, plane: float = 0.0, torque: tuple[float, ...] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Settled tip ``(3,)`` and tip frame ``(3, 3)`` (PCC labelling) of the camera limb, rod chain, limb base
+    frame: gravity down (limb base +x), or none and a dead tip ``torque`` (N m, limb base frame) ramped in
+    and applied as the generalized torques ``J_w^T tau`` in the limb's offset (the implicit step sees it)."""
+    gravity = (0.0, 0.0, 0.0) if torque else (0.0, 0.0, -STANDARD_GRAVITY)
+    with World(medium=medium, gravity=gravity, chain="rod") as world:
+        robot = world.load_robot(_camera_only(n, damping_ratio=1.0))
+        robot.set_pcc(CAMERA, [PccConfig(bend, plane, LENGTH)], mode="reset")
+        limb = robot.compliant[CAMERA]
+        ch = limb.chain
+        revolute = np.flatnonzero(ch.jtype == 1)
+        axes = ch.params[revolute, 12:15]
+        R, p = np.empty((len(ch.links), 3, 3)), np.empty((len(ch.links), 3))
+        T_base_world = np.linalg.inv(robot.T_world_limbbase(CAMERA))
+        tip, frame = np.full(3, np.inf), np.eye(3)
+        for second in range(60):
+            for k in range(1000):
+                if torque:
+                    _kinematics(ch.parent, ch.jtype, ch.dof, ch.params, robot.joints(CAMERA), R, p)
+                    scale = _smoothstep((second + k * world.dt) / TORQUE_RAMP_S)
+                    limb.offset[ch.dof[revolute]] = np.einsum("nij,nj->ni", R[revolute], axes) @ (
+                        scale * np.asarray(torque)
+                    )
+                world.step()
+            T = T_base_world @ robot.tip_pose(CAMERA)
+            moved, turned = np.linalg.norm(T[:3, 3] - tip), rotation_angle(frame.T @ T[:3, :3])
+            tip, frame = T[:3, 3], T[:3, :3]
+            if moved < SETTLE_M and turned < SETTLE_RAD and second + 1 >= (TORQUE_RAMP_S if torque else 1):
+                return tip, frame @ rot_z(plane)  # material frame -> PCC labelling
+    raise AssertionError(f"rod chain N = {n} ({medium}, bend {bend}, plane {plane}) did not settle")
+
+
+def _errors(case: str, n: int, key: str | None = None, angle: int = 0) -> tuple[float, float]:
+    """Tip error (fraction of L) and tip orientation error (deg) of the rod chain in a golden case."""
+    entry = DATA["cases"][case]
+    setup = entry["setup"]
+    plane = math.radians(angle) if key else setup["plane"]
+    torque = tuple(setup["tip_torque"]) if any(setup["tip_torque"]) else None
+    tip, R = rod_static(n, setup["medium"] if torque is None else "air", setup["bend"], plane, torque)
+    ref = entry["angles_deg"][str(angle)][key] if key else entry["extrapolated"]
+    err = float(np.linalg.norm(tip - np.asarray(ref["tip_m"]))) / LENGTH
+    return err, math.degrees(rotation_angle(R.T @ np.asarray(ref["tip_R"])))
+
+
+@pytest.mark.parametrize("medium", ["air", "water"])
+def test_straight_rod_sag_does_not_depend_on_the_commanded_plane(medium: str) -> None:
+    """Gravity at 0 and 90 deg to the commanded plane: the same tip and the same (material) frame, bit for
+    bit, each within the goals. Measured (% of L, N = 10 / 20): air 0.75 / 1.54, water 0.21 / 0.48; tip
+    frames within 0.30 deg. In air the error grows with N: the chain has no transverse shear, the
+    Cosserat rod does; its discretization error (tip too high at N = 10) and the missing shear (too high
+    by ~12 mm) have opposite signs, so N = 10 lands closest (goal "not growing with N" not met in air)."""
+    case = f"straight_gravity_{medium}"
+    errors = []
+    for n in (10, 20):
+        at_0, at_90 = (rod_static(n, medium, 0.0, math.radians(a)) for a in (0, 90))
+        assert np.array_equal(at_0[0], at_90[0])
+        assert np.array_equal(at_0[1] @ rot_z(math.pi / 2), at_90[1])  # PCC labels turn with the plane
+        for angle in (0, 90):
+            err, orient = _errors(case, n, "plane_rotated", angle)
+            assert err < 0.02 and orient < 3.0
+        errors.append(err)
+    if medium == "water":
+        assert errors == pytest.approx([0.0021, 0.0048], abs=2e-4)
+    else:
+        assert errors == pytest.approx([0.0075, 0.0154], abs=2e-4)
+
+
+@pytest.mark.parametrize("medium", ["air", "water"])
+def test_prebent_rod_under_gravity_across_its_plane(medium: str) -> None:
+    """The 90 deg pre-bent limb, gravity perpendicular to its plane. Measured (N = 10 / 20): air 1.27 /
+    1.72 % of L and 3.87 / 1.43 deg; water 1.19 / 0.89 % and 3.27 / 1.33 deg. Within 2 % of L; the tip
+    orientation at N = 10 misses 3 deg: a node's deviation from its rest rotation is measured in the frame
+    after it, first order in the rest turn (mostly a twist about the tip tangent; 0.8 deg at N = 30). In
+    air the tip error grows with N (no shear, as in the straight case)."""
+    measured = {"air": ((0.0127, 3.87), (0.0172, 1.43)), "water": ((0.0119, 3.27), (0.0089, 1.33))}
+    for n, (err_pin, orient_pin) in zip((10, 20), measured[medium], strict=True):
+        err, orient = _errors(f"prebent_gravity_{medium}", n)
+        assert err < 0.02
+        assert err == pytest.approx(err_pin, abs=3e-4) and orient == pytest.approx(orient_pin, abs=0.1)
+    assert _errors(f"prebent_gravity_{medium}", 20)[1] < 3.0
+
+
+def test_tip_torque_twists_the_rod_as_saint_venant() -> None:
+    """2 mN m about the tip tangent, no gravity. Straight: twist 29.90 / 30.21 deg at N = 10 / 20 against
+    Elastica's 30.34 (Saint-Venant 30.34): within 3 %; the tip stays put. Pre-bent 90 deg: tip within
+    0.2 % of L, frame within 0.5 deg."""
+    reference = DATA["cases"]["straight_torque"]["extrapolated"]["twist_deg"]
+    for n, twist_pin in ((10, 29.90), (20, 30.21)):
+        tip, R = rod_static(n, "air", torque=(0.0, 0.0, 2e-3))
+        twist = math.degrees(math.atan2(R[1, 0] - R[0, 1], R[0, 0] + R[1, 1]))
+        assert abs(twist / reference - 1.0) < 0.03 and twist == pytest.approx(twist_pin, abs=0.02)
+        assert np.abs(tip - [0.0, 0.0, LENGTH]).max() < 1e-6
+        err, orient = _errors("prebent_torque", n)
+        assert err < 0.002 and orient < 0.6
+
+
+def _frequency(n: int, medium: str) -> float:
+    """First bending frequency (Hz) of the camera limb, rod chain, no gravity, no material damping: from
+    a 5 mm PCC bend at the tip, released to straight; zero crossings of the tip's x over 3 periods."""
+    with World(medium=medium, gravity=(0.0, 0.0, 0.0), chain="rod") as world:
+        robot = world.load_robot(_camera_only(n, damping_ratio=0.0))
+        robot.set_pcc(CAMERA, [PccConfig(2 * 0.005 / LENGTH, 0.0, LENGTH)], mode="reset")
+        robot.set_pcc(CAMERA, [PccConfig(0.0, 0.0, LENGTH)], mode="target")
+        T_base_world = np.linalg.inv(robot.T_world_limbbase(CAMERA))
+        steps = int(3.2 * 2 * math.pi / robot.compliant[CAMERA].omega_1 / world.dt)
+        x = np.empty(steps)
+        for k in range(steps):
+            world.step()
+            x[k] = (T_base_world @ robot.tip_pose(CAMERA)[:, 3])[0]
+    i = np.flatnonzero(np.sign(x[:-1]) * np.sign(x[1:]) < 0)
+    crossings = (i - x[i] / (x[i + 1] - x[i])) * world.dt
+    return 1.0 / float(np.mean(np.diff(crossings[::2])))
+
+
+@pytest.mark.parametrize("medium", ["air", "water"])
+def test_first_frequency_with_the_added_mass(medium: str) -> None:
+    """Against the Euler-Bernoulli beam with the rigid camera and, in water, the added mass ``C_a rho_w
+    A`` per length (the golden file's reference). Measured -0.5 / -0.3 % (air), -0.4 / -0.2 % (water) at
+    N = 10 / 20; without the added mass the chain's water frequency is 25 % too high."""
+    reference = DATA["vibration_reference"][medium]["rigid_camera"]["first_frequency_hz"]
+    for n in (10, 20):
+        assert abs(_frequency(n, medium) / reference - 1.0) < 0.01
+
+
+# --- the Newton-Euler model against the same data --------------------------------------------------------
+
+
+def _model_errors(case: str, n: int, angle: int = 0) -> tuple[float, float, float]:
+    """Tip error (fraction of L), tip orientation error (deg) and tip twist (deg) of the Newton-Euler
+    model's static equilibrium in a golden case; straight cases turn gravity by ``angle`` (the model has
+    no plane at bend 0), rest shapes come from the actuation ``tau = K q_rest``."""
+    from pccbullet.sim.medium import medium as medium_by_name
+    from pccbullet.sim.models.newton_euler.model import LimbModel
+    from pccbullet.sim.models.newton_euler.statics import static_equilibrium
+
+    entry = DATA["cases"][case]
+    setup = entry["setup"]
+    torque = np.asarray(setup["tip_torque"]) if any(setup["tip_torque"]) else None
+    a = math.radians(angle)
+    gravity = (
+        np.zeros(3) if torque is not None else STANDARD_GRAVITY * np.array([math.cos(a), math.sin(a), 0.0])
+    )
+    medium = "air" if torque is not None else setup["medium"]
+    model = LimbModel(SPEC.limb(CAMERA), n, gravity=gravity, medium=medium_by_name(medium))
+    kappa, plane = setup["bend"] / float(model.l0.sum()), setup["plane"]
+    q_rest = np.tile([0.0, -kappa * math.sin(plane), kappa * math.cos(plane), 0.0], model.n)
+    q = static_equilibrium(model, tau=model.K * q_rest, tip_moment=torque)
+    pos, frames = model.forward_kinematics(q)
+    R = frames[-1] @ rot_z(plane)  # the model's clamp frame is the base frame: PCC labels turn by the plane
+    ref = (
+        entry["angles_deg"][str(angle)]["gravity_rotated"] if "angles_deg" in entry else entry["extrapolated"]
+    )
+    err = float(np.linalg.norm(pos[-1] - np.asarray(ref["tip_m"]))) / LENGTH
+    twist = math.degrees(math.atan2(R[1, 0] - R[0, 1], R[0, 0] + R[1, 1]))
+    return err, math.degrees(rotation_angle(R.T @ np.asarray(ref["tip_R"]))), twist
+
+
+MODEL_MEASURED = {  # case: ((% of L, deg) at N = 10, at N = 20)
+    "straight_gravity_air": ((2.22, 0.01), (2.06, 0.00)),
+    "straight_gravity_water": ((0.49, 0.19), (0.57, 0.03)),
+    "prebent_gravity_air": ((2.69, 8.98), (2.33, 4.71)),
+    "prebent_gravity_water": ((1.77, 7.36), (1.23, 3.78)),
+    "prebent_torque": ((0.35, 1.71), (0.18, 0.91)),
+}
+
+
+@pytest.mark.parametrize("case", list(MODEL_MEASURED))
+def test_newton_euler_model_against_the_3d_data(case: str) -> None:
+    """The model (no shear strain, pieces of constant strain) meets the goals in water and under the tip
+    torque; in air it is 2.1-2.7 % of L off (the missing shear), and the pre-bent tip frame is 4-9 deg off
+    (first order in the piece length). Measured values pinned; the same at 0 and 90 deg (straight)."""
+    for n, (err_pin, orient_pin) in zip((10, 20), MODEL_MEASURED[case], strict=True):
+        for angle in (0, 90) if case.startswith("straight") else (0,):
+            err, orient, _ = _model_errors(case, n, angle)
+            assert 100 * err == pytest.approx(err_pin, abs=0.01) and orient == pytest.approx(
+                orient_pin, abs=0.01
+            )
+    if "water" in case or "torque" in case:
+        assert _model_errors(case, 20)[0] < 0.02
+
+
+def test_newton_euler_model_twist() -> None:
+    """Twist under the tip torque: 29.73 / 30.18 deg at N = 10 / 20 against 30.34 (within 3 %)."""
+    reference = DATA["cases"]["straight_torque"]["extrapolated"]["twist_deg"]
+    for n, pin in ((10, 29.73), (20, 30.18)):
+        twist = _model_errors("straight_torque", n)[2]
+        assert twist == pytest.approx(pin, abs=0.01) and abs(twist / reference - 1.0) < 0.03
+
+
+# --- experiments, bench, export ---------------------------------------------------------------------------
+
+
+def test_dynamic_experiment_on_the_rod_chain_records_chain_added_mass_and_fitted_pcc(tmp_path) -> None:
+    import tomllib
+
+    from pccbullet.sim.experiments.runner import run_experiment
+    from pccbullet.sim.experiments.spec import experiment_from_table, experiments_dir
+    from pccbullet.urdf_gen.errors import SpecError
+
+    table = tomllib.loads((experiments_dir() / "grasper_reach_dynamic.toml").read_text())
+    spec = experiment_from_table({**table, "chain": "rod", "duration_s": 0.7}, "rod.toml", base_dir=tmp_path)
+    result = run_experiment(spec, tmp_path / "run", progress=False)
+    meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
+    assert meta["chain"] == "rod" and meta["experiment_table"]["chain"] == "rod"
+    assert meta["added_mass_kg"]["grasper"] == pytest.approx(
+        1.204 * sum(s.volume for s in spec.robot.limb("grasper").segments)
+    )
+    # the position-motor targets reached (45 and -45 deg); the fit writes -45 as +45 in the opposite plane
+    bends = [result.columns[f"grasper_s{s}_bend_rad"][-1] for s in (1, 2)]
+    assert bends == pytest.approx([math.radians(45)] * 2, abs=0.05)
+    with pytest.raises(SpecError, match=r"chain.*'rod'.*allowed: 'rrp' in mode = 'kinematic'"):
+        experiment_from_table({**table, "mode": "kinematic", "chain": "rod"}, "k.toml", base_dir=tmp_path)
+    with pytest.raises(SpecError, match=r"chain"):
+        experiment_from_table({**table, "chain": "spring"}, "s.toml", base_dir=tmp_path)
+
+
+def test_bench_command_takes_the_chain(capsys) -> None:
+    from pccbullet.teleop.cli import main
+
+    argv = ["bench", "--sections", "2", "--mode", "dynamic", "--seconds", "0.02", "--no-models", "--json"]
+    assert main([*argv, "--chain", "rod"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(r["chain"], r["joints"]) for r in rows] == [("rod", 66)]
+    assert main([*argv, "--chain", "spring"]) == 2
+    assert "argument --chain: invalid choice: 'spring' (choose from 'rrp', 'rod')" in capsys.readouterr().err
+
+
+def test_rigid_export_of_a_rod_robot() -> None:
+    """The slices' meshes placed at a rod robot's slice poses: the same mesh as the PCC export of the
+    same shape (positions; each slice turned about its own axis, which a round slice does not show)."""
+    from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, robot_rigid_meshes, section_poses
+
+    configs = [PccConfig(1.0, 0.4, 0.6)]
+    with World(chain="rod") as world:
+        robot = world.load_robot("ursula", sections=3)
+        robot.set_pcc("camera", configs, mode="reset")
+        meshes = robot_rigid_meshes(robot, ring=64)
+        spec = robot.spec
+    assert set(meshes) == {"grasper", "palpation", "camera", "light"}
+    limb = spec.limb(CAMERA)
+    pcc = rigid_mesh(limb, section_poses(limb, configs, limb_base_pose(spec, CAMERA)), ring=64)
+    assert np.abs(meshes[CAMERA].bounds - pcc.bounds).max() < 2e-3
+
+
+def test_the_teleoperation_slave_runs_on_rod_limbs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's remote robot reads only what both chains have: its limbs' shapes (arcs through the
+    segment ends), joint velocities, the sensor link. With its world's chain set to rod it tracks a
+    command and reports it."""
+    import pccbullet.teleop.slave as slave_module
+    from pccbullet.teleop.mmt.config import MmtConfig
+
+    class RodWorld(World):
+        def __init__(self, **kwargs):
+            super().__init__(chain="rod", **kwargs)
+
+    monkeypatch.setattr(slave_module, "World", RodWorld)
+    spec = load_robot("ursula", sections=3)
+    slave = slave_module.Slave(spec, MmtConfig(sections=3))
+    try:
+        assert slave.world.chain == "rod"
+        command = {n: [PccConfig(0.6, 0.4, s.length) for s in spec.limb(n).segments] for n, _ in slave.shape}
+        slave.setpoint = {n: np.array([[c.bend, c.plane, c.length] for c in v]) for n, v in command.items()}
+        slave.target = {n: v.copy() for n, v in slave.setpoint.items()}
+        for name, configs in command.items():
+            slave.robot.set_pcc(name, configs, mode="reset")
+        for _ in range(200):
+            slave.tick(1e-3)
+        measured = slave.measure()
+        camera = measured["camera"][0]  # commanded 0.6 rad in plane 0.4 rad (near down): it sags further
+        assert 0.6 < camera.bend < 1.0 and camera.plane == pytest.approx(0.4, abs=0.3)
+        assert len(slave.state_packet(1, slave.time)) > 0 and isinstance(slave.settled_mask(), int)
+    finally:
+        slave.close()

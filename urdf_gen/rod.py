@@ -1,0 +1,161 @@
+"""The rod chain: a dynamic limb whose sections bend about both cross-section axes, twist and stretch.
+
+Why. The RRP section ``Rz(plane) Ry(bend) Tz(chord)`` of :mod:`pccbullet.urdf_gen.pcc` is exact for PCC
+kinematics, but as a body it is not a rod: nothing bends about a section's own x axis at first order, so
+a load out of the commanded bending plane is taken by the plane joints (torsion springs) and twists the
+limb, and the chain is singular when straight. A real rod bends about both axes, twists and stretches
+everywhere along its length; the rod chain does the same with single-axis joints that PyBullet, the
+compiled kernels (:mod:`pccbullet.sim.chain`) and its C-API joint I/O handle as they are.
+
+Topology of a segment cut into N sections of rest arc length ``h = L / N``. *Nodes* sit at the section
+boundaries: node 0 at the segment base (it represents ``[0, h/2]`` of the rod), nodes k = 1..N-1 at
+``k h`` (``[k h - h/2, k h + h/2]``) and the tip node at ``L`` (``[L - h/2, L]``). A node is three
+single-axis revolutes in the order bend about x, bend about y, twist about z, i.e. the relative
+rotation ``Rx(a) Ry(b) Rz(c)`` (intrinsic x-y-z Euler angles); each section is a prismatic joint along
+its chord. Per segment, in joint-vector order, ``4 N + 3`` joints::
+
+    [a_1, b_1, c_1, chord_1, ..., a_N, b_N, c_N, chord_N, a_tip, b_tip, c_tip]
+
+where ``a_k, b_k, c_k`` is the node at the base of section k. The two bending axes do not depend on the
+twist (it comes last) and are orthogonal unless ``|b|`` reaches 90 deg, so the straight pose is
+regular. Stiffness: ``E I / l``, ``E I / l``, ``G J / l`` per node (``l`` the length it represents) and
+``E A / h`` per chord (:func:`pccbullet.sim.dynamics.joint_stiffness`).
+
+Rest shape. Chord k of the PCC discretization leaves the base tangent at ``(2k - 1) bend / 2N``, so
+consecutive chords turn by ``bend / N`` about the bending plane's normal, and the first and the tip node by
+``bend / 2N``. A tendon-driven limb changes its bending plane by pulling other tendons, not by twisting:
+the rod's *material frames* do not turn with the commanded plane. Every node's rest rotation is therefore
+a pure bend about the in-plane axis ``Rz(P) y``, expressed in the material frame, ``Rz(P) Ry(turn)
+Rz(-P)``, with ``P`` the accumulated plane angle (the sum of the planes of the segment and of those
+before it: the next segment's plane is measured in the previous segment's PCC tip frame), decomposed
+exactly into its x-y-z Euler angles (:func:`node_angles`). The PCC frame of a section end is its material
+frame turned by ``Rz(P)`` about the backbone: ``T_pcc = T_material Rz(P)`` (:func:`material_twist`). Chord
+lengths are the PCC chords, ``(L / N) sinc(bend / 2N)``.
+
+Link count: ``4 N + 3`` links per segment (two nearly massless links inside each node, the node's
+last link, the slice body; three at the tip node), plus the tip frame and a payload; PyBullet reads back at
+most 128 links per body (:func:`pccbullet.urdf_gen.urdf_writer.limb_link_count`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, rot_x, rot_y, rot_z, sinc
+from pccbullet.urdf_gen.types import FloatArray, Transform
+
+CHAINS = ("rrp", "rod")  # the dynamic-chain topologies a world can load
+
+
+def check_chain(chain: object) -> str:
+    """``chain`` if it names a topology in :data:`CHAINS`, else a :class:`ConfigurationError`."""
+    if not isinstance(chain, str) or chain not in CHAINS:
+        allowed = ", ".join(repr(c) for c in CHAINS)
+        raise ConfigurationError(f"chain = {repr(chain)[:80]} is invalid; allowed: {allowed}")
+    return chain
+
+
+def joints_per_segment(sections: int, chain: str) -> int:
+    """Length of one segment's joint vector: ``3 N + 1`` (RRP) or ``4 N + 3`` (rod)."""
+    return 4 * sections + 3 if chain == "rod" else 3 * sections + 1
+
+
+def node_angles(turn: float, plane: float) -> tuple[float, float, float]:
+    """x-y-z Euler angles ``(a, b, c)`` (rad) of a bend by ``turn`` (rad) about the in-plane axis
+    ``Rz(plane) y``: ``Rx(a) Ry(b) Rz(c) = Rz(plane) Ry(turn) Rz(-plane)``, exactly; smooth for
+    ``|turn| < 90 deg``."""
+    s, c = math.sin(plane), math.cos(plane)
+    st, ct = math.sin(turn), math.cos(turn)
+    t = 1.0 - ct
+    # entries of the rotation by `turn` about (-s, c, 0): R02 = st c, R12 = st s, R22 = ct,
+    # R01 = -t s c, R00 = 1 - t c^2
+    return (
+        math.atan2(-st * s, ct),
+        math.asin(max(-1.0, min(1.0, st * c))),
+        math.atan2(t * s * c, 1.0 - t * c * c),
+    )
+
+
+def _segment_values(bend: float, plane: float, length: float, sections: int) -> list[float]:
+    """One segment's rod joint vector (``4 N + 3`` values) for a PCC arc whose accumulated plane is
+    ``plane`` (rad)."""
+    step = bend / sections
+    half = node_angles(0.5 * step, plane)
+    full = node_angles(step, plane)
+    chord = (length / sections) * sinc(0.5 * step)
+    q = [*full, chord] * sections
+    q[0:3] = half
+    q += half
+    return q
+
+
+def rod_limb_joints(configs: Sequence[PccConfig], sections: Sequence[int]) -> FloatArray:
+    """Rod-chain joint vector of a whole limb at the PCC ``configs``, ``(sum(4 N_s + 3),) float``: the
+    spring targets of ``set_pcc(..., mode="target")`` and the pose of ``mode="reset"``."""
+    if len(configs) != len(sections):
+        raise ConfigurationError(
+            f"{len(configs)} configurations given for a limb of {len(sections)} segments"
+        )
+    q: list[float] = []
+    plane = 0.0
+    for c, n in zip(configs, sections, strict=True):  # called for every limb at 1 kHz
+        if n < 1:
+            raise ConfigurationError(f"sections = {list(sections)} is invalid; allowed: integers >= 1")
+        plane += c.plane
+        q += _segment_values(c.bend, plane, c.length, n)
+    return np.fromiter(q, float, len(q))
+
+
+def material_twist(configs: Sequence[PccConfig]) -> float:
+    """Angle (rad) about the tip tangent from a rod limb's material tip frame to its PCC tip frame:
+    ``T_pcc = T_material Rz(material_twist(configs))``; the sum of the segments' planes."""
+    return float(sum(c.plane for c in configs))
+
+
+def node_rotation(a: float, b: float, c: float) -> FloatArray:
+    """``Rx(a) Ry(b) Rz(c)``, ``(3, 3) float``."""
+    return rot_x(a) @ rot_y(b) @ rot_z(c)
+
+
+def rod_frames(q: FloatArray, sections: Sequence[int]) -> FloatArray:
+    """Material frames of a rod limb's slice ends in the limb base frame, then each segment's tip:
+    ``(sum(N_s + 1), 4, 4) float`` (per segment N section ends, then its tip after the tip node).
+
+    Args:
+        q: the limb's rod joint vector ``(sum(4 N_s + 3),)``.
+        sections: N per segment.
+    """
+    q = np.asarray(q, dtype=float)
+    if q.shape != (sum(4 * n + 3 for n in sections),):
+        raise ConfigurationError(
+            f"joint vector of shape {q.shape} is invalid; allowed: ({sum(4 * n + 3 for n in sections)},)"
+        )
+    out = []
+    T = np.eye(4)
+    i = 0
+    for n in sections:
+        for _ in range(n):
+            step = np.eye(4)
+            step[:3, :3] = node_rotation(*q[i : i + 3])
+            step[:3, 3] = step[:3, 2] * q[i + 3]
+            T = T @ step
+            out.append(T)
+            i += 4
+        tip = np.eye(4)
+        tip[:3, :3] = node_rotation(*q[i : i + 3])
+        T = T @ tip
+        out.append(T)
+        i += 3
+    return np.stack(out)
+
+
+def pcc_frame(T_material: Transform, configs: Sequence[PccConfig]) -> Transform:
+    """The PCC tip frame ``(4, 4)`` of a rod limb whose material tip frame is ``T_material`` ``(4, 4)``,
+    for the PCC ``configs`` it was commanded to (see :func:`material_twist`)."""
+    out = np.array(T_material, dtype=float)
+    out[:3, :3] = out[:3, :3] @ rot_z(material_twist(configs))
+    return out

@@ -1,0 +1,108 @@
+"""Pieces every PCC limb URDF is built from: the mass split of a slice, marker links, joints, colours.
+
+Both chains of :mod:`pccbullet.urdf_gen.urdf_writer` (the paper's RRP sections and the dynamic worlds' rod
+chain, :mod:`pccbullet.urdf_gen.rod_urdf`) build their sections from :func:`section_links`: a slice of the
+frustum, rest length ``L / N``, whose mass is split between the slice body (visual mesh, collision
+cylinder) and the nearly massless links inside its joint group, which carry ``INTERMEDIATE_FRACTION`` of
+it each with the slice's inertia scaled down, so both PyBullet and MuJoCo see sane, positive-definite
+inertias at 1 ms steps. The last slice of a segment also feeds the links after it (the segment's end), so
+a limb's links sum to the frustum's mass exactly.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen import urdf_xml as ux
+from pccbullet.urdf_gen.geometry import MassProperties, frustum_mass_properties
+from pccbullet.urdf_gen.specs import LimbSpec, SegmentSpec
+
+INTERMEDIATE_FRACTION = 0.01  # share of a slice's mass on each of its intermediate links (-)
+MARKER_MASS = 1e-4  # kg, flange and tip-frame marker links
+MESH_DIR = "meshes"
+JOINT_EFFORT = (
+    1e6  # N·m or N: passive elastic joints, no actuator limit; large so nothing clips material torques
+)
+JOINT_VELOCITY = 100.0  # rad/s or m/s
+LIMB_RGBA = "0.95 0.55 0.35 1"
+HEAD_RGBA = "0.3 0.35 0.45 1"
+
+Meshes = dict[str, tuple[float, float, float]]  # mesh file name -> (r0, r1, h) (m)
+
+
+def marker(mass: float, radius: float) -> MassProperties:
+    """Mass properties of a solid sphere of ``mass`` (kg) and ``radius`` (m), centred on its frame."""
+    i = 0.4 * mass * radius * radius
+    return MassProperties(mass, np.zeros(3), np.diag([i, i, i]))
+
+
+def add_link(robot: ET.Element, name: str, mp: MassProperties) -> ET.Element:
+    """A ``<link>`` with the inertial of ``mp``."""
+    link = ux.link(robot, name)
+    ux.inertial(link, mp.mass, mp.inertia, mp.com)
+    return link
+
+
+def add_joint(
+    robot: ET.Element,
+    name: str,
+    kind: str,
+    parent: str,
+    child: str,
+    *,
+    axis: tuple[int, int, int] | None = None,
+    limits: tuple[float, float] | None = None,
+    xyz: ux.Vec = (0, 0, 0),
+    rpy: ux.Vec = (0, 0, 0),
+) -> None:
+    """A ``<joint>``; ``limits`` (lower, upper) come with :data:`JOINT_EFFORT` and :data:`JOINT_VELOCITY`."""
+    limit = None if limits is None else (limits[0], limits[1], f"{JOINT_EFFORT:g}", f"{JOINT_VELOCITY:g}")
+    ux.joint(robot, name, kind, parent, child, xyz=xyz, rpy=rpy, axis=axis, limit=limit)
+
+
+def add_geometry(
+    parent: ET.Element, tag: str, shape: ET.Element, xyz: ux.Vec, rgba: str | None = None
+) -> None:
+    """A ``<visual>`` or ``<collision>`` (``tag``) of ``shape`` at ``xyz``; visuals get the limb or head
+    material by ``rgba``."""
+    name = None if rgba is None else ("limb" if rgba == LIMB_RGBA else "head")
+    ux.shape(parent, tag, shape, xyz, material_name=name, rgba=rgba)
+
+
+def section_links(
+    robot: ET.Element,
+    meshes: Meshes,
+    limb: LimbSpec,
+    s: int,
+    seg: SegmentSpec,
+    k: int,
+    *,
+    inner: int,
+    after_last: int,
+) -> MassProperties:
+    """Links of section ``k`` (1-based) of segment ``s``: ``inner`` nearly massless links named
+    ``{prefix}_a``, ``_b``, ... (frames at the section base) and the slice body ``{prefix}`` (frame at
+    the slice's top, the slice below it); the slice's mesh is added to ``meshes``.
+
+    Each inner link carries :data:`INTERMEDIATE_FRACTION` of the slice (centre at the straight slice's
+    centre); the body the rest, less ``after_last`` such shares on the last section of a segment, which
+    the caller gives to the links after it. Returns the whole slice's mass properties (frame at its top).
+    """
+    n = seg.sections
+    h = seg.length / n
+    r0, r1 = seg.radius_at((k - 1) / n), seg.radius_at(k / n)
+    slice_mp = frustum_mass_properties(r0, r1, h, limb.material.density).shifted(-h)
+    body_share = 1.0 - INTERMEDIATE_FRACTION * (inner + (after_last if k == n else 0))
+    mid = slice_mp.scaled(INTERMEDIATE_FRACTION).shifted(h)  # centre ahead of the section base
+    p = naming.section_prefix(limb.name, s, k)
+    for i in range(inner):
+        add_link(robot, f"{p}_{'abcdef'[i]}", mid)
+    body = add_link(robot, p, slice_mp.scaled(body_share))
+    mesh_name = f"slice_{r0 * 1e3:.3f}_{r1 * 1e3:.3f}_{h * 1e3:.3f}mm.stl"
+    meshes[mesh_name] = (r0, r1, h)
+    add_geometry(body, "visual", ux.mesh(f"{MESH_DIR}/{mesh_name}"), (0, 0, 0), LIMB_RGBA)
+    add_geometry(body, "collision", ux.cylinder(0.5 * (r0 + r1), h), (0, 0, -0.5 * h))
+    return slice_mp
