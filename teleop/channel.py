@@ -67,6 +67,7 @@ class LinkSpec:
         loss: :class:`Bernoulli` or :class:`GilbertElliott`.
         max_queue: largest backlog waiting for the link (s of transmission); newer packets are dropped
             beyond it (counted as ``overflow``).
+        name: what the link is (``"acoustic"``, ``"optical"``, ``"custom"``), for displays and summaries.
     """
 
     distance: float
@@ -75,6 +76,7 @@ class LinkSpec:
     jitter: float = 0.0
     loss: Bernoulli | GilbertElliott = field(default_factory=Bernoulli)
     max_queue: float = 5.0
+    name: str = "custom"
 
     def __post_init__(self) -> None:
         if (
@@ -107,7 +109,7 @@ def acoustic_link(
     loss: Bernoulli | GilbertElliott | None = None,
 ) -> LinkSpec:
     """Acoustic modem: 1500 m/s (1 s per 1500 m), kbit/s."""
-    return LinkSpec(distance, SOUND_SPEED_WATER, bandwidth, jitter, loss or Bernoulli(0.0))
+    return LinkSpec(distance, SOUND_SPEED_WATER, bandwidth, jitter, loss or Bernoulli(0.0), name="acoustic")
 
 
 def optical_link(
@@ -117,7 +119,7 @@ def optical_link(
     loss: Bernoulli | GilbertElliott | None = None,
 ) -> LinkSpec:
     """Visible-light modem: c / 1.33, Mbit/s, short range."""
-    return LinkSpec(distance, LIGHT_SPEED_WATER, bandwidth, jitter, loss or Bernoulli(0.0))
+    return LinkSpec(distance, LIGHT_SPEED_WATER, bandwidth, jitter, loss or Bernoulli(0.0), name="optical")
 
 
 class Channel:

@@ -97,8 +97,12 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--duration",
         type=real(0.0, MAX_DEMO_S, lo_open=True),
-        default=14.0,
-        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default 14)",
+        default=None,
+        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default: 14 for the scripted operator; with any "
+        "other device the session runs until you quit: x or Ctrl-C)",
+    )
+    d.add_argument(
+        "--help-keys", action="store_true", help="print the key table of the keyboard devices and exit"
     )
     d.add_argument(
         "--device",
@@ -200,6 +204,12 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
 
 def _demo(args: argparse.Namespace) -> int:
     import os
+
+    if args.help_keys:
+        from pccbullet.teleop.devices.keys import key_table
+
+        print("\n".join(key_table()))
+        return 0
 
     from pccbullet.teleop.udp.keys import load_key_file
 

@@ -37,19 +37,45 @@ if TYPE_CHECKING:
     from pccbullet.teleop.mmt.session import MmtSession
 
 
+def _labels(image: np.ndarray, robot: Robot, view: list[float], proj: list[float], fill: tuple) -> np.ndarray:
+    """``image`` with each limb's name beside its tip, projected with PyBullet's ``view`` and ``proj``
+    matrices (16 floats each, column-major), which the pyvista panel shares (the same eye, target, up
+    and 55 degrees)."""
+    from PIL import Image, ImageDraw
+
+    h, w = image.shape[:2]
+    M = np.asarray(proj, dtype=float).reshape(4, 4).T @ np.asarray(view, dtype=float).reshape(4, 4).T
+    pil = Image.fromarray(image)
+    draw = ImageDraw.Draw(pil)
+    for limb in robot.spec.limbs:
+        clip = M @ np.append(robot.tip_pose(limb.name)[:3, 3], 1.0)
+        if clip[3] <= 0:
+            continue
+        x, y = (clip[0] / clip[3] + 1.0) * w / 2, (1.0 - clip[1] / clip[3]) * h / 2
+        if 0 <= x < w and 0 <= y < h:
+            draw.text((x + 6, y - 4), limb.name, fill=fill)
+    return np.asarray(pil)
+
+
 def lamp_for(session: MmtSession) -> SpotlitRenderer:
     """The pyvista renderer of the robot's panel and camera image, for the session's seabed and rock."""
     return SpotlitRenderer(IMAGE_SIZE, EXTERNAL_VIEW, session.cfg.seabed_z, session.cfg.rock_radius)
 
 
-def write_camera_image(out_dir: Path, lamp: SpotlitRenderer, shown: Robot, rock_at: object) -> str:
+def write_camera_image(
+    out_dir: Path, lamp: SpotlitRenderer, shown: Robot, rock_at: object, when: float
+) -> str:
     """Write ``camera_tip.png``: what the robot's camera arm sees through its lens (``shown`` as it stands
     now), lit by its lamp; returns its path."""
     import imageio.v3 as iio
 
     path = out_dir / "camera_tip.png"
     lamp.look_from(shown.tip_pose("camera"), CAMERA_FOV_DEG)
-    image = lamp.render(shown, rock_at)
+    image = caption(
+        lamp.render(shown, rock_at),
+        [f"ROBOT CAMERA (camera arm tip, {CAMERA_FOV_DEG:g} deg lens), t = {when:.1f} s"],
+        fill=(235, 235, 235),
+    )
     lamp.reset_view()
     with atomic_path(path) as tmp:
         iio.imwrite(tmp, image)
@@ -86,12 +112,12 @@ def write_gif(
             for name, q in robot_poses[int(np.abs(robot_t - t).argmin())][1].items():
                 shown.set_joints(name, q)
         left = caption(  # the robot in the sea, lit by its own lamp (pyvista: PyBullet has no spot light)
-            lamp.render(shown, rock_at),
+            _labels(lamp.render(shown, rock_at), shown, view, proj, (235, 235, 235)),
             [f"ROBOT (remote): soft-arm physics in seawater   t = {t:5.1f} s"],
             fill=(235, 235, 235),
         )
         right = caption(
-            render_view(robot.world.client, view, proj),
+            _labels(render_view(robot.world.client, view, proj), robot, view, proj, (20, 20, 20)),
             [f"OPERATOR'S MODEL (local): commands reach the robot {delay:.1f} s later"],
         )
         # a palette frame (1 byte a pixel) at once: 300 RGB frames of 1280 x 480 would hold 550 MB

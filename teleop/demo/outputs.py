@@ -106,9 +106,28 @@ def plot_metrics(out_dir: Path, session: MmtSession) -> str:
     lg = session.log
     t = lg["t"]
     fig, axes = plt.subplots(3, 1, figsize=(7, 8), sharex=True)
-    axes[0].plot(t, np.linalg.norm(lg["f_m"], axis=1), label="operator (master model)")
-    axes[0].plot(t, np.linalg.norm(lg["f_s"], axis=1), label="slave force sensor (contacts)")
-    axes[0].axhline(session.haptics.params.peak_force, color="r", ls=":", lw=1, label="device peak")
+    f_m, f_s = np.linalg.norm(lg["f_m"], axis=1), np.linalg.norm(lg["f_s"], axis=1)
+    axes[0].plot(t, f_m, label="operator (master model)")
+    axes[0].plot(t, f_s, label="slave force sensor (contacts)")
+    top = 1.3 * max(float(np.nanmax(f_m, initial=0.0)), float(np.nanmax(f_s, initial=0.0)), 0.05)
+    peak = session.haptics.params.peak_force
+    if peak <= top:  # the device's limit, when it is on the scale of the forces
+        axes[0].axhline(peak, color="r", ls=":", lw=1, label="device peak")
+    else:
+        axes[0].text(0.99, 0.95, f"device limit {peak:g} N: above this scale", transform=axes[0].transAxes,
+                     ha="right", va="top", fontsize=7, color="r")  # fmt: skip
+    axes[0].set_ylim(0.0, top)
+    if len(t) and np.nanmax(f_s, initial=0.0) > 0.0:  # the robot's peak, with what the operator felt then
+        i = int(np.nanargmax(f_s))
+        felt = "an impact the model did not feel" if f_m[i] < 0.2 * f_s[i] else "felt by the operator too"
+        axes[0].annotate(
+            f"robot's peak {f_s[i]:.2f} N at {t[i]:.1f} s ({felt})",
+            (t[i], f_s[i]),
+            xytext=(0.35, 0.8),
+            textcoords="axes fraction",
+            fontsize=7,
+            arrowprops={"arrowstyle": "->", "lw": 0.7},
+        )
     axes[0].set_ylabel("|force| (N)")
     for i, c in enumerate("xyz"):
         axes[1].plot(t, lg["tip_m"][:, i], label=f"master {c}")
@@ -120,7 +139,11 @@ def plot_metrics(out_dir: Path, session: MmtSession) -> str:
     for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, ncol=3)
-    fig.suptitle("Model-mediated teleoperation of the soft squid over a 1 s acoustic link")
+    link = session.cfg.downlink
+    fig.suptitle(
+        f"Model-mediated teleoperation of the soft squid over a {session.transport.command_delay():.2g} s "
+        f"{link.name} link"
+    )
     fig.tight_layout()
     path = out_dir / "metrics.png"
     with atomic_path(path) as tmp:

@@ -33,6 +33,7 @@ class StateReport:
         rock: the rock centre the robot located by touch ``(3,) float`` (m, world), NaN before its first
             touch.
         settled: bit i set: limb i was settled (:meth:`~pccbullet.teleop.slave.Slave.settled_mask`).
+        tip: the haptic limb's tip ``(3,) float`` (m, world) when the robot sent the report.
         tick: the master tick the report answers (the tick its command was sent plus the command's age),
             ``None`` when that command is unknown or the tick is older than the :data:`RING_TICKS` the
             master keeps.
@@ -43,6 +44,7 @@ class StateReport:
     rock: np.ndarray
     settled: int
     tick: int | None
+    tip: np.ndarray
 
     @property
     def force_magnitude(self) -> float:
@@ -131,7 +133,7 @@ class Transport:
         tick = None if sent is None else sent + int(round(age / self.dt))
         if tick is not None and not (k - RING_TICKS < tick <= k):
             tick = None
-        return StateReport(measured, tail[:3], tail[3:6], settled, tick)
+        return StateReport(measured, tail[:3], tail[3:6], settled, tick, tail[6:9])
 
     def report_delay(self) -> float:
         """Expected one-way delay (s) of the uplink for a state report
