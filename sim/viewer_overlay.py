@@ -121,7 +121,7 @@ class Overlay:
         up = height / max(np.linalg.norm(height), 1e-12)
         u0, v0 = self._panel_at
         w, h = self._panel[2:]
-        half_v = 0.5 * PANEL_WIDTH * np.linalg.norm(width) * h / w / np.linalg.norm(height)
+        half_v = float(0.5 * PANEL_WIDTH * np.linalg.norm(width) * h / w / np.linalg.norm(height))
         centre = self._point(u0 + PANEL_WIDTH / 2, v0 + LINE_STEP + half_v)
         R = np.column_stack([right, up, -forward])  # the quad's normal (+z) faces the camera
         quat = _quaternion(R)

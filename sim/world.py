@@ -17,13 +17,13 @@ Example::
 from __future__ import annotations
 
 import logging
-import numbers
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from numbers import Integral
 from pathlib import Path
 
 from pccbullet.sim.bullet import pb
@@ -90,10 +90,10 @@ class World:
         mode: str = "dynamic",
         medium: str = "air",
     ) -> None:
-        if not (isinstance(dt, numbers.Real) and 0.0 < dt <= MAX_DT):  # NaN fails too
+        if not 0.0 < dt <= MAX_DT:  # NaN fails too
             raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step in (0, {MAX_DT:g}] s")
         g = tuple(gravity)
-        if len(g) != 3 or not all(isinstance(v, numbers.Real) and abs(v) <= MAX_GRAVITY for v in g):
+        if len(g) != 3 or not all(abs(float(v)) <= MAX_GRAVITY for v in g):
             raise ConfigurationError(
                 f"gravity = {g!r} is invalid; allowed: 3 finite numbers of at most {MAX_GRAVITY:g} m/s^2"
             )
@@ -227,7 +227,7 @@ class World:
         """
         if self._closed:
             raise WorldClosedError()
-        if not (isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0):
+        if not (isinstance(n, Integral) and not isinstance(n, bool) and n >= 0):
             raise ConfigurationError(f"n = {n!r} steps is invalid; allowed: an integer >= 0")
         if not contacts and self.mode != "kinematic":
             raise ConfigurationError(

@@ -28,6 +28,7 @@ from pathlib import Path
 from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
 from pccbullet.sim.export.register import register_export
+from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
 from pccbullet.urdf_gen.cli_args import OneLineParser, out_dir, port, real, udp_port_free
@@ -119,6 +120,13 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="HMAC key file of the UDP bridge (default: $PCCBULLET_UDP_KEY_FILE, else "
         "~/.config/pccbullet/udp.key, created on first use)",
+    )
+    d.add_argument(
+        "--link",
+        choices=LINKS,
+        default="acoustic",
+        help="the link to the robot, both ways: acoustic (9 kbit/s over 1500 m, 1 s) or optical (URSULA's "
+        "visible-light dorsal fin: 1.2 Mbit/s over 30 m)",
     )
     d.add_argument(
         "--no-gif",
@@ -237,6 +245,7 @@ def _demo(args: argparse.Namespace) -> int:
             udp_key_file=args.udp_key_file,
             viewer=viewer,
             gif=not args.no_gif,
+            link=args.link,
         )
     finally:
         if viewer is not None:

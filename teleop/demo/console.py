@@ -79,6 +79,7 @@ def hud_colours(session: MmtSession) -> list[tuple[str, tuple[float, float, floa
     colours[2] = (1.0, 0.85, 0.2)
     if not lines[4].endswith("none"):
         colours[4] = (1.0, 0.25, 0.2)
+    colours[6] = (0.6, 0.9, 1.0)
     if session.watchdog.state != "ok":
         colours[3] = (1.0, 0.25, 0.2)
     return list(zip(lines, colours, strict=True))

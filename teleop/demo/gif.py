@@ -1,4 +1,4 @@
-"""The demo's renders, after its summary and plots: ``camera_tip.png`` and ``demo.gif``.
+"""The demo's GIF, rendered after its summary, plots and camera image: ``demo.gif``.
 
 The GIF shows the robot (rendered from its own world, or from recorded poses shown in a world of our own
 when it ran in its own process) in the sea, lit by its lamp (:class:`~pccbullet.teleop.demo.render.
@@ -19,7 +19,6 @@ import numpy as np
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE
 from pccbullet.teleop.demo.outputs import (
-    CAMERA_FOV_DEG,
     EXTERNAL_VIEW,
     GIF_EVERY,
     IMAGE_SIZE,
@@ -60,26 +59,6 @@ def _labels(image: np.ndarray, robot: Robot, view: list[float], proj: list[float
 def lamp_for(session: MmtSession) -> SpotlitRenderer:
     """The pyvista renderer of the robot's panel and camera image, for the session's seabed and rock."""
     return SpotlitRenderer(IMAGE_SIZE, EXTERNAL_VIEW, session.cfg.seabed_z, session.cfg.rock_radius)
-
-
-def write_camera_image(
-    out_dir: Path, lamp: SpotlitRenderer, shown: Robot, rock_at: object, when: float
-) -> str:
-    """Write ``camera_tip.png``: what the robot's camera arm sees through its lens (``shown`` as it stands
-    now), lit by its lamp; returns its path."""
-    import imageio.v3 as iio
-
-    path = out_dir / "camera_tip.png"
-    lamp.look_from(shown.tip_pose("camera"), CAMERA_FOV_DEG)
-    image = caption(
-        lamp.render(shown, rock_at),
-        [f"ROBOT CAMERA (camera arm tip, {CAMERA_FOV_DEG:g} deg lens), t = {when:.1f} s"],
-        fill=(235, 235, 235),
-    )
-    lamp.reset_view()
-    with atomic_path(path) as tmp:
-        iio.imwrite(tmp, image)
-    return str(path)
 
 
 def write_gif(

@@ -2,9 +2,10 @@
 
 :func:`hud_lines` gives the heads-up display: time, the selected limb and segment, its commanded PCC,
 the force felt as a bar against the device's limit, the link (its kind and one-way delay) and whether
-the robot is heard, the faults, and the distance between the model's tip and the robot's last reported
-one. The GUI viewer draws them over the scene (:class:`~pccbullet.sim.viewer.ViewerProcess`, frame key
-``"hud"``); the terminal device shows :func:`status_line`, the same in one line.
+the robot is heard, the faults, the distance between the model's tip and the robot's last reported
+one, and how old the camera frame the operator sees is. The GUI viewer draws them over the scene
+(:class:`~pccbullet.sim.viewer.ViewerProcess`, ``hud``); the terminal device shows :func:`status_line`,
+the same in one line.
 """
 
 from __future__ import annotations
@@ -70,7 +71,18 @@ def hud_lines(session: MmtSession) -> list[str]:
         + _report_age(session),
         "faults: " + ("; ".join(faults(session)) or "none"),
         f"model - robot tip ({cfg.haptic_limb}): " + ("n/a" if math.isnan(err) else f"{err * 1e3:5.0f} mm"),
+        camera_line(session),
     ]
+
+
+def camera_line(session: MmtSession) -> str:
+    """How old the newest camera frame that crossed the link is, and what the link allows."""
+    video = session.transport.video
+    w, h = video.plan.size
+    plan = f"({w}x{h} px, a frame every {video.plan.period:.2g} s)"
+    if video.frame is None:
+        return f"camera: no frame yet {plan}"
+    return f"camera: frame {video.age(session.world.time):4.1f} s old {plan}"
 
 
 def status_line(session: MmtSession) -> str:

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (640, 480)  # px, one GIF panel and the camera image
-CAMERA_FOV_DEG = 100.0  # vertical field of view of the tip camera (a wide-angle underwater camera)
 EXTERNAL_VIEW = ([1.25, -1.05, 0.15], [0.45, 0.0, -0.42], [0, 0, 1])  # eye, target, up (m, world)
 MAX_TIP_ROWS = 30_000  # rows of the tip log (a longer session keeps every k-th visual frame)
 
@@ -191,4 +190,30 @@ def plot_tips(out_dir: Path, tips: TipLog, robot_t: np.ndarray, robot_xyz: np.nd
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=100)
     plt.close(fig)
+    return str(path)
+
+
+def write_camera_image(out_dir: Path, session: MmtSession) -> str:
+    """Write ``camera_tip.png``: the last frame of the robot's camera that crossed the link (scaled to
+    :data:`IMAGE_SIZE`, pixels kept square and sharp), with when it was captured and arrived; a black
+    image saying so when none arrived. Returns its path."""
+    import imageio.v3 as iio
+    from PIL import Image
+
+    video, link = session.transport.video, session.cfg.uplink
+    plan = video.plan
+    w, h = IMAGE_SIZE
+    if video.frame is None:
+        image = np.zeros((h, w, 3), np.uint8)
+        lines = [f"ROBOT CAMERA: no frame has crossed the {link.name} link"]
+    else:
+        image = np.asarray(Image.fromarray(video.frame).resize((w, h), Image.Resampling.NEAREST))
+        lines = [
+            f"ROBOT CAMERA: the last frame received over the {link.name} link",
+            f"captured t = {video.captured:.1f} s, arrived t = {video.arrived:.1f} s; "
+            f"{plan.size[0]}x{plan.size[1]} px, a frame every {plan.period:.2g} s; {video.received} received",
+        ]
+    path = out_dir / "camera_tip.png"
+    with atomic_path(path) as tmp:
+        iio.imwrite(tmp, caption(image, lines, fill=(235, 235, 235)))
     return str(path)

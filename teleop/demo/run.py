@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,8 +30,9 @@ from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
 from pccbullet.sim.world import PHYSICS_DT, World
+from pccbullet.teleop.channel import link_named
 from pccbullet.teleop.demo.console import QuitKey, hud_colours, open_operator, status_printer
-from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_camera_image, write_gif
+from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_gif
 from pccbullet.teleop.demo.outputs import (
     GIF_EVERY,
     ScenePose,
@@ -39,6 +41,7 @@ from pccbullet.teleop.demo.outputs import (
     plot_tips,
     robot_tips,
     scene_pose,
+    write_camera_image,
 )
 from pccbullet.teleop.demo.summary import SummaryFile, sigint_deferred
 from pccbullet.teleop.devices.base import InputDevice
@@ -91,6 +94,7 @@ def run_demo(
     udp_key_file: Path | None = None,
     viewer: ViewerProcess | None = None,
     gif: bool = True,
+    link: str = "acoustic",
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -111,6 +115,7 @@ def run_demo(
         udp_key_file: the bridge's HMAC key file; ``None``: the default one, created on first use
             (:func:`pccbullet.teleop.udp.keys.resolve_key`).
         gif: headless: render ``demo.gif`` (after the summary, the plots and the camera image).
+        link: ``"acoustic"`` or ``"optical"`` (:func:`~pccbullet.teleop.channel.link_named`), both ways.
         duration: simulated seconds; ``None``: :data:`DEFAULT_DURATION_S` for the scripted operator, and
             with any other device until the operator quits (the ``x`` key, or Ctrl-C; at most
             :data:`MAX_SESSION_S`).
@@ -123,24 +128,25 @@ def run_demo(
             "device = 'keyboard' reads the GUI window's keys and needs a display; "
             "use --device terminal without one"
         )
+    cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link))
     if device == "auto":
         device = "keyboard" if gui else "scripted"
     if duration is None:
         duration = DEFAULT_DURATION_S if device == "scripted" else MAX_SESSION_S
     out_dir = Path(out_dir)
-    summary = SummaryFile(out_dir, {"mode": "gui" if gui else "headless", "device": device})
+    summary = SummaryFile(out_dir, {"mode": "gui" if gui else "headless", "device": device, "link": link})
     try:
         if gui:  # the window comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.viewer import ViewerProcess
 
             viewer = viewer or ViewerProcess(None, gui=True)
             try:
-                with MmtSession(MmtConfig(), gui=False, slave="process") as session:
+                with MmtSession(cfg, gui=False, slave="process") as session:
                     _run_gui(session, viewer, summary, duration, device, udp_port, udp_key_file)
             finally:
                 viewer.close()
         else:
-            _run_headless(summary, duration, device, udp_port, udp_key_file, gif)
+            _run_headless(summary, cfg, duration, device, udp_port, udp_key_file, gif)
     except KeyboardInterrupt:
         phase = "start-up" if summary.data["status"] == "starting" else "outputs"
         summary.update(status="interrupted", interrupted_in=phase)
@@ -157,6 +163,7 @@ def run_demo(
 
 def _run_headless(
     summary: SummaryFile,
+    cfg: MmtConfig,
     duration: float,
     device: str,
     udp_port: int,
@@ -170,7 +177,7 @@ def _run_headless(
     # physics. Scripted: everything in lockstep in simulated time (bit-identical reruns).
     realtime = device != "scripted"
     slave_kind = "process" if realtime else "local"
-    with MmtSession(MmtConfig(), gui=False, slave=slave_kind, record_poses=realtime) as session:
+    with MmtSession(cfg, gui=False, slave=slave_kind, record_poses=realtime) as session:
         robot = session.robot
         limbs = [limb.name for limb in robot.spec.limbs]
         operator = QuitKey(
@@ -212,6 +219,7 @@ def _run_headless(
             if status is not None:
                 sys.stderr.write("\n")  # end the status line
         cfg = session.cfg
+        ended = time.perf_counter()
         with sigint_deferred():  # the session's figures reach the disk before anything else
             summary.update(
                 status="complete",
@@ -231,6 +239,7 @@ def _run_headless(
             _log_loop(stats)
         summary.add_file(plot_metrics(out_dir, session))
         with contextlib.ExitStack() as stack:
+            final: tuple[dict[str, list[float]], float | None]
             if isinstance(slave, Slave):  # the robot's own world; its state now is the final one
                 shown, rock = slave.robot, slave.rock
                 poses = robot_poses
@@ -244,13 +253,13 @@ def _run_headless(
                 final = ({n: robot_xyz[-1, i].tolist() for i, n in enumerate(limbs)}, float(robot_t[-1]))
             summary.update(slave_final_tip_positions_m=final[0], slave_final_tip_time_s=final[1])
             summary.add_file(plot_tips(out_dir, tips, robot_t, robot_xyz))
+            summary.add_file(write_camera_image(out_dir, session))
             if not gif:
+                summary.update(outputs_wall_time_s=time.perf_counter() - ended)
                 return
             rock_at = pb.getBasePositionAndOrientation(rock, physicsClientId=shown.world.client)[0]
             lamp = lamp_for(session)
             stack.callback(lamp.close)
-            when = final[1] if final[1] is not None else session.world.time
-            summary.add_file(write_camera_image(out_dir, lamp, shown, rock_at, when))
             bar, on_frame = progress_bar(len(model_poses))
             stack.callback(bar.close)
             path, frames = write_gif(
@@ -259,6 +268,7 @@ def _run_headless(
             summary.update(gif_frames=frames)
             if path is not None:
                 summary.add_file(path)
+            summary.update(outputs_wall_time_s=time.perf_counter() - ended)
 
 
 def _log_loop(stats: dict[str, float]) -> None:
@@ -317,9 +327,17 @@ def _run_gui(
         device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
     device = QuitKey(device)
 
+    frames = [0]  # camera frames shown
+
     def on_visual(k: int, t: float) -> None:
         hud = hud_colours(session) if k % STATUS_EVERY == 0 else None
-        viewer.publish({"rock": np.asarray(session.contact.rock).tolist()}, hud=hud)
+        video = session.transport.video
+        image = None
+        if video.received > frames[0] and video.frame is not None:  # a new frame crossed the link
+            frames[0] = video.received
+            w, h = video.plan.size
+            image = (video.frame, f"robot camera over the {cfg.uplink.name} link ({w}x{h} px)")
+        viewer.publish({"rock": np.asarray(session.contact.rock).tolist()}, hud=hud, image=image)
 
     try:
         # the loop sleeps through its waits: spinning them left the viewer process (nice +10) too little
@@ -349,6 +367,7 @@ def _run_gui(
             metrics=session.metrics(),
         )
     summary.add_file(plot_metrics(summary.path.parent, session))
+    summary.add_file(write_camera_image(summary.path.parent, session))
 
 
 def _device_stats(device: InputDevice) -> dict[str, object]:

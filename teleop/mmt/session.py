@@ -164,6 +164,7 @@ class MmtSession:
             self.slave.receive(payload)
         self.slave.tick(dt)  # in its own process: collects what the robot sent
         self.transport.send_states(self._k, t, self.slave)
+        self.transport.video.deliver(t)
         for report in self.transport.reports(self._k, t):
             self.watchdog.heard(t)
             self.last_report = report
