@@ -29,7 +29,7 @@ def _typed(keys: bytes) -> TerminalKeyboard:
 
 def test_keys_typed_faster_than_a_tick_act_in_the_order_typed() -> None:
     """``1 w w w 2 a`` typed at once: the grasper bends three presses' worth, then the palpation arm's
-    plane turns one press' worth (before: the palpation arm moved 4.3 deg and the grasper not at all)."""
+    plane turns one press' worth (merged in one tick, the palpation arm would move and the grasper not)."""
     spec = load_robot("ursula", sections=3)
     mapping = OperatorMapping(spec)
     device = _typed(b"1www2a")
