@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.sim.viewer_overlay import Overlay, camera_link, render_inset
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 SHAPE_KINDS = ("plane", "sphere")
 QUEUE_FRAMES = 2
 KEY_QUEUE = 256
 INSET_EVERY = 10  # frames between two camera insets (5 Hz at 50 Hz frames)
-INSET_SIZE = (320, 240)  # px
-INSET_FOV_DEG = 100.0  # the camera arm's wide-angle lens (as the demo's camera_tip.png)
+CAMERA_CHECK_POLLS = 10  # viewer polls between two looks at whether the operator moved the camera
 LOADING_TEXT = "pccbullet: loading the squid and its world ..."
 POLL_S = 0.02  # s, keyboard polling period of the viewer while it waits for frames
 VIEWER_NICE = 10  # added to the GUI viewer process's nice value
@@ -90,7 +90,14 @@ def _apply_frame(
     ids: dict[str, int],
     shape_ids: dict[str, int],
     frame: dict[str, Any],
+    overlay: Overlay | None = None,
 ) -> None:
+    hud, image = frame.pop("hud", None), frame.pop("image", None)
+    if overlay is not None and hud is not None:
+        overlay.text("hud", 0.01, 0.03, [(line, tuple(rgb)) for line, rgb in hud])
+    if overlay is not None and image is not None:
+        h, w, data, caption = image
+        overlay.image(np.frombuffer(data, dtype=np.uint8).reshape(h, w, 3), caption)
     for name, pos in frame.pop("shapes", {}).items():
         pb.resetBasePositionAndOrientation(shape_ids[name], pos, [0, 0, 0, 1], physicsClientId=cid)
     for name, q in frame.items():
@@ -112,28 +119,6 @@ def _yield_cpu() -> int | None:
         return None
 
 
-def _camera_links(pb: Any, cid: int, ids: dict[str, int], camera: tuple[str, str]) -> tuple | None:
-    """``(body id, link index)`` of the camera link ``camera = (body name, link name)``, or ``None``."""
-    body_name, link_name = camera
-    body = ids.get(body_name)
-    if body is None:
-        return None
-    for j in range(pb.getNumJoints(body, physicsClientId=cid)):
-        if pb.getJointInfo(body, j, physicsClientId=cid)[12].decode() == link_name:
-            return body, j
-    return None
-
-
-def _render_inset(pb: Any, cid: int, link: tuple[int, int]) -> None:
-    """Render the view from the camera link (z ahead, -x up) into the GUI's RGB preview panel."""
-    state = pb.getLinkState(link[0], link[1], computeForwardKinematics=True, physicsClientId=cid)
-    R = np.asarray(pb.getMatrixFromQuaternion(state[5])).reshape(3, 3)
-    eye = np.asarray(state[4])
-    view = pb.computeViewMatrix(eye.tolist(), (eye + R[:, 2]).tolist(), (-R[:, 0]).tolist())
-    proj = pb.computeProjectionMatrixFOV(INSET_FOV_DEG, INSET_SIZE[0] / INSET_SIZE[1], 0.01, 5.0)
-    pb.getCameraImage(INSET_SIZE[0], INSET_SIZE[1], view, proj, physicsClientId=cid)
-
-
 def _viewer_main(
     bodies: dict[str, ViewerBody] | None,
     shapes: list[ViewerShape],
@@ -150,8 +135,9 @@ def _viewer_main(
     from pccbullet.sim.bullet import pb
 
     cid = pb.connect(pb.GUI if gui else pb.DIRECT)
-    if gui:
+    if gui:  # no PyBullet panels (example browser, buffer previews) and no shortcuts on our keys
         pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 0, physicsClientId=cid)
+        pb.configureDebugVisualizer(pb.COV_ENABLE_KEYBOARD_SHORTCUTS, 0, physicsClientId=cid)
         pb.resetDebugVisualizerCamera(1.6, 50, -25, [0.55, 0.0, -0.3], physicsClientId=cid)
     if bodies is None:  # started early: say so until the scene arrives
         loading = pb.addUserDebugText(
@@ -176,21 +162,22 @@ def _viewer_main(
         for name, b in bodies.items()
     }
     shape_ids = {shape.name: _add_shape(pb, cid, shape) for shape in shapes}
-    for i, line in enumerate(help_lines):
-        pb.addUserDebugText(line, [0.2, -0.6, 0.45 - 0.06 * i], [1, 1, 1], 1.2, physicsClientId=cid)
-    inset = _camera_links(pb, cid, ids, camera) if gui and camera else None
+    overlay = Overlay(pb, cid) if gui else None
+    if overlay is not None:
+        overlay.text("keys", 0.01, 0.86, [(line, (0.85, 0.85, 0.85)) for line in help_lines])
+    inset = camera_link(pb, cid, ids, camera) if gui and camera else None
+    images = 0  # camera frames that came with the frames: then the viewer renders no inset of its own
     if gui:
-        if inset is not None:  # the side panel holds the camera view: only its RGB preview
-            pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 1, physicsClientId=cid)
-            pb.configureDebugVisualizer(pb.COV_ENABLE_DEPTH_BUFFER_PREVIEW, 0, physicsClientId=cid)
-            pb.configureDebugVisualizer(pb.COV_ENABLE_SEGMENTATION_MARK_PREVIEW, 0, physicsClientId=cid)
-            pb.configureDebugVisualizer(pb.COV_ENABLE_RGB_BUFFER_PREVIEW, 1, physicsClientId=cid)
         pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=cid)
     ready.set()
     if gui:  # the window and the scene are up at full priority; the spinning render threads give way now
         _yield_cpu()
     applied = 0
+    polls = 0
     while True:
+        polls += 1
+        if overlay is not None and polls % CAMERA_CHECK_POLLS == 0:
+            overlay.follow_camera()  # a command of its own: once in a while, not every frame
         if gui:
             events = pb.getKeyboardEvents(physicsClientId=cid)
             if events:
@@ -209,13 +196,14 @@ def _viewer_main(
                     frame = frames.get_nowait()
                 except queue.Empty:
                     break
-                _apply_frame(pb, cid, bodies, ids, shape_ids, frame)
+                _apply_frame(pb, cid, bodies, ids, shape_ids, frame, overlay)
                 applied += 1
             break
-        _apply_frame(pb, cid, bodies, ids, shape_ids, frame)
+        images += "image" in frame
+        _apply_frame(pb, cid, bodies, ids, shape_ids, frame, overlay)
         applied += 1
-        if inset is not None and applied % INSET_EVERY == 0:
-            _render_inset(pb, cid, inset)
+        if inset is not None and overlay is not None and not images and applied % INSET_EVERY == 0:
+            render_inset(pb, cid, inset, overlay)
     shown = {  # what the viewer shows at the end: the first three joints of every limb
         name: [pb.getJointState(ids[name], j, physicsClientId=cid)[0] for j in b.joints[:3]]
         for name, b in bodies.items()
@@ -262,6 +250,7 @@ class ViewerProcess:
         self._scene: mp.Queue = ctx.Queue(maxsize=1)
         self._closed: dict[str, Any] | None = None  # the report, once closed
         self._held: set[int] = set()
+        self._pending: dict[str, Any] = {}  # overlay content not yet in a frame the viewer got
         self.dropped = 0
         self.sent = 0
         self._robot = robot
@@ -306,19 +295,34 @@ class ViewerProcess:
                 return False
         return True
 
-    def publish(self, shapes: dict[str, list[float]] | None = None) -> bool:
+    def publish(
+        self,
+        shapes: dict[str, list[float]] | None = None,
+        *,
+        hud: list[tuple[str, tuple[float, float, float]]] | None = None,
+        image: tuple[np.ndarray, str] | None = None,
+    ) -> bool:
         """Send the robot's current joint vectors (and shape positions by name, m); returns False (and
-        counts a drop) if the viewer lags."""
+        counts a drop) if the viewer lags. ``hud``: lines (text, rgb 0..1) shown at the top left of the
+        window; ``image``: an RGB image ``(h, w, 3) uint8`` and its caption, shown in the panel at the
+        top right (instead of the viewer's own camera inset)."""
         frame: dict[str, Any] = {
             limb: np.asarray(self._robot.joints(limb)).tolist() for limb in self._robot.bodies
         }
         if shapes:
             frame["shapes"] = shapes
+        if hud is not None:  # kept until a frame carries it (a dropped frame must not lose it)
+            self._pending["hud"] = [(str(line), tuple(map(float, rgb))) for line, rgb in hud]
+        if image is not None:
+            rgb = np.ascontiguousarray(image[0], dtype=np.uint8)
+            self._pending["image"] = (rgb.shape[0], rgb.shape[1], rgb.tobytes(), str(image[1]))
+        frame.update(self._pending)
         try:
             self._frames.put_nowait(frame)
         except queue.Full:
             self.dropped += 1
             return False
+        self._pending.clear()
         self.sent += 1
         return True
 

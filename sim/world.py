@@ -17,13 +17,13 @@ Example::
 from __future__ import annotations
 
 import logging
-import numbers
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from numbers import Integral, Real
 from pathlib import Path
 
 from pccbullet.sim.bullet import pb
@@ -55,12 +55,12 @@ log = logging.getLogger(__name__)
 def _is_real(value: object) -> bool:
     """A real number (``numbers.Real``: int, float, numpy scalars), not a bool. A plain function: an
     ``isinstance`` on ``numbers`` ABCs would make mypy take the code after it for unreachable."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return isinstance(value, Real) and not isinstance(value, bool)
 
 
 def _is_integer(value: object) -> bool:
     """An integer (``numbers.Integral``: int, numpy integers), not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    return isinstance(value, Integral) and not isinstance(value, bool)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from pathlib import Path
 from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
 from pccbullet.sim.export.register import register_export
+from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
 from pccbullet.urdf_gen.cli_args import OneLineParser, out_dir, port, real, udp_port_free
@@ -98,8 +99,12 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--duration",
         type=real(0.0, MAX_DEMO_S, lo_open=True),
-        default=14.0,
-        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default 14)",
+        default=None,
+        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default: 14 for the scripted operator; with any "
+        "other device the session runs until you quit: x or Ctrl-C)",
+    )
+    d.add_argument(
+        "--help-keys", action="store_true", help="print the key table of the keyboard devices and exit"
     )
     d.add_argument(
         "--device",
@@ -116,6 +121,13 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="HMAC key file of the UDP bridge (default: $PCCBULLET_UDP_KEY_FILE, else "
         "~/.config/pccbullet/udp.key, created on first use)",
+    )
+    d.add_argument(
+        "--link",
+        choices=LINKS,
+        default="acoustic",
+        help="the link to the robot, both ways: acoustic (9 kbit/s over 1500 m, 1 s) or optical (URSULA's "
+        "visible-light dorsal fin: 1.2 Mbit/s over 30 m)",
     )
     d.add_argument(
         "--no-gif",
@@ -202,6 +214,12 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
 def _demo(args: argparse.Namespace) -> int:
     import os
 
+    if args.help_keys:
+        from pccbullet.teleop.devices.keys import key_table
+
+        print("\n".join(key_table()))
+        return 0
+
     from pccbullet.teleop.udp.keys import load_key_file
 
     if args.udp_key_file is not None:  # a bad key file fails before the worlds are built
@@ -228,6 +246,7 @@ def _demo(args: argparse.Namespace) -> int:
             udp_key_file=args.udp_key_file,
             viewer=viewer,
             gif=not args.no_gif,
+            link=args.link,
         )
     finally:
         if viewer is not None:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from pccbullet.sim.loop import SPIN_WINDOW_S, wait_until
+from pccbullet.teleop.mmt.video import camera_frame, encode_frame, video_plan
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 OBSERVE_EVERY = 20  # ticks between two observer samples (50 Hz)
@@ -60,6 +61,9 @@ def _slave_loop(slave: Any, conn: Any, stop: Any, record_poses: bool, master: in
     died (the process is then re-parented: checked every :data:`MASTER_CHECK_TICKS` ticks)."""
     dt = slave.world.dt
     period = max(1, round(1.0 / (slave.cfg.state_rate * dt)))
+    report_bits = 8.0 * len(slave.state_packet(0, 0.0)) * slave.cfg.state_rate
+    plan = video_plan(slave.cfg.uplink, report_bits)
+    video_every, frames = max(1, round(plan.period / dt)), 0
     clock = time.perf_counter
     times: list[float] = []
     late = k = 0
@@ -77,6 +81,10 @@ def _slave_loop(slave: Any, conn: Any, stop: Any, record_poses: bool, master: in
             conn.send(("state", slave.state_packet(k + 1, slave.time)))
         if k % OBSERVE_EVERY == 0:
             conn.send(("observe", (slave.time, slave.tip().tolist(), slave.force.tolist())))
+        if k % video_every == 0:  # the camera arm's view, sent up the link like the reports
+            image = camera_frame(slave.robot, plan.size)
+            conn.send(("video", encode_frame(image, slave.time, frames, plan.budget)))
+            frames += 1
         if record_poses and k % POSE_EVERY == 0:
             joints = {n: slave.robot.joints(n) for n in slave.robot.bodies}
             conn.send(("pose", (slave.time, joints)))
@@ -122,6 +130,7 @@ class SlaveProcess:
         )
         self._process.start()
         self._states: list[bytes] = []
+        self._frames: list[bytes] = []
         self.force = np.zeros(3)
         self._tip = np.full(3, np.nan)
         self.poses: list[tuple[float, dict[str, np.ndarray]]] = []
@@ -158,6 +167,9 @@ class SlaveProcess:
                 return
             if kind == "state":
                 self._states.append(value)
+            elif kind == "video":
+                self._frames.append(value)
+                del self._frames[:-4]  # a stalled master keeps the newest few
             elif kind == "observe":
                 _, tip, force = value
                 self._tip, self.force = np.asarray(tip), np.asarray(force)
@@ -178,6 +190,11 @@ class SlaveProcess:
     def take_states(self) -> list[bytes]:
         """State packets the robot sent since the last call, oldest first."""
         out, self._states = self._states, []
+        return out
+
+    def take_frames(self) -> list[bytes]:
+        """Camera frame packets the robot sent since the last call, oldest first."""
+        out, self._frames = self._frames, []
         return out
 
     def tip(self) -> np.ndarray:

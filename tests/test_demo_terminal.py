@@ -54,7 +54,7 @@ def test_terminal_demo_prints_help_and_status_and_ends_cleanly_on_ctrl_c(tmp_pat
     os.close(slave)
     buf: list[str] = []
     try:
-        assert _read_until(master, r"w/s bend", 120, buf), "".join(buf)[-2000:]
+        assert _read_until(master, r"w/s: bend", 120, buf), "".join(buf)[-2000:]
         first = _read_until(master, r"t +[\d.]+ s \| grasper segment 1 \| bend +[-\d.]+ deg", 60, buf)
         assert first, "".join(buf)[-2000:]
         os.write(master, b"wwww")  # bend the selected limb (grasper, the first limb) up
@@ -69,7 +69,7 @@ def test_terminal_demo_prints_help_and_status_and_ends_cleanly_on_ctrl_c(tmp_pat
     assert proc.returncode == 0, "".join(buf)[-2000:]
     text = "".join(buf)
     assert "Traceback" not in text and "KeyboardInterrupt" not in text
-    lines = re.findall(r"\| force +[\d.]+ N", text)
+    lines = re.findall(r"\| force \[[#.]+\] +[\d.]+ N", text)
     assert len(lines) >= 2  # the status line is rewritten while the session runs
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["loop"]["interrupted"] is True

@@ -439,7 +439,8 @@ ABSURD = [  # (robot file, key, value): sizes and masses beyond any robot, subno
 def test_absurd_sizes_and_masses_are_refused_for_every_robot_kind(
     tmp_path: Path, name: str, key: str, value: str
 ) -> None:
-    """1e308 mm wrote ``ixx="inf"``; a subnormal density divided by zero; 0 g made a static link."""
+    """Refused at loading: 1e308 mm would write ``ixx="inf"``, a subnormal density divide by zero, 0 g make a
+    static link."""
     from pccbullet.urdf_gen.catalog import write_robot_urdf
     from pccbullet.urdf_gen.spec_loader import robots_dir
 

@@ -316,7 +316,7 @@ def test_a_ray_address_where_nothing_answers_fails_fast_with_one_line(tmp_path: 
         ConfigurationError, match=r"Ray address '127\.0\.0\.1:1' does not answer \(.*\); allowed: HOST:PORT"
     ):
         run_sweep(sweep, tmp_path / "o", engine="ray", address="127.0.0.1:1", progress=False)
-    # refused before Ray is even started (before: Ray retried for minutes); the time bound is generous
+    # refused before Ray is even started (Ray itself retries for minutes); the time bound is generous
     assert not ray.is_initialized() and time.perf_counter() - t0 < 120
     with pytest.raises(ConfigurationError, match=r"address = '1\.2\.3\.4:5' is invalid with engine 'pool'"):
         run_sweep(sweep, tmp_path / "o", engine="pool", address="1.2.3.4:5", progress=False)

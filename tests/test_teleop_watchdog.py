@@ -78,7 +78,9 @@ def test_the_renderer_renders_the_stiffness_it_is_given_within_its_passive_bound
     r = HapticRenderer(p)
     r.tick(np.array([0.0, 0.0, 0.5]), stiffness=1.0)  # 0.5 N: deep but a true depth within 1 m
     assert r.fault is None
-    r.tick(np.array([0.0, 0.0, 1.5]), stiffness=1.0)  # scaled by 1/400 this passed as 3.75 mm
+    r.tick(
+        np.array([0.0, 0.0, 1.5]), stiffness=1.0
+    )  # 1.5 m: a fault (a depth scaled by 1/400 would read 3.75 mm)
     assert r.fault is not None and "longer than 1 m" in r.fault
     for bad in (float("nan"), -1.0, float("inf")):
         r = HapticRenderer(p)

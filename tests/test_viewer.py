@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 from pccbullet.sim.viewer import ViewerProcess
@@ -181,3 +182,29 @@ def test_gui_viewer_loads_the_scene_and_shows_the_published_joints(xvfb_display:
     assert report["applied"] == 1
     assert report["first_joints"]["camera"] == pytest.approx(shown, abs=1e-6)
     assert shown[1] == pytest.approx(math.radians(40) / 20)  # bend / 2N
+
+
+def test_gui_overlay_shows_the_hud_and_the_camera_panel_without_pybullet_panels(xvfb_display: str) -> None:
+    """The HUD lines, the key table and a camera image are drawn over the scene (no example browser, no
+    buffer previews): the panel at the top right shows the image's colours."""
+    from PIL import ImageGrab
+
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=3)
+        viewer = ViewerProcess(robot, gui=True, help_lines=("w/s: bend",))
+        assert viewer.wait_ready(120.0)
+        image = np.zeros((60, 80, 3), np.uint8)
+        image[:, :, 0] = 255  # red
+        hud = [("t 1.00 s", (1.0, 1.0, 1.0)), ("faults: none", (1.0, 1.0, 1.0))]
+        assert viewer.publish(hud=hud, image=(image, "robot camera, 0.5 s old"))
+        deadline = time.monotonic() + 120.0
+        red = 0
+        while red < 1000 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            shot = np.asarray(ImageGrab.grab(xdisplay=xvfb_display).convert("RGB")).astype(int)
+            h, w = shot.shape[:2]
+            panel = shot[: h // 2, w // 2 :]
+            red = int(((panel[..., 0] > 80) & (panel[..., 1] < 40) & (panel[..., 2] < 40)).sum())
+        report = viewer.close()
+    assert report["applied"] == 1 and "error" not in report
+    assert red >= 1000  # the image is in the top right quarter of the window

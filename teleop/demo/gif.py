@@ -1,4 +1,4 @@
-"""The demo's renders, after its summary and plots: ``camera_tip.png`` and ``demo.gif``.
+"""The demo's GIF, rendered after its summary, plots and camera image: ``demo.gif``.
 
 The GIF shows the robot (rendered from its own world, or from recorded poses shown in a world of our own
 when it ran in its own process) in the sea, lit by its lamp (:class:`~pccbullet.teleop.demo.render.
@@ -19,7 +19,6 @@ import numpy as np
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE
 from pccbullet.teleop.demo.outputs import (
-    CAMERA_FOV_DEG,
     EXTERNAL_VIEW,
     GIF_EVERY,
     IMAGE_SIZE,
@@ -37,23 +36,29 @@ if TYPE_CHECKING:
     from pccbullet.teleop.mmt.session import MmtSession
 
 
+def _labels(image: np.ndarray, robot: Robot, view: list[float], proj: list[float], fill: tuple) -> np.ndarray:
+    """``image`` with each limb's name beside its tip, projected with PyBullet's ``view`` and ``proj``
+    matrices (16 floats each, column-major), which the pyvista panel shares (the same eye, target, up
+    and 55 degrees)."""
+    from PIL import Image, ImageDraw
+
+    h, w = image.shape[:2]
+    M = np.asarray(proj, dtype=float).reshape(4, 4).T @ np.asarray(view, dtype=float).reshape(4, 4).T
+    pil = Image.fromarray(image)
+    draw = ImageDraw.Draw(pil)
+    for limb in robot.spec.limbs:
+        clip = M @ np.append(robot.tip_pose(limb.name)[:3, 3], 1.0)
+        if clip[3] <= 0:
+            continue
+        x, y = (clip[0] / clip[3] + 1.0) * w / 2, (1.0 - clip[1] / clip[3]) * h / 2
+        if 0 <= x < w and 0 <= y < h:
+            draw.text((x + 6, y - 4), limb.name, fill=fill)
+    return np.asarray(pil)
+
+
 def lamp_for(session: MmtSession) -> SpotlitRenderer:
     """The pyvista renderer of the robot's panel and camera image, for the session's seabed and rock."""
     return SpotlitRenderer(IMAGE_SIZE, EXTERNAL_VIEW, session.cfg.seabed_z, session.cfg.rock_radius)
-
-
-def write_camera_image(out_dir: Path, lamp: SpotlitRenderer, shown: Robot, rock_at: object) -> str:
-    """Write ``camera_tip.png``: what the robot's camera arm sees through its lens (``shown`` as it stands
-    now), lit by its lamp; returns its path."""
-    import imageio.v3 as iio
-
-    path = out_dir / "camera_tip.png"
-    lamp.look_from(shown.tip_pose("camera"), CAMERA_FOV_DEG)
-    image = lamp.render(shown, rock_at)
-    lamp.reset_view()
-    with atomic_path(path) as tmp:
-        iio.imwrite(tmp, image)
-    return str(path)
 
 
 def write_gif(
@@ -86,12 +91,12 @@ def write_gif(
             for name, q in robot_poses[int(np.abs(robot_t - t).argmin())][1].items():
                 shown.set_joints(name, q)
         left = caption(  # the robot in the sea, lit by its own lamp (pyvista: PyBullet has no spot light)
-            lamp.render(shown, rock_at),
+            _labels(lamp.render(shown, rock_at), shown, view, proj, (235, 235, 235)),
             [f"ROBOT (remote): soft-arm physics in seawater   t = {t:5.1f} s"],
             fill=(235, 235, 235),
         )
         right = caption(
-            render_view(robot.world.client, view, proj),
+            _labels(render_view(robot.world.client, view, proj), robot, view, proj, (20, 20, 20)),
             [f"OPERATOR'S MODEL (local): commands reach the robot {delay:.1f} s later"],
         )
         # a palette frame (1 byte a pixel) at once: 300 RGB frames of 1280 x 480 would hold 550 MB

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (640, 480)  # px, one GIF panel and the camera image
-CAMERA_FOV_DEG = 100.0  # vertical field of view of the tip camera (a wide-angle underwater camera)
 EXTERNAL_VIEW = ([1.25, -1.05, 0.15], [0.45, 0.0, -0.42], [0, 0, 1])  # eye, target, up (m, world)
 MAX_TIP_ROWS = 30_000  # rows of the tip log (a longer session keeps every k-th visual frame)
 
@@ -106,9 +105,28 @@ def plot_metrics(out_dir: Path, session: MmtSession) -> str:
     lg = session.log
     t = lg["t"]
     fig, axes = plt.subplots(3, 1, figsize=(7, 8), sharex=True)
-    axes[0].plot(t, np.linalg.norm(lg["f_m"], axis=1), label="operator (master model)")
-    axes[0].plot(t, np.linalg.norm(lg["f_s"], axis=1), label="slave force sensor (contacts)")
-    axes[0].axhline(session.haptics.params.peak_force, color="r", ls=":", lw=1, label="device peak")
+    f_m, f_s = np.linalg.norm(lg["f_m"], axis=1), np.linalg.norm(lg["f_s"], axis=1)
+    axes[0].plot(t, f_m, label="operator (master model)")
+    axes[0].plot(t, f_s, label="slave force sensor (contacts)")
+    top = 1.3 * max(float(np.nanmax(f_m, initial=0.0)), float(np.nanmax(f_s, initial=0.0)), 0.05)
+    peak = session.haptics.params.peak_force
+    if peak <= top:  # the device's limit, when it is on the scale of the forces
+        axes[0].axhline(peak, color="r", ls=":", lw=1, label="device peak")
+    else:
+        axes[0].text(0.99, 0.95, f"device limit {peak:g} N: above this scale", transform=axes[0].transAxes,
+                     ha="right", va="top", fontsize=7, color="r")  # fmt: skip
+    axes[0].set_ylim(0.0, top)
+    if len(t) and np.nanmax(f_s, initial=0.0) > 0.0:  # the robot's peak, with what the operator felt then
+        i = int(np.nanargmax(f_s))
+        felt = "an impact the model did not feel" if f_m[i] < 0.2 * f_s[i] else "felt by the operator too"
+        axes[0].annotate(
+            f"robot's peak {f_s[i]:.2f} N at {t[i]:.1f} s ({felt})",
+            (t[i], f_s[i]),
+            xytext=(0.35, 0.8),
+            textcoords="axes fraction",
+            fontsize=7,
+            arrowprops={"arrowstyle": "->", "lw": 0.7},
+        )
     axes[0].set_ylabel("|force| (N)")
     for i, c in enumerate("xyz"):
         axes[1].plot(t, lg["tip_m"][:, i], label=f"master {c}")
@@ -120,7 +138,11 @@ def plot_metrics(out_dir: Path, session: MmtSession) -> str:
     for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, ncol=3)
-    fig.suptitle("Model-mediated teleoperation of the soft squid over a 1 s acoustic link")
+    link = session.cfg.downlink
+    fig.suptitle(
+        f"Model-mediated teleoperation of the soft squid over a {session.transport.command_delay():.2g} s "
+        f"{link.name} link"
+    )
     fig.tight_layout()
     path = out_dir / "metrics.png"
     with atomic_path(path) as tmp:
@@ -168,4 +190,30 @@ def plot_tips(out_dir: Path, tips: TipLog, robot_t: np.ndarray, robot_xyz: np.nd
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=100)
     plt.close(fig)
+    return str(path)
+
+
+def write_camera_image(out_dir: Path, session: MmtSession) -> str:
+    """Write ``camera_tip.png``: the last frame of the robot's camera that crossed the link (scaled to
+    :data:`IMAGE_SIZE`, pixels kept square and sharp), with when it was captured and arrived; a black
+    image saying so when none arrived. Returns its path."""
+    import imageio.v3 as iio
+    from PIL import Image
+
+    video, link = session.transport.video, session.cfg.uplink
+    plan = video.plan
+    w, h = IMAGE_SIZE
+    if video.frame is None:
+        image = np.zeros((h, w, 3), np.uint8)
+        lines = [f"ROBOT CAMERA: no frame has crossed the {link.name} link"]
+    else:
+        image = np.asarray(Image.fromarray(video.frame).resize((w, h), Image.Resampling.NEAREST))
+        lines = [
+            f"ROBOT CAMERA: the last frame received over the {link.name} link",
+            f"captured t = {video.captured:.1f} s, arrived t = {video.arrived:.1f} s; "
+            f"{plan.size[0]}x{plan.size[1]} px, a frame every {plan.period:.2g} s; {video.received} received",
+        ]
+    path = out_dir / "camera_tip.png"
+    with atomic_path(path) as tmp:
+        iio.imwrite(tmp, caption(image, lines, fill=(235, 235, 235)))
     return str(path)

@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +30,9 @@ from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
 from pccbullet.sim.world import PHYSICS_DT, World
-from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_camera_image, write_gif
+from pccbullet.teleop.channel import link_named
+from pccbullet.teleop.demo.console import QuitKey, hud_colours, open_operator, status_printer
+from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_gif
 from pccbullet.teleop.demo.outputs import (
     GIF_EVERY,
     ScenePose,
@@ -38,10 +41,12 @@ from pccbullet.teleop.demo.outputs import (
     plot_tips,
     robot_tips,
     scene_pose,
+    write_camera_image,
 )
 from pccbullet.teleop.demo.summary import SummaryFile, sigint_deferred
 from pccbullet.teleop.devices.base import InputDevice
-from pccbullet.teleop.devices.registry import DEMO_DEVICES, open_device
+from pccbullet.teleop.devices.keys import key_table
+from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
@@ -54,6 +59,7 @@ if TYPE_CHECKING:
 
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
 DEFAULT_DURATION_S = 14.0  # s: the scripted session reaches beside the rock, touches it and holds
+MAX_SESSION_S = 86400.0  # s, longest interactive session (it runs until the operator quits)
 MAX_GIF_FRAMES = 300  # GIF frames kept (the last 30 s at 10 fps)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
 
@@ -82,12 +88,13 @@ def run_demo(
     out_dir: Path,
     *,
     headless: bool = False,
-    duration: float = DEFAULT_DURATION_S,
+    duration: float | None = None,
     device: str = "auto",
     udp_port: int = 0,
     udp_key_file: Path | None = None,
     viewer: ViewerProcess | None = None,
     gif: bool = True,
+    link: str = "acoustic",
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -108,6 +115,10 @@ def run_demo(
         udp_key_file: the bridge's HMAC key file; ``None``: the default one, created on first use
             (:func:`pccbullet.teleop.udp.keys.resolve_key`).
         gif: headless: render ``demo.gif`` (after the summary, the plots and the camera image).
+        link: ``"acoustic"`` or ``"optical"`` (:func:`~pccbullet.teleop.channel.link_named`), both ways.
+        duration: simulated seconds; ``None``: :data:`DEFAULT_DURATION_S` for the scripted operator, and
+            with any other device until the operator quits (the ``x`` key, or Ctrl-C; at most
+            :data:`MAX_SESSION_S`).
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -117,22 +128,25 @@ def run_demo(
             "device = 'keyboard' reads the GUI window's keys and needs a display; "
             "use --device terminal without one"
         )
+    cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link))
     if device == "auto":
         device = "keyboard" if gui else "scripted"
+    if duration is None:
+        duration = DEFAULT_DURATION_S if device == "scripted" else MAX_SESSION_S
     out_dir = Path(out_dir)
-    summary = SummaryFile(out_dir, {"mode": "gui" if gui else "headless", "device": device})
+    summary = SummaryFile(out_dir, {"mode": "gui" if gui else "headless", "device": device, "link": link})
     try:
         if gui:  # the window comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.viewer import ViewerProcess
 
             viewer = viewer or ViewerProcess(None, gui=True)
             try:
-                with MmtSession(MmtConfig(), gui=False, slave="process") as session:
+                with MmtSession(cfg, gui=False, slave="process") as session:
                     _run_gui(session, viewer, summary, duration, device, udp_port, udp_key_file)
             finally:
                 viewer.close()
         else:
-            _run_headless(summary, duration, device, udp_port, udp_key_file, gif)
+            _run_headless(summary, cfg, duration, device, udp_port, udp_key_file, gif)
     except KeyboardInterrupt:
         phase = "start-up" if summary.data["status"] == "starting" else "outputs"
         summary.update(status="interrupted", interrupted_in=phase)
@@ -149,6 +163,7 @@ def run_demo(
 
 def _run_headless(
     summary: SummaryFile,
+    cfg: MmtConfig,
     duration: float,
     device: str,
     udp_port: int,
@@ -162,17 +177,19 @@ def _run_headless(
     # physics. Scripted: everything in lockstep in simulated time (bit-identical reruns).
     realtime = device != "scripted"
     slave_kind = "process" if realtime else "local"
-    with MmtSession(MmtConfig(), gui=False, slave=slave_kind, record_poses=realtime) as session:
+    with MmtSession(cfg, gui=False, slave=slave_kind, record_poses=realtime) as session:
         robot = session.robot
         limbs = [limb.name for limb in robot.spec.limbs]
-        operator = (
-            scripted_operator() if device == "scripted" else _open(device, limbs, udp_port, udp_key_file)
+        operator = QuitKey(
+            scripted_operator()
+            if device == "scripted"
+            else open_operator(device, limbs, udp_port, udp_key_file)
         )
         slave = session.slave
         model_poses: list[tuple[float, ScenePose]] = []
         robot_poses: list[tuple[float, dict[str, np.ndarray]]] = []
         tips = TipLog(limbs, int(round(duration * VISUAL_RATE)) + 1)
-        status = _status_printer(session) if device == "terminal" else None
+        status = status_printer(session) if device == "terminal" else None
 
         def on_visual(k: int, t: float) -> None:
             tips.add(t, [robot.tip_pose(name)[:3, 3] for name in limbs])
@@ -195,16 +212,18 @@ def _run_headless(
                 on_visual=on_visual,
                 visual_every=n_sub,
                 catch_sigint=True,
+                stop=operator.stop,
             )
         finally:
             operator.close()
             if status is not None:
                 sys.stderr.write("\n")  # end the status line
         cfg = session.cfg
+        ended = time.perf_counter()
         with sigint_deferred():  # the session's figures reach the disk before anything else
             summary.update(
                 status="complete",
-                **_device_stats(operator),
+                **_device_stats(operator.device),
                 slave={
                     "mode": "dynamic",
                     "medium": cfg.medium,
@@ -220,6 +239,7 @@ def _run_headless(
             _log_loop(stats)
         summary.add_file(plot_metrics(out_dir, session))
         with contextlib.ExitStack() as stack:
+            final: tuple[dict[str, list[float]], float | None]
             if isinstance(slave, Slave):  # the robot's own world; its state now is the final one
                 shown, rock = slave.robot, slave.rock
                 poses = robot_poses
@@ -236,12 +256,13 @@ def _run_headless(
                 final = ({n: robot_xyz[-1, i].tolist() for i, n in enumerate(limbs)}, float(robot_t[-1]))
             summary.update(slave_final_tip_positions_m=final[0], slave_final_tip_time_s=final[1])
             summary.add_file(plot_tips(out_dir, tips, robot_t, robot_xyz))
+            summary.add_file(write_camera_image(out_dir, session))
             if not gif:
+                summary.update(outputs_wall_time_s=time.perf_counter() - ended)
                 return
             rock_at = pb.getBasePositionAndOrientation(rock, physicsClientId=shown.world.client)[0]
             lamp = lamp_for(session)
             stack.callback(lamp.close)
-            summary.add_file(write_camera_image(out_dir, lamp, shown, rock_at))
             bar, on_frame = progress_bar(len(model_poses))
             stack.callback(bar.close)
             path, frames = write_gif(
@@ -250,6 +271,7 @@ def _run_headless(
             summary.update(gif_frames=frames)
             if path is not None:
                 summary.add_file(path)
+            summary.update(outputs_wall_time_s=time.perf_counter() - ended)
 
 
 def _log_loop(stats: dict[str, float]) -> None:
@@ -272,43 +294,6 @@ def _robot_scene(session: MmtSession) -> Iterator[tuple[Robot, int]]:
         yield shown, rock
 
 
-def status_line(session: MmtSession) -> str:
-    """One line for the terminal: selected limb and segment, its commanded PCC, the force felt."""
-    m = session.mapping
-    c = m.command[m.limb][m.segment]
-    f = float(np.linalg.norm(session.haptics.last_force))
-    return (
-        f"t {session.world.time:6.2f} s | {m.limb} segment {m.segment + 1} | "
-        f"bend {np.degrees(c.bend):7.2f} deg plane {np.degrees(c.plane):7.2f} deg "
-        f"length {c.length * 1e3:6.1f} mm | force {f:5.2f} N | robot {session.watchdog.state}"
-    )
-
-
-def _status_printer(session: MmtSession):  # type: ignore[no-untyped-def]
-    """Print the key help once, then return a function that rewrites the status line (stderr)."""
-    from pccbullet.teleop.devices.keyboard import TERMINAL_HELP_LINES
-
-    err = sys.stderr
-    err.write("\n".join([*TERMINAL_HELP_LINES, "Ctrl-C ends the session (the outputs are written)"]) + "\n")
-
-    def show() -> None:
-        err.write("\r" + status_line(session))
-        err.flush()
-
-    return show
-
-
-def _open(device: str, limbs: list[str], udp_port: int, udp_key_file: Path | None = None) -> InputDevice:
-    """A named device for the demo (keyboard devices get the limb selection keys)."""
-    if device == "terminal":
-        return open_device(device, limbs=limbs)
-    if device != "udp":
-        return open_device(device)
-    from pccbullet.teleop.udp.bridge import open_bridge
-
-    return open_bridge(udp_port, udp_key_file)
-
-
 def _run_gui(
     session: MmtSession,
     viewer: ViewerProcess,
@@ -319,7 +304,7 @@ def _run_gui(
     udp_key_file: Path | None = None,
 ) -> None:
     from pccbullet.sim.viewer import ViewerShape
-    from pccbullet.teleop.devices.keyboard import HELP_LINES, KeyboardDevice
+    from pccbullet.teleop.devices.keyboard import KeyboardDevice
 
     robot, cfg = session.robot, session.cfg
     n_sub = compute_n_steps(VISUAL_RATE, PHYSICS_DT)
@@ -332,19 +317,30 @@ def _run_gui(
     if device_name == "scripted":
         device = scripted_operator()
     elif device_name != "keyboard":
-        device = _open(device_name, limbs, udp_port, udp_key_file)
-    # the camera arm's view in the GUI's side panel (PyBullet's GUI has one directional light and no
-    # spot light: the light arm cannot light the scene there)
-    viewer.load(robot, shapes, tuple(HELP_LINES), camera=("camera", naming.tip_link("camera")))
+        device = open_operator(device_name, limbs, udp_port, udp_key_file)
+    # the key table at the bottom left, the HUD at the top left, the camera arm's view at the top right
+    # (PyBullet's GUI has one directional light and no spot light: the light arm cannot light it there)
+    keys = (*key_table(limbs), "mouse: turn, zoom and pan the view")
+    viewer.load(robot, shapes, keys, camera=("camera", naming.tip_link("camera")))
     if not viewer.wait_ready(VIEWER_START_S):  # the operator sees the scene before the loop starts
         logging.getLogger(__name__).warning(
             "the viewer is not ready after %g s; starting without it", VIEWER_START_S
         )
     if device is None:  # the keyboard reads the viewer window's keys
         device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
+    device = QuitKey(device)
+
+    frames = [0]  # camera frames shown
 
     def on_visual(k: int, t: float) -> None:
-        viewer.publish({"rock": np.asarray(session.contact.rock).tolist()})
+        hud = hud_colours(session) if k % STATUS_EVERY == 0 else None
+        video = session.transport.video
+        image = None
+        if video.received > frames[0] and video.frame is not None:  # a new frame crossed the link
+            frames[0] = video.received
+            w, h = video.plan.size
+            image = (video.frame, f"robot camera over the {cfg.uplink.name} link ({w}x{h} px)")
+        viewer.publish({"rock": np.asarray(session.contact.rock).tolist()}, hud=hud, image=image)
 
     try:
         # the loop sleeps through its waits: spinning them left the viewer process (nice +10) too little
@@ -357,6 +353,7 @@ def _run_gui(
             visual_every=n_sub,
             spin_window=0.0,
             catch_sigint=True,
+            stop=device.stop,
         )
     finally:
         device.close()
@@ -367,12 +364,13 @@ def _run_gui(
     with sigint_deferred():
         summary.update(
             status="complete",
-            **_device_stats(device),
+            **_device_stats(device.device),
             robot=session.robot_report(),
             loop=stats,
             metrics=session.metrics(),
         )
     summary.add_file(plot_metrics(summary.path.parent, session))
+    summary.add_file(write_camera_image(summary.path.parent, session))
 
 
 def _device_stats(device: InputDevice) -> dict[str, object]:

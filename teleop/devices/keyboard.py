@@ -1,9 +1,10 @@
 """Keyboard operators: PyBullet GUI key events, or the terminal when there is no window.
 
-Bindings (GUI): arrows up/down = bend +/-, arrows left/right = plane +/-, page up/down = length +/-,
-1-4 = select limb in file order, ``n`` = next segment, ``l`` = next limb, ``f`` = light follows camera.
-Terminal: ``w``/``s`` bend, ``a``/``d`` plane, ``e``/``q`` length, 1-4, ``n``, ``l``, ``t`` (follow); a
-terminal has no key-up events, so each key press holds its action for ``hold`` seconds.
+Both use the one key table of :mod:`pccbullet.teleop.devices.keys` (``pccbullet demo --help-keys``).
+A terminal has no key-up events: each press of a rate key holds its action for ``hold`` seconds, and
+presses add up (three ``w`` bend three times as far as one). Keys typed faster than the loop reads
+them are applied in the order typed: a key that selects another limb or segment waits until the rate
+keys typed before it have acted on the segment they were meant for.
 """
 
 from __future__ import annotations
@@ -11,34 +12,17 @@ from __future__ import annotations
 import os
 import select
 import sys
+from collections import deque
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from pccbullet.sim.bullet import pb
 from pccbullet.teleop.devices.base import DeviceSample
+from pccbullet.teleop.devices.keys import PRESS_KEYS, RATE_KEYS, changes_target, key_table, limb_keys
 
-HELP_LINES = (
-    "up/down: bend   left/right: plane   pgup/pgdn: length",
-    "1-4: limb   n: segment   l: next limb   f: light follows camera",
-)
-TERMINAL_HELP_LINES = (
-    "keys: w/s bend +/-   a/d plane +/-   e/q length +/-",
-    "      1-4 select a limb   n next segment   l next limb   t light follows camera",
-)
-
-
-def _gui_bindings() -> tuple[dict[int, str], dict[int, str]]:
-    held = {
-        pb.B3G_UP_ARROW: "bend+",
-        pb.B3G_DOWN_ARROW: "bend-",
-        pb.B3G_LEFT_ARROW: "plane+",
-        pb.B3G_RIGHT_ARROW: "plane-",
-        pb.B3G_PAGE_UP: "length+",
-        pb.B3G_PAGE_DOWN: "length-",
-    }
-    pressed = {ord("n"): "next_segment", ord("l"): "next_limb", ord("f"): "follow"}
-    return held, pressed
+HELP_LINES = tuple(key_table())
+"""The key table for URSULA's limbs (what the GUI shows)."""
 
 
 class KeyboardDevice:
@@ -55,9 +39,8 @@ class KeyboardDevice:
         self.client = client
         # key events of another window, e.g. pccbullet.sim.viewer.ViewerProcess.keyboard_events
         self.events = events
-        self._held_map, self._pressed_map = _gui_bindings()
-        for i, limb in enumerate(limbs[:9]):
-            self._pressed_map[ord(str(i + 1))] = f"select:{limb}"
+        self._held_map = {ord(k): a for k, a in RATE_KEYS.items()}
+        self._pressed_map = {ord(k): a for k, a in {**PRESS_KEYS, **limb_keys(limbs)}.items()}
 
     def read(self, t: float) -> DeviceSample:
         """Translate this tick's key events (held keys and fresh presses)."""
@@ -79,20 +62,16 @@ class TerminalKeyboard:
     """Single key presses from a terminal (cbreak mode while open); see the module docstring.
 
     Args:
-        limbs: limb names for keys 1-4. hold: how long a press holds its rate action (s).
+        limbs: limb names for keys 1-9. hold: how long a press holds its rate action (s).
         stream: a file object with ``fileno()``; standard input by default.
     """
-
-    HELD = {"w": "bend+", "s": "bend-", "a": "plane+", "d": "plane-", "e": "length+", "q": "length-"}
-    PRESSED = {"n": "next_segment", "l": "next_limb", "t": "follow"}
 
     def __init__(self, limbs: Sequence[str] = (), *, hold: float = 0.15, stream=None) -> None:  # type: ignore[no-untyped-def]
         self.stream = stream if stream is not None else sys.stdin
         self.hold = hold
-        self._pressed_map = dict(self.PRESSED)
-        for i, limb in enumerate(limbs[:9]):
-            self._pressed_map[str(i + 1)] = f"select:{limb}"
+        self._pressed_map = {**PRESS_KEYS, **limb_keys(limbs)}
         self._until: dict[str, float] = {}
+        self._queue: deque[str] = deque(maxlen=1024)  # keys typed, not yet acted on
         self._saved = None
         fd = self.stream.fileno()
         if os.isatty(fd):
@@ -116,13 +95,26 @@ class TerminalKeyboard:
         return out
 
     def read(self, t: float) -> DeviceSample:
-        """Keys typed since the last tick: rate actions last ``hold`` s, others fire once."""
+        """Keys typed so far, in order: a rate key holds its action ``hold`` s more (presses add up), a
+        one-shot key fires once; a key that changes the selected segment waits while rate keys typed
+        before it still act (one such key a tick)."""
+        self._queue.extend(c for c in self._chars().lower() if c in RATE_KEYS or c in self._pressed_map)
         pressed = []
-        for c in self._chars().lower():
-            if c in self.HELD:
-                self._until[self.HELD[c]] = t + self.hold
-            elif c in self._pressed_map:
-                pressed.append(self._pressed_map[c])
+        while self._queue:
+            c = self._queue[0]
+            if c in RATE_KEYS:
+                action = RATE_KEYS[c]
+                self._until[action] = max(self._until.get(action, t), t) + self.hold
+            else:
+                action = self._pressed_map[c]
+                if changes_target(action):
+                    if any(until > t for until in self._until.values()):
+                        break  # the earlier rate keys are still moving the segment they were typed for
+                    pressed.append(action)
+                    self._queue.popleft()
+                    break  # the keys after it act on the new segment from the next tick
+                pressed.append(action)
+            self._queue.popleft()
         held = frozenset(a for a, until in self._until.items() if t < until)
         return DeviceSample(t=t, held=held, pressed=tuple(pressed))
 

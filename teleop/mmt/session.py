@@ -44,7 +44,7 @@ from pccbullet.teleop.mmt.contact import ContactModel
 from pccbullet.teleop.mmt.corrections import Corrections
 from pccbullet.teleop.mmt.metrics import SessionValues, session_metrics
 from pccbullet.teleop.mmt.model import MasterModel
-from pccbullet.teleop.mmt.transport import Transport
+from pccbullet.teleop.mmt.transport import StateReport, Transport
 from pccbullet.teleop.mmt.watchdog import RobotWatchdog, report_timeout
 from pccbullet.teleop.session_log import SessionLog
 from pccbullet.teleop.slave import Slave, add_environment
@@ -73,6 +73,8 @@ class MmtSession:
         slave: the robot (:class:`~pccbullet.teleop.slave.Slave` or
             :class:`~pccbullet.teleop.slave_process.SlaveProcess`).
         log: the session's time series. over_budget: ticks that took longer than their period.
+        model_tip: the haptic limb's tip in the model ``(3,)`` (m, world) at the last tick.
+        last_report: the robot's newest state report (``None`` before the first).
         haptic_recoveries: missed-deadline faults cleared after the loop was back on time.
     """
 
@@ -120,6 +122,8 @@ class MmtSession:
         self.haptic_recoveries = 0
         self._on_time = 0
         self.log = SessionLog(1)
+        self.model_tip = np.full(3, np.nan)  # the haptic limb's tip in the model (m, world), last tick
+        self.last_report: StateReport | None = None  # the newest state report of the robot
 
     def _show_rock(self, centre: np.ndarray) -> None:
         """Move the master world's rock to the modelled centre ``(3,)`` (m, world)."""
@@ -142,6 +146,7 @@ class MmtSession:
         # and the haptic limb's deepest point into the rock in every tick of the scripted session)
         # against the modelled rock and seabed, at the model's pose this tick
         tip, d = self.contact.penetration(self.model.configs[cfg.haptic_limb])
+        self.model_tip = tip
         depth = self.contact.record(self._k, d)
         force = self.haptics.tick(
             d,
@@ -159,8 +164,10 @@ class MmtSession:
             self.slave.receive(payload)
         self.slave.tick(dt)  # in its own process: collects what the robot sent
         self.transport.send_states(self._k, t, self.slave)
+        self.transport.video.deliver(t)
         for report in self.transport.reports(self._k, t):
             self.watchdog.heard(t)
+            self.last_report = report
             self.corrections.learn(report, t, haptic_depth=self.contact.depth_at(report.tick))
             self.contact.learn(report, t)
         if self.log.due(self._k):

@@ -17,6 +17,7 @@ import numpy as np
 from pccbullet.teleop.channel import Channel
 from pccbullet.teleop.mmt.config import RING_TICKS, MmtConfig
 from pccbullet.teleop.mmt.packets import CMD_HEADER, STATE_HEADER, STATE_TAIL, decode_shape, encode_configs
+from pccbullet.teleop.mmt.video import VideoLink, camera_frame, encode_frame
 from pccbullet.teleop.slave import CONTACT_FORCE_N, Slave
 from pccbullet.teleop.slave_process import SlaveProcess
 from pccbullet.urdf_gen.pcc import PccConfig
@@ -33,6 +34,7 @@ class StateReport:
         rock: the rock centre the robot located by touch ``(3,) float`` (m, world), NaN before its first
             touch.
         settled: bit i set: limb i was settled (:meth:`~pccbullet.teleop.slave.Slave.settled_mask`).
+        tip: the haptic limb's tip ``(3,) float`` (m, world) when the robot sent the report.
         tick: the master tick the report answers (the tick its command was sent plus the command's age),
             ``None`` when that command is unknown or the tick is older than the :data:`RING_TICKS` the
             master keeps.
@@ -43,6 +45,7 @@ class StateReport:
     rock: np.ndarray
     settled: int
     tick: int | None
+    tip: np.ndarray
 
     @property
     def force_magnitude(self) -> float:
@@ -67,6 +70,9 @@ class Transport:
     Attributes:
         down / up: the link's two directions (their counters are the traffic metrics).
         updates: state reports accepted (newer than every one before).
+        video: the robot's camera frames, on a channel of their own with what the reports leave of the
+            uplink (:class:`~pccbullet.teleop.mmt.video.VideoLink`); a robot in this process renders
+            and sends one every ``video.plan.period``, one in its own process on its own clock.
     """
 
     def __init__(self, cfg: MmtConfig, shape: list[tuple[str, int]], dt: float) -> None:
@@ -82,6 +88,10 @@ class Transport:
         self._seq_down = 0
         self._seq_up = 0
         self.updates = 0
+        report_bits = 8.0 * (STATE_HEADER.size + self._body + STATE_TAIL.size) * cfg.state_rate
+        self.video = VideoLink(cfg.uplink, report_bits, cfg.seed + 2)
+        self._video_every = max(1, round(self.video.plan.period / dt))  # ticks between two frames
+        self._frames = 0
 
     def send_command(self, k: int, t: float, cmd: dict[str, list[PccConfig]]) -> None:
         """On every ``cmd_rate`` tick: number command ``cmd`` (limb -> per-segment PCC), remember tick ``k``
@@ -103,9 +113,15 @@ class Transport:
         if isinstance(slave, Slave):
             if k % self._state_every == 0:
                 self.up.send(t, slave.state_packet(k + 1, t))
+            if k % self._video_every == 0:  # the robot's camera: rendered and sent up as it would
+                image = camera_frame(slave.robot, self.video.plan.size)
+                self.video.send(t, encode_frame(image, t, self._frames, self.video.plan.budget))
+                self._frames += 1
         else:
             for packet in slave.take_states():
                 self.up.send(t, packet)
+            for packet in slave.take_frames():
+                self.video.send(t, packet)
 
     def reports(self, k: int, t: float) -> list[StateReport]:
         """The state reports that reach the master by time ``t`` (s) at tick ``k``, unpacked, oldest first;
@@ -131,7 +147,7 @@ class Transport:
         tick = None if sent is None else sent + int(round(age / self.dt))
         if tick is not None and not (k - RING_TICKS < tick <= k):
             tick = None
-        return StateReport(measured, tail[:3], tail[3:6], settled, tick)
+        return StateReport(measured, tail[:3], tail[3:6], settled, tick, tail[6:9])
 
     def report_delay(self) -> float:
         """Expected one-way delay (s) of the uplink for a state report

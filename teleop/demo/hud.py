@@ -1,0 +1,103 @@
+"""The operator's console: what the demo shows about the session, in the GUI window and the terminal.
+
+:func:`hud_lines` gives the heads-up display: time, the selected limb and segment, its commanded PCC,
+the force felt as a bar against the device's limit, the link (its kind and one-way delay) and whether
+the robot is heard, the faults, the distance between the model's tip and the robot's last reported
+one, and how old the camera frame the operator sees is. The GUI viewer draws them over the scene
+(:class:`~pccbullet.sim.viewer.ViewerProcess`, ``hud``); the terminal device shows :func:`status_line`,
+the same in one line.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from pccbullet.teleop.mmt.session import MmtSession
+
+BAR_WIDTH = 20  # characters of the force bar
+
+
+def force_bar(force: float, limit: float, width: int = BAR_WIDTH) -> str:
+    """``[#####.......]`` filled in proportion to ``force / limit`` (N), clipped to the bar."""
+    share = 0.0 if not limit > 0 else min(max(force / limit, 0.0), 1.0)
+    n = int(round(share * width))
+    return "[" + "#" * n + "." * (width - n) + "]"
+
+
+def faults(session: MmtSession) -> list[str]:
+    """The faults now, in words (empty: none)."""
+    out = []
+    if session.watchdog.lost:
+        out.append("ROBOT LOST (force faded out)")
+    if session.haptics.fault is not None:
+        out.append(f"haptic: {session.haptics.fault}")
+    if session.haptics.device_fault:
+        out.append("device stream stale")
+    return out
+
+
+def tip_error(session: MmtSession) -> float:
+    """Distance (m) between the model's haptic tip now and the robot's in its last report (NaN before)."""
+    report = session.last_report
+    if report is None:
+        return math.nan
+    return float(np.linalg.norm(session.model_tip - report.tip))
+
+
+def _report_age(session: MmtSession) -> str:
+    last = session.watchdog.last_report
+    return "none yet" if last is None else f"{session.world.time - last:4.1f} s ago"
+
+
+def hud_lines(session: MmtSession) -> list[str]:
+    """The heads-up display of ``session`` now, one line a topic."""
+    m, h, cfg = session.mapping, session.haptics, session.cfg
+    c = m.command[m.limb][m.segment]
+    n_seg = len(session.spec.limb(m.limb).segments)
+    force = float(np.linalg.norm(h.last_force))
+    link = cfg.downlink
+    delay = session.transport.command_delay()
+    err = tip_error(session)
+    return [
+        f"t {session.world.time:7.2f} s     {m.limb} segment {m.segment + 1}/{n_seg}",
+        f"command  bend {math.degrees(c.bend):7.1f} deg   plane {math.degrees(c.plane):7.1f} deg   "
+        f"length {c.length * 1e3:6.1f} mm",
+        f"force {force_bar(force, h.params.peak_force)} {force:4.2f} N (limit {h.params.peak_force:g} N)",
+        f"link {link.name} {delay:.2f} s one way   robot {session.watchdog.state}, last report "
+        + _report_age(session),
+        "faults: " + ("; ".join(faults(session)) or "none"),
+        f"model - robot tip ({cfg.haptic_limb}): " + ("n/a" if math.isnan(err) else f"{err * 1e3:5.0f} mm"),
+        camera_line(session),
+    ]
+
+
+def camera_line(session: MmtSession) -> str:
+    """How old the newest camera frame that crossed the link is, and what the link allows."""
+    video = session.transport.video
+    w, h = video.plan.size
+    plan = f"({w}x{h} px, a frame every {video.plan.period:.2g} s)"
+    if video.frame is None:
+        return f"camera: no frame yet {plan}"
+    return f"camera: frame {video.age(session.world.time):4.1f} s old {plan}"
+
+
+def status_line(session: MmtSession) -> str:
+    """The display in one terminal line: time, limb and segment, commanded PCC, force bar, robot, faults."""
+    m, h = session.mapping, session.haptics
+    c = m.command[m.limb][m.segment]
+    force = float(np.linalg.norm(h.last_force))
+    err = tip_error(session)
+    fault = faults(session)
+    return (
+        f"t {session.world.time:6.2f} s | {m.limb} segment {m.segment + 1} | "
+        f"bend {math.degrees(c.bend):7.2f} deg plane {math.degrees(c.plane):7.2f} deg "
+        f"length {c.length * 1e3:6.1f} mm | "
+        f"force {force_bar(force, h.params.peak_force, 10)} {force:4.2f} N | "
+        f"robot {session.watchdog.state} | tip err "
+        + ("n/a" if math.isnan(err) else f"{err * 1e3:.0f} mm")
+        + (" | FAULT " + "; ".join(fault) if fault else "")
+    )
