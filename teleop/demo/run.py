@@ -243,10 +243,7 @@ def _run_headless(
             if isinstance(slave, Slave):  # the robot's own world; its state now is the final one
                 shown, rock = slave.robot, slave.rock
                 poses = robot_poses
-                final: tuple[dict[str, list[float]], float | None] = (
-                    {n: shown.tip_pose(n)[:3, 3].tolist() for n in limbs},
-                    session.world.time,
-                )
+                final = ({n: shown.tip_pose(n)[:3, 3].tolist() for n in limbs}, session.world.time)
             else:  # the robot's recorded poses, shown in a world of our own
                 shown, rock = stack.enter_context(_robot_scene(session))
                 poses = slave.poses
