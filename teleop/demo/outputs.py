@@ -8,7 +8,7 @@ camera image and the GIF from them after the plots. Every file is written atomic
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -94,6 +94,17 @@ def caption(image: np.ndarray, lines: list[str], fill: tuple[int, int, int] = (2
     return np.asarray(pil)
 
 
+def _save_figure(fig: Any, path: Path) -> str:
+    """Lay out, write atomically (100 dpi) and close a matplotlib figure; returns the path."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    return str(path)
+
+
 def plot_metrics(out_dir: Path, session: MmtSession) -> str:
     """Write ``metrics.png``: the operator's and the robot's force, the palpation tips and their distance
     over the session's log; returns its path."""
@@ -143,12 +154,7 @@ def plot_metrics(out_dir: Path, session: MmtSession) -> str:
         f"Model-mediated teleoperation of the soft squid over a {session.transport.command_delay():.2g} s "
         f"{link.name} link"
     )
-    fig.tight_layout()
-    path = out_dir / "metrics.png"
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    return str(path)
+    return _save_figure(fig, out_dir / "metrics.png")
 
 
 def robot_tips(
@@ -185,12 +191,7 @@ def plot_tips(out_dir: Path, tips: TipLog, robot_t: np.ndarray, robot_xyz: np.nd
     axes[0].legend(ncol=4, fontsize=7)
     axes[-1].set_xlabel("time (s)")
     fig.suptitle("URSULA limb tips (world frame): the operator's model and the robot")
-    fig.tight_layout()
-    path = out_dir / "tips.png"
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    return str(path)
+    return _save_figure(fig, out_dir / "tips.png")
 
 
 def write_camera_image(out_dir: Path, session: MmtSession) -> str:
