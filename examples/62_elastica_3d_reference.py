@@ -145,24 +145,16 @@ def _cases() -> dict[str, Case]:
 CASES = _cases()
 
 
-class _Loads(ea.NoForces):
-    """Net weight of the nodes, the camera's weight and couple, a dead tip torque; all ramped up."""
+class _Loads(EX60._Loads):
+    """Example 60's loads (net weight of the nodes, the camera's weight and couple, the same ramp) with the
+    weight in any direction and a dead tip torque."""
 
     def __init__(self, g_net, f_payload, offset: float, torque) -> None:  # noqa: ANN001
-        super().__init__()
+        ea.NoForces.__init__(self)
         self.g_net = np.asarray(g_net, dtype=float)
         self.f_payload = np.asarray(f_payload, dtype=float)
         self.offset = offset
         self.torque = np.asarray(torque, dtype=float)
-
-    def _scale(self, time: float) -> float:
-        x = min(max(time / EX60.RAMP_S, 0.0), 1.0)
-        return x * x * (3.0 - 2.0 * x)
-
-    def apply_forces(self, system, time: float = 0.0) -> None:  # noqa: ANN001
-        s = self._scale(time)
-        system.external_forces += np.outer(s * self.g_net, system.mass)
-        system.external_forces[:, -1] += s * self.f_payload
 
     def apply_torques(self, system, time: float = 0.0) -> None:  # noqa: ANN001
         s = self._scale(time)
