@@ -231,13 +231,12 @@ def chain_static(
                     if torque_via == "pybullet":
                         load = (scale * torque_world).tolist()
                         pb.applyExternalTorque(body, link, load, pb.WORLD_FRAME, physicsClientId=cid)
-                    else:  # PyBullet's Jacobian of a fixed-base body is in its root frame: the limb base
-                        q = robot.joints(LIMB).tolist()
-                        zero = [0.0] * len(q)
-                        _, J_w = pb.calculateJacobian(
-                            body, link, [0.0, 0.0, 0.0], q, zero, zero, physicsClientId=cid
+                    else:  # J^T tau in the limb base frame, from the limb's own chain model
+                        compliant = robot.compliant[LIMB]
+                        q, _ = compliant.read_state()
+                        compliant.offset[:] = compliant.chain.generalized_force(
+                            q, naming.tip_link(LIMB), torque=scale * torque_base
                         )
-                        robot.compliant[LIMB].offset[:] = np.asarray(J_w).T @ (scale * torque_base)
                 world.step(1)
             T = T_base_world @ robot.tip_pose(LIMB)
             moved = float(np.linalg.norm(T[:3, 3] - tip))

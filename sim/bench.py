@@ -68,7 +68,7 @@ def bench_world(
     chain = chain if mode == "dynamic" else "rrp"
     with World(mode=mode, medium=medium, chain=chain) as world:
         handle = world.load_robot(robot, sections=sections)
-        joints = sum(len(handle.joint_indices(limb.name)) for limb in handle.spec.limbs)
+        joints = sum(handle.joint_count(limb.name) for limb in handle.spec.limbs)
         on_tick, on_visual = _sweep(handle)
         loop = Loop(world, on_tick=on_tick, on_visual=on_visual)
         loop.run(WARMUP_STEPS * world.dt)

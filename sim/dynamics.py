@@ -71,6 +71,7 @@ from pccbullet.sim.chain.kernels import ADDED_MASS
 from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.chain.solve import spring_torques
 from pccbullet.sim.medium import Medium
+from pccbullet.sim.models.newton_euler.statics import shear_coefficient
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mass_properties
@@ -113,6 +114,20 @@ def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
     return np.array(out)
 
 
+def chord_shear_compliance(limb: LimbSpec) -> dict[str, float]:
+    """Shear compliance ``1 / (kappa G A)`` (1/N) of every chord of ``limb``'s rod chain, by slice link name:
+    ``A`` at the chord's mid radius, ``kappa = 6 (1 + nu) / (7 + 6 nu)`` (Cowper, solid circle)."""
+    mat = limb.material
+    kappa = shear_coefficient(mat.poisson_ratio)
+    out = {}
+    for s, seg in enumerate(limb.segments, start=1):
+        n = seg.sections
+        for k in range(1, n + 1):
+            area = math.pi * seg.radius_at((k - 0.5) / n) ** 2
+            out[naming.section_prefix(limb.name, s, k)] = 1.0 / (kappa * mat.shear_modulus * area)
+    return out
+
+
 def first_natural_frequency(K: FloatArray, M: FloatArray) -> float:
     """Lowest ``omega`` (rad/s) of ``M q'' + diag(K) q = 0``; ``K`` ``(n,)``, ``M`` ``(n, n)``."""
     from scipy.linalg import eigh
@@ -139,15 +154,22 @@ class CompliantLimb:
         robot: the loaded robot (``pccbullet.sim.robot.Robot``).
         limb: limb name.
         medium_: the surrounding fluid.
+        shear: give a rod chain's chords their shear compliance (:mod:`pccbullet.sim.chain.solve`);
+            ignored on the RRP chain.
+
+    Vectors (``target``, ``offset``, ``K``, ``C``) have one entry per velocity entry of the chain: on the
+    rod chain a node's three are its x-y-z Euler angles in ``target`` (:mod:`pccbullet.urdf_gen.rod`) and
+    its torque's child-axis components in ``offset``.
     """
 
-    def __init__(self, robot: object, limb: str, medium_: Medium) -> None:
+    def __init__(self, robot: object, limb: str, medium_: Medium, *, shear: bool = True) -> None:
         self.spec = robot.limb(limb)  # type: ignore[attr-defined]
         self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
         self.client: int = robot.world.client  # type: ignore[attr-defined]
         self.dt: float = robot.world.dt  # type: ignore[attr-defined]
         self.medium = medium_
         self.idx = robot.joint_indices(limb).tolist()  # type: ignore[attr-defined]
+        """PyBullet joint indices of the limb's movable joints, chain order."""
         rest = robot.pcc_joints(limb, rest_configs(self.spec.segments))  # type: ignore[attr-defined]
         n_joints = pb.getNumJoints(self.body, physicsClientId=self.client)
         info = [pb.getJointInfo(self.body, j, physicsClientId=self.client) for j in range(n_joints)]
@@ -167,54 +189,110 @@ class CompliantLimb:
         self.gravity_base = R_world_base.T @ np.asarray(self.gravity_world)
         self.kind: str = robot.chain  # type: ignore[attr-defined]
         """The chain's topology, ``"rrp"`` or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`)."""
+        self.spherical = [info[j][2] == pb.JOINT_SPHERICAL for j in self.idx]
         self.chain = self._chain(robot.urdfs.limbs[limb], [info[j][1].decode() for j in self.idx])  # type: ignore[attr-defined]
+        self.shear: bool = bool(shear) and self.kind == "rod"
+        """Whether the chords shear (rod chains; :mod:`pccbullet.sim.chain.solve`)."""
+        if self.shear:
+            self.chain = self.chain.with_shear(chord_shear_compliance(self.spec))
         self.K = joint_stiffness(self.spec, self.kind)
-        M_rest = self.chain.mass_matrix(rest) + self.chain.added_mass_matrix(rest)
+        q_rest = self.chain.positions(rest)
+        M_rest = self.chain.mass_matrix(q_rest) + self.chain.added_mass_matrix(q_rest)
         self.omega_1 = first_natural_frequency(self.K, M_rest)
         self.C = (2.0 * self.spec.material.damping_ratio / self.omega_1) * self.K
         self.target = rest.copy()
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
+        self.qdd = np.zeros_like(rest)
+        """The accelerations ``(n_dof,)`` the last step solved for (PyBullet integrates the same)."""
+        single = [j for j, sph in zip(self.idx, self.spherical, strict=True) if not sph]
         pb.setJointMotorControlArray(
-            self.body,
-            self.idx,
-            pb.VELOCITY_CONTROL,
-            forces=[0.0] * len(self.idx),
-            physicsClientId=self.client,
+            self.body, single, pb.VELOCITY_CONTROL, forces=[0.0] * len(single), physicsClientId=self.client
         )
-        self._direct = self._direct_io([info[j] for j in self.idx])
+        nodes = [j for j, sph in zip(self.idx, self.spherical, strict=True) if sph]
+        if nodes:  # PyBullet gives each spherical joint a motor that holds it: released here
+            pb.setJointMotorControlMultiDofArray(
+                self.body,
+                nodes,
+                pb.POSITION_CONTROL,
+                targetPositions=[[0.0, 0.0, 0.0, 1.0]] * len(nodes),
+                positionGains=[0.0] * len(nodes),
+                velocityGains=[0.0] * len(nodes),
+                forces=[[0.0, 0.0, 0.0]] * len(nodes),
+                physicsClientId=self.client,
+            )
+        qidx: list[int] = []
+        uidx: list[int] = []
+        for j in self.idx:
+            q_at, u_at = info[j][3], info[j][4]
+            width = 3 if info[j][2] == pb.JOINT_SPHERICAL else 1
+            qidx += range(q_at, q_at + width + (width == 3))
+            uidx += range(u_at, u_at + width)
+        self._qidx, self._uidx = np.array(qidx, np.int64), np.array(uidx, np.int64)
+        self._direct = self._direct_io()
         self.direct_io: bool = self._direct is not None
         """Whether :meth:`apply` talks to PyBullet's C API directly
         (:mod:`pccbullet.sim.bullet_internals.capi`), else through ``getJointStates`` and
-        ``setJointMotorControlArray``; the torques are the same either way."""
+        ``setJointMotorControlArray`` (their multi-dof forms on a rod chain); the torques are the same."""
 
     @property
     def added_mass(self) -> float:
         """The medium's added mass on the limb's slices, summed (kg): ``C_a rho_w`` times their volume."""
         return float(self.chain.params[:, ADDED_MASS].sum())
 
-    def _direct_io(self, info: list[tuple]) -> tuple | None:  # type: ignore[type-arg]
+    def read_state(self) -> tuple[FloatArray, FloatArray]:
+        """The chain's position vector ``(n_q,)`` (quaternions for a rod's nodes) and velocities
+        ``(n_dof,)``, through PyBullet's Python functions."""
+        cid = self.client
+        if not any(self.spherical):
+            states = pb.getJointStates(self.body, self.idx, physicsClientId=cid)
+            n = len(states)
+            q = np.fromiter(map(_POSITION, states), float, n)  # C-level iteration: 30 % less than listcomps
+            return q, np.fromiter(map(_VELOCITY, states), float, n)
+        multi = pb.getJointStatesMultiDof(self.body, self.idx, physicsClientId=cid)
+        q = np.fromiter((v for s in multi for v in s[0]), float, self.chain.n_q)
+        return q, np.fromiter((v for s in multi for v in s[1]), float, self.chain.n_dof)
+
+    def _send(self, tau: FloatArray) -> None:
+        """``TORQUE_CONTROL`` of ``tau (n_dof,)`` through PyBullet's Python functions."""
+        cid = self.client
+        if not any(self.spherical):
+            pb.setJointMotorControlArray(
+                self.body, self.idx, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=cid
+            )
+            return
+        forces, i = [], 0
+        for sph in self.spherical:
+            width = 3 if sph else 1
+            forces.append(tau[i : i + width].tolist())
+            i += width
+        pb.setJointMotorControlMultiDofArray(
+            self.body, self.idx, pb.TORQUE_CONTROL, forces=forces, physicsClientId=cid
+        )
+
+    def _direct_io(self) -> tuple | None:  # type: ignore[type-arg]
         """The fixed arguments of :func:`pccbullet.sim.bullet_internals.capi.limb_step` for this limb, or
         ``None`` where the C API is unavailable, does not read back exactly what ``getJointStates`` reads or
         refuses a torque command."""
         api = capi.c_api()
         if api is None:
             return None
-        n = len(self.idx)
-        qidx = np.array([row[3] for row in info], np.int64)
-        uidx = np.array([row[4] for row in info], np.int64)
+        ch = self.chain
         slot, handle = np.uint64(api.slot(self.client)), np.uint64(api.handle(self.client))
         out = np.zeros(capi.OUT_SLOTS, np.uint64)
-        q, qd = np.empty(n), np.empty(n)
+        q, qd = np.empty(ch.n_q), np.empty(ch.n_dof)
+        qidx, uidx = self._qidx, self._uidx
         code = capi.read_joint_state(api.functions, slot, handle, self.body, qidx, uidx, out, q, qd)
-        states = pb.getJointStates(self.body, self.idx, physicsClientId=self.client)
-        if code != capi.OK or q.tolist() != [s[0] for s in states] or qd.tolist() != [s[1] for s in states]:
+        q_py, qd_py = self.read_state()
+        if code != capi.OK or q.tolist() != q_py.tolist() or qd.tolist() != qd_py.tolist():
             return None
         # the command path too, with zero torques for the next step (apply sends new ones before it)
-        if capi.send_joint_torques(api.functions, slot, handle, self.body, uidx, np.zeros(n)) != capi.OK:
+        if (
+            capi.send_joint_torques(api.functions, slot, handle, self.body, uidx, np.zeros(ch.n_dof))
+            != capi.OK
+        ):
             return None
-        ch = self.chain
         fixed = (api.functions, slot, handle, self.body, qidx, uidx, out)
-        return (*fixed, ch.parent, ch.jtype, ch.dof, ch.params, q, qd, np.empty(n))
+        return (*fixed, ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, np.empty(ch.n_dof))
 
     def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
         """The limb's URDF as a compiled chain, with this medium's buoyancy, slice drag and added mass."""
@@ -249,28 +327,32 @@ class CompliantLimb:
         if direct is not None:
             *head, q, qd, tau = direct
             code = capi.limb_step(  # type: ignore[call-arg]  # numba's Dispatcher stub takes no args
-                *head, self.gravity_base, self.target, self.offset, self.K, self.C, self.dt, q, qd, tau
+                *head,
+                self.gravity_base,
+                self.target,
+                self.offset,
+                self.K,
+                self.C,
+                self.dt,
+                q,
+                qd,
+                tau,
+                self.qdd,
             )
             if code != capi.OK:
                 raise pb.error(f"limb body {self.body}, client {self.client}: {capi.ERRORS[code]}")
             return
-        cid = self.client
-        states = pb.getJointStates(self.body, self.idx, physicsClientId=cid)
-        n = len(states)
-        q = np.fromiter(map(_POSITION, states), float, n)  # C-level iteration: 30 % less than listcomps
-        qd = np.fromiter(map(_VELOCITY, states), float, n)
-        tau = self.torques(q, qd)
-        pb.setJointMotorControlArray(
-            self.body, self.idx, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=cid
-        )
+        q, qd = self.read_state()
+        self._send(self.torques(q, qd))
 
     def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
-        """Implicit spring-damper torques for joint state ``q``, ``qd`` (see module docstring), ``(n,)``,
-        including the fluid's generalized forces."""
+        """Implicit spring-damper torques for the position vector ``q (n_q,)`` and velocities ``qd
+        (n_dof,)`` (see module docstring), ``(n_dof,)``, including the fluid's generalized forces; the
+        accelerations the step solved for are left in :attr:`qdd`."""
         ch = self.chain
-        tau = np.empty(len(self.idx))
+        tau = np.empty(ch.n_dof)
         spring_torques(
-            ch.parent, ch.jtype, ch.dof, ch.params, q, qd, self.gravity_base,
-            self.target, self.offset, self.K, self.C, self.dt, tau,
+            ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, self.gravity_base,
+            self.target, self.offset, self.K, self.C, self.dt, tau, self.qdd,
         )  # fmt: skip
         return tau

@@ -23,7 +23,14 @@ from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, pcc_from_joints, rest_configs
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
-from pccbullet.urdf_gen.rod import check_chain, joints_per_segment, rod_limb_joints
+from pccbullet.urdf_gen.rod import (
+    check_chain,
+    joints_per_segment,
+    rod_joint_states,
+    rod_limb_joints,
+    rod_vector,
+    rod_vector_rates,
+)
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 from pccbullet.urdf_gen.urdf_writer import UrdfOutput
@@ -187,10 +194,19 @@ class Robot:
         return self.spec.limb(name)
 
     def joint_indices(self, limb: str) -> FloatArray:
-        """PyBullet joint indices in the limb's body, joint-vector order: ``(3 N_total + segments,) int``
-        (RRP) or ``(4 N_total + 3 segments,) int`` (rod)."""
+        """PyBullet indices of the limb body's movable joints, chain order: ``(3 N_total + segments,) int``
+        on the RRP chain (one per joint-vector entry), ``(2 N_total + segments,) int`` on the rod chain (a
+        spherical node stands for three entries of the joint vector)."""
         self.limb(limb)
         return self._limb_joints[limb]
+
+    def joint_count(self, limb: str) -> int:
+        """Length of the limb's joint vector: ``3 N_total + segments`` (RRP), ``4 N_total + 3 segments``
+        (rod)."""
+        return sum(joints_per_segment(seg.sections, self.chain) for seg in self.limb(limb).segments)
+
+    def _sections(self, limb: str) -> list[int]:
+        return [seg.sections for seg in self.limb(limb).segments]
 
     def pcc_joints(self, limb: str, configs: Sequence[PccConfig], *, check_limits: bool = True) -> FloatArray:
         """Joint vector of ``limb`` for per-segment PCC ``configs`` (validated against the spec's limits)."""
@@ -247,8 +263,9 @@ class Robot:
         idx = self.joint_indices(limb)
         body = self.bodies[limb]
         q = np.asarray(q, dtype=float)
-        if q.shape != idx.shape:
-            raise ConfigurationError(f"limb '{limb}' takes {idx.shape[0]} joint values; got shape {q.shape}")
+        count = self.joint_count(limb)
+        if q.shape != (count,):
+            raise ConfigurationError(f"limb '{limb}' takes {count} joint values; got shape {q.shape}")
         if not np.isfinite(q).all():
             bad = int(np.flatnonzero(~np.isfinite(q))[0])
             raise ConfigurationError(
@@ -267,10 +284,23 @@ class Robot:
             self.world.mark_moved()
             # the reset moves the links' tree boxes: with the world's broadphase margin held, as in its
             # steps (without it: 90 us instead of 20 us for a 62-joint URSULA limb whose pose changes)
+            if self.chain == "rod":
+                positions = rod_joint_states(q, self._sections(limb))
+                rates = [[0.0] * (3 if len(v) == 4 else 1) for v in positions]
+            else:
+                positions, rates = [[v] for v in q], [[0.0]] * len(q)
             with self.world.holding_globals():
-                pb.resetJointStatesMultiDof(
-                    body, idx.tolist(), [[v] for v in q], [[0.0]] * len(q), physicsClientId=cid
-                )
+                pb.resetJointStatesMultiDof(body, idx.tolist(), positions, rates, physicsClientId=cid)
+        elif mode == "position" and self.chain == "rod":
+            positions = rod_joint_states(q, self._sections(limb))
+            pb.setJointMotorControlMultiDofArray(
+                body,
+                idx.tolist(),
+                pb.POSITION_CONTROL,
+                targetPositions=positions,
+                forces=[[force] * (3 if len(v) == 4 else 1) for v in positions],
+                physicsClientId=cid,
+            )
         elif mode == "position":
             pb.setJointMotorControlArray(
                 body,
@@ -288,15 +318,21 @@ class Robot:
         if self.world.closed:
             raise WorldClosedError("Robot")
         idx = self.joint_indices(limb).tolist()
+        if self.chain == "rod":
+            multi = pb.getJointStatesMultiDof(self.bodies[limb], idx, physicsClientId=self.world.client)
+            return rod_vector([m[0] for m in multi], self._sections(limb))
         states = pb.getJointStates(self.bodies[limb], idx, physicsClientId=self.world.client)
         return np.array([s[0] for s in states])
 
     def joint_velocities(self, limb: str) -> FloatArray:
-        """Current joint velocities of ``limb`` (rad/s, chord joints m/s), joint-vector order,
-        ``(3 N_total + segments,) float``. PyBullet's: a kinematic reset sets them to 0."""
+        """Current joint velocities of ``limb`` (rad/s, chord joints m/s), joint-vector order (the rates of
+        a rod node's Euler angles). PyBullet's: a kinematic reset sets them to 0."""
         if self.world.closed:
             raise WorldClosedError("Robot")
         idx = self.joint_indices(limb).tolist()
+        if self.chain == "rod":
+            multi = pb.getJointStatesMultiDof(self.bodies[limb], idx, physicsClientId=self.world.client)
+            return rod_vector_rates([m[0] for m in multi], [m[1] for m in multi], self._sections(limb))
         states = pb.getJointStates(self.bodies[limb], idx, physicsClientId=self.world.client)
         return np.array([s[1] for s in states])
 

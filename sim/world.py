@@ -93,7 +93,7 @@ class World:
         medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy, drag and added mass in dynamic mode.
         chain: the limbs' topology in dynamic mode: ``"rrp"``, the paper's sections (exact for PCC
             kinematics, not a rod), or ``"rod"``, sections that bend about both axes, twist and stretch
-            (:mod:`pccbullet.urdf_gen.rod`). Kinematic worlds load ``"rrp"`` only.
+            (:mod:`pccbullet.urdf_gen.rod`).
     """
 
     def __init__(
@@ -117,11 +117,6 @@ class World:
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
         self.chain = check_chain(chain)
         """The limbs' topology, ``"rrp"`` or ``"rod"``."""
-        if chain == "rod" and mode != "dynamic":
-            raise ConfigurationError(
-                f"chain = 'rod' is invalid in mode = {mode!r}; allowed: 'rrp' (kinematic worlds pose the "
-                "paper's RRP sections), or mode = 'dynamic'"
-            )
         self.mode = mode
         self.gravity = tuple(float(v) for v in g)
         self._closed = False
@@ -210,7 +205,7 @@ class World:
             "loaded robot %s: limbs %s, %d joints, %s mode%s, %s chain",
             spec.name,
             ", ".join(limb.name for limb in spec.limbs),
-            sum(len(handle.joint_indices(limb.name)) for limb in spec.limbs),
+            sum(handle.joint_count(limb.name) for limb in spec.limbs),
             self.mode,
             ", compliant" if compliant else "",
             self.chain,

@@ -101,7 +101,7 @@ def test_udp_port_in_use(capsys, tmp_path: Path) -> None:
         (["bench", "--seconds", "nan"], "argument --seconds: 'nan' is out of range; allowed: a finite number in (0, 3600]"),
         (["bench", "--sections", "0"], "argument --sections: '0' is invalid; allowed: an integer in [1, 200]"),
         (["urdf", "ursula", "--out", "OUT", "--sections", "201"], "--sections: '201' is invalid; allowed: an integer in [1, 200]"),
-        (["urdf", "ursula", "--out", "OUT", "--sections", "100"], "needs 603 links; PyBullet handles at most"),
+        (["urdf", "ursula", "--out", "OUT", "--sections", "100"], "needs 603 links, 602 joint positions and 602 velocities; PyBullet holds at most"),
         (["export", "ursula", "--out", "OUT", "--ring", "2"], "argument --ring: '2' is invalid; allowed: an integer in [3, 1024]"),
         (["sweep", SWEEP, "--out", "OUT", "--workers", "0"], "argument --workers: '0' is invalid; allowed: an integer in [1, 256]"),
         (["run", EXP, "--out", "OUT", "--seed", "-1"], "argument --seed: '-1' is invalid"),

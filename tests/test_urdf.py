@@ -156,7 +156,8 @@ def test_too_many_sections_for_pybullet_is_refused(tmp_path) -> None:
     spec = load_robot("ursula", sections=21)
     with pytest.raises(
         ConfigurationError,
-        match=r"limb .grasper. \(rrp chain\) needs 129 links; PyBullet handles at most 127 per body \(bullet3 #4621\); allowed: at most 20 sections",
+        match=r"limb .grasper. \(rrp chain\) needs 129 links, 128 joint positions and 128 velocities; PyBullet "
+        r"holds at most 127, 121 and 122 per body \(bullet3 #4621\); allowed: at most 19 sections",
     ):
         write_urdf(spec, tmp_path)
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +58,12 @@ from pccbullet.urdf_gen.urdf_parts import (
 )
 
 PLANE_LIMIT_INNER = 0.5 * math.pi  # rad, plane joints of sections k > 1 (0 in pure PCC, torsion in dynamics)
-MAX_LINKS = 127  # PyBullet state readback limit per body (links besides the root)
+# PyBullet's client-server state holds 128 entries per body (MAX_DEGREE_OF_FREEDOM of its shared-memory
+# commands; bullet3 #4621): links besides the root, and joint positions and velocities after the base's
+# 7 and 6 entries. Joints beyond them are neither read, reset nor driven.
+MAX_LINKS = 127
+MAX_POSITIONS = 121  # joint position entries per body (a spherical joint takes 4)
+MAX_VELOCITIES = 122  # joint velocity entries per body (a spherical joint takes 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,17 +177,36 @@ class _Builder:
 
 def limb_link_count(limb: LimbSpec, chain: str = "rrp") -> int:
     """Links of a limb URDF besides its root: per segment ``3 N + 1`` (RRP: 3 per section, the end link)
-    or ``4 N + 3`` (rod: 4 per section, 3 at the tip node); then the tip frame and the payload."""
-    per_section, per_segment = (4, 3) if chain == "rod" else (3, 1)
+    or ``2 N + 1`` (rod: 2 per section, the end link); then the tip frame and the payload."""
+    per_section, per_segment = (2, 1) if chain == "rod" else (3, 1)
     frames = 1 + (limb.payload is not None)
     return sum(per_section * seg.sections + per_segment for seg in limb.segments) + frames
 
 
+def limb_state_size(limb: LimbSpec, chain: str = "rrp") -> tuple[int, int]:
+    """PyBullet state entries of a limb body: joint positions and velocities, ``(3 N + 1, 3 N + 1)`` per
+    segment on the RRP chain, ``(5 N + 4, 4 N + 3)`` on the rod chain (a node's quaternion takes four)."""
+    per = {"rod": ((5, 4), (4, 3)), "rrp": ((3, 1), (3, 1))}[chain]
+    return tuple(  # type: ignore[return-value]
+        sum(a * seg.sections + b for seg in limb.segments) for a, b in per
+    )
+
+
+def _fits(limb: LimbSpec, chain: str) -> bool:
+    positions, velocities = limb_state_size(limb, chain)
+    return (
+        limb_link_count(limb, chain) <= MAX_LINKS
+        and positions <= MAX_POSITIONS
+        and velocities <= MAX_VELOCITIES
+    )
+
+
 def _most_sections(limb: LimbSpec, chain: str) -> int:
-    """The largest N per segment (all segments alike) that keeps ``limb`` within :data:`MAX_LINKS`."""
-    per_section, per_segment = (4, 3) if chain == "rod" else (3, 1)
-    count = len(limb.segments)
-    return (MAX_LINKS - 1 - (limb.payload is not None) - per_segment * count) // (per_section * count)
+    """The largest N per segment (all segments alike) that keeps ``limb`` within PyBullet's state."""
+    n = 1
+    while _fits(replace(limb, segments=tuple(replace(s, sections=n + 1) for s in limb.segments)), chain):
+        n += 1
+    return n
 
 
 def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
@@ -201,19 +225,19 @@ def build_limb_urdf(
         chain: ``"rrp"`` (the paper's sections) or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`).
 
     Raises:
-        ConfigurationError: ``chain`` is unknown, or the limb would exceed PyBullet's :data:`MAX_LINKS`
-            links per body.
+        ConfigurationError: ``chain`` is unknown, or the limb would exceed PyBullet's state of a body
+            (:data:`MAX_LINKS` links, :data:`MAX_POSITIONS` joint positions, :data:`MAX_VELOCITIES`
+            velocities).
     """
     check_chain(chain)
-    count = limb_link_count(limb, chain)
-    if count > MAX_LINKS:
-        hint = (
-            " (a rod section has 4 links; a spherical joint per node would need 2)" if chain == "rod" else ""
-        )
+    if not _fits(limb, chain):
+        positions, velocities = limb_state_size(limb, chain)
+        links = limb_link_count(limb, chain)
         raise ConfigurationError(
-            f"limb '{limb.name}' ({chain} chain) needs {count} links; PyBullet handles at most {MAX_LINKS} "
-            f"per body (bullet3 #4621); allowed: at most {_most_sections(limb, chain)} sections per segment "
-            f"for this limb{hint}"
+            f"limb '{limb.name}' ({chain} chain) needs {links} links, {positions} joint "
+            f"positions and {velocities} velocities; PyBullet holds at most {MAX_LINKS}, {MAX_POSITIONS} and "
+            f"{MAX_VELOCITIES} per body (bullet3 #4621); allowed: at most {_most_sections(limb, chain)} "
+            "sections per segment for this limb"
         )
     b = _Builder(spec, f"{spec.name}_{limb.name}", chain=chain)
     b.limb(limb)

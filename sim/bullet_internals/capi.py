@@ -179,8 +179,9 @@ _NULL = np.uint64(0)
 
 @numba.njit(cache=True)
 def read_joint_state(fns, slot, client, body, qidx, uidx, out, q, qd):  # type: ignore[no-untyped-def]
-    """Positions ``q`` and velocities ``qd`` of ``body``'s joints (PyBullet state indices ``qidx``,
-    ``uidx``), as ``getJointStates`` would return them. ``out``: ``(OUT_SLOTS,) uint64`` scratch.
+    """Position entries ``q`` and velocity entries ``qd`` of ``body``'s joints (PyBullet state indices
+    ``qidx`` per position entry, ``uidx`` per velocity entry: a spherical joint has four and three), as
+    ``getJointStates(MultiDof)`` would return them. ``out``: ``(OUT_SLOTS,) uint64`` scratch.
     Returns :data:`OK` or an error code."""
     if _load_u64(slot) != client:
         return ERR_CLIENT
@@ -205,16 +206,20 @@ def read_joint_state(fns, slot, client, body, qidx, uidx, out, q, qd):  # type: 
     positions = out[4]
     velocities = out[5]
     for j in range(q.shape[0]):
-        if qidx[j] >= nq or uidx[j] >= nu:
+        if qidx[j] >= nq:
             return ERR_STATE
         q[j] = _load_f64(positions + w * np.uint64(qidx[j]))
+    for j in range(qd.shape[0]):
+        if uidx[j] >= nu:
+            return ERR_STATE
         qd[j] = _load_f64(velocities + w * np.uint64(uidx[j]))
     return OK
 
 
 @numba.njit(cache=True)
 def send_joint_torques(fns, slot, client, body, uidx, tau):  # type: ignore[no-untyped-def]
-    """``setJointMotorControlArray(body, joints, TORQUE_CONTROL, forces=tau)``; returns a code."""
+    """``setJointMotorControlArray(body, joints, TORQUE_CONTROL, forces=tau)`` (one entry per velocity
+    entry, PyBullet's ``uidx``); returns a code."""
     if _load_u64(slot) != client:
         return ERR_CLIENT
     command = _call_control(fns[F_CONTROL], client, body, CONTROL_MODE_TORQUE)
@@ -229,7 +234,7 @@ def send_joint_torques(fns, slot, client, body, uidx, tau):  # type: ignore[no-u
 @numba.njit(cache=True)
 def limb_step(  # type: ignore[no-untyped-def]
     fns, slot, client, body, qidx, uidx, out,
-    parent, jtype, dof, params, gravity, target, offset, K, C, dt, q, qd, tau,
+    parent, jtype, dof, qpos, params, gravity, target, offset, K, C, dt, q, qd, tau, qdd,
 ):  # fmt: skip
     """One controller step of a compliant limb: read ``q``, ``qd``; :func:`spring_torques`; send ``tau``.
 
@@ -238,7 +243,7 @@ def limb_step(  # type: ignore[no-untyped-def]
     code = read_joint_state(fns, slot, client, body, qidx, uidx, out, q, qd)
     if code != OK:
         return code
-    spring_torques(parent, jtype, dof, params, q, qd, gravity, target, offset, K, C, dt, tau)
+    spring_torques(parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd)
     return send_joint_torques(fns, slot, client, body, uidx, tau)
 
 

@@ -1,9 +1,27 @@
 """Compiled (numba) implicit spring-damper step of a URDF chain: the articulated-body solve.
 
 :func:`spring_torques`: one step of the implicit spring-damper of :mod:`pccbullet.sim.dynamics`, its linear
-system ``(M + M_a + dt C + dt^2 K) qdd = b`` solved by the articulated-body algorithm with the diagonal
-terms as joint armature (:func:`implicit_solve`, :func:`_articulated_solve`): exact ``M`` every step, O(n),
-nothing to refresh. Arguments are the flat arrays of :class:`pccbullet.sim.chain.rigid.ChainModel`.
+system ``(M + M_a + dt C + dt^2 K) qdd = b`` solved by the articulated-body algorithm with the stiffness
+and damping terms as joint armature (:func:`implicit_solve`, :func:`_articulated_solve`): exact ``M``
+every step, O(n), nothing to refresh. Arguments are the flat arrays of
+:class:`pccbullet.sim.chain.rigid.ChainModel`.
+
+Joint springs. A revolute or prismatic joint: ``-K (q - q*)``, its armature the scalar ``dt (C + dt K)``.
+A spherical joint (a rod chain's node, :mod:`pccbullet.urdf_gen.rod`): its target ``q*`` is three x-y-z
+Euler angles, the rest rotation ``R0``; the deviation ``R_dev = R0^(-1/2) R R0^(-1/2)`` is measured in the
+frame halfway through the rest turn (the node's midpoint, where the rod's curvature is sampled), its
+rotation vector ``theta`` gives the potential ``1/2 theta^T K theta`` with ``K = diag(k_x, k_y, k_twist)``
+in that frame, whose exact gradient (through the log map's Jacobian) is the spring torque. Damping acts on
+the relative angular velocity in the same frame; the armature is the 3 x 3 block ``R0^(1/2)T dt (C + dt
+K) R0^(1/2)`` in child axes. Measured halfway, the error of splitting a load into bending and torsion is
+second order in the node's rest turn (after the node it would be first order).
+
+Shear (rod chains, chord links with a shear compliance ``1 / (kappa G A)``): each chord tilts from its
+cross-section's director by the shear strain ``gamma = F_perp / (kappa G A)`` of the load it carries
+(Timoshenko), with ``F`` the force its joint passes on at the chord's middle, from the same Newton-Euler
+pass (gravity, velocity terms, buoyancy, drag; quasi-static: contact and the acceleration's inertial forces
+are not in it). The nodes' springs then see the directors' rotation: node k's deviation loses the tilt of
+the chord after it and gains the tilt of the chord before it.
 
 Added mass ``M_a``: a link with added-mass columns (the slices in a fluid) gets, in the articulated-body
 inertias only, a translational mass ``m_a (1 - t t^T)`` at its centre of mass and a rotary inertia
@@ -19,59 +37,170 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from pccbullet.sim.chain.inertia import spatial_inertia
 from pccbullet.sim.chain.kernels import (
     ADDED_INERTIA,
     ADDED_MASS,
+    FIXED,
+    PRISMATIC,
+    SHEAR,
+    SPHERICAL,
     _bias_and_fluid,
     _cross,
-    _inertia_about_origin,
     _kinematics,
+    joint_axes,
+    joint_dofs,
+)
+from pccbullet.sim.chain.rotation import (
+    euler_xyz_quat,
+    log_jacobian_transpose_apply,
+    quat_half,
+    quat_log,
+    quat_matrix,
+    quat_mul,
+    rotate,
 )
 from pccbullet.urdf_gen.types import FloatArray
 
 
 @numba.njit(cache=True)
 def spring_torques(  # type: ignore[no-untyped-def]
-    parent, jtype, dof, params, q, qd, gravity, target, offset, K, C, dt, tau
+    parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd
 ) -> None:
-    """One implicit spring-damper step (see :mod:`pccbullet.sim.dynamics`); writes the joint torques ``tau``.
+    """One implicit spring-damper step (see :mod:`pccbullet.sim.dynamics`); writes the joint torques ``tau``
+    and the accelerations ``qdd`` the step solved for (what PyBullet's forward dynamics gives with ``tau``).
 
-    ``(M + M_a + dt C + dt^2 K) qdd = s + offset + tau_fluid - h`` with ``s = -K (q + dt qd - q*) - C qd``,
-    solved by :func:`_articulated_solve` at the current ``q`` (exact ``M``, O(n));
-    ``tau = s - dt (C + dt K) qdd - M_a qdd + offset + tau_fluid``.
+    ``(M + M_a + A) qdd = s + offset + tau_fluid - h`` with ``s`` the springs (at ``q + dt qd``) and
+    dampers, ``A`` the armature (module docstring), solved by :func:`_articulated_solve` at the current
+    ``q`` (exact ``M``, O(n)); ``tau = s - A qdd - M_a qdd + offset + tau_fluid``.
     """
     n = parent.shape[0]
-    nd = q.shape[0]
+    nd = qd.shape[0]
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
-    _kinematics(parent, jtype, dof, params, q, R, p)
+    _kinematics(parent, jtype, qpos, params, q, R, p)
     h = np.zeros(nd)
     tau_f = np.zeros(nd)
-    _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f)
+    loads = np.empty((2, n, 3))
+    _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads)
+    tilt = np.zeros((n, 3))
+    _shear_tilts(jtype, params, R, loads, tilt)
     ext = np.empty(nd)
-    x = np.empty(nd)
-    arm = np.empty(nd)
-    for k in range(nd):
-        s = -K[k] * (q[k] + dt * qd[k] - target[k]) - C[k] * qd[k]
-        ext[k] = s + offset[k] + tau_f[k]
-        x[k] = ext[k] - h[k]
-        arm[k] = dt * (C[k] + dt * K[k])
+    arm = np.zeros((nd, 3))
+    Q = np.empty((3, 3))
+    for i in range(n):
+        kind = jtype[i]
+        if kind == FIXED:
+            continue
+        d = dof[i]
+        if kind != SPHERICAL:
+            s = -K[d] * (q[qpos[i]] + dt * qd[d] - target[d]) - C[d] * qd[d]
+            ext[d] = s + offset[d] + tau_f[d]
+            arm[d, 0] = dt * (C[d] + dt * K[d])
+            continue
+        # the node's shear shift: the tilt of the chord before it less the tilt of the one after it
+        pa = parent[i]
+        b0, b1, b2 = (tilt[pa, 0], tilt[pa, 1], tilt[pa, 2]) if pa >= 0 else (0.0, 0.0, 0.0)
+        after = i + 1 if i + 1 < n and parent[i + 1] == i else -1
+        if after >= 0:
+            b0, b1, b2 = b0 - tilt[after, 0], b1 - tilt[after, 1], b2 - tilt[after, 2]
+        k = qpos[i]
+        rx, ry, rz, rw = euler_xyz_quat(target[d], target[d + 1], target[d + 2])
+        hx, hy, hz, hw = quat_half(rx, ry, rz, rw)
+        # R_dev = R0h^T R R0h^T and its rotation vector (frame halfway through the rest turn)
+        x, y, z, w = quat_mul(-hx, -hy, -hz, hw, q[k], q[k + 1], q[k + 2], q[k + 3])
+        x, y, z, w = quat_mul(x, y, z, w, -hx, -hy, -hz, hw)
+        t0, t1, t2 = quat_log(x, y, z, w)
+        c0 = R[i, 0, 0] * b0 + R[i, 1, 0] * b1 + R[i, 2, 0] * b2  # shift in child axes ...
+        c1 = R[i, 0, 1] * b0 + R[i, 1, 1] * b1 + R[i, 2, 1] * b2
+        c2 = R[i, 0, 2] * b0 + R[i, 1, 2] * b1 + R[i, 2, 2] * b2
+        e0, e1, e2 = rotate(hx, hy, hz, hw, c0, c1, c2)  # ... and halfway
+        g0, g1, g2 = K[d] * (t0 + e0), K[d + 1] * (t1 + e1), K[d + 2] * (t2 + e2)
+        m0, m1, m2 = log_jacobian_transpose_apply(t0, t1, t2, g0, g1, g2)
+        v0, v1, v2 = rotate(hx, hy, hz, hw, qd[d], qd[d + 1], qd[d + 2])  # relative spin, halfway
+        m0 += (C[d] + dt * K[d]) * v0
+        m1 += (C[d + 1] + dt * K[d + 1]) * v1
+        m2 += (C[d + 2] + dt * K[d + 2]) * v2
+        s0, s1, s2 = rotate(-hx, -hy, -hz, hw, m0, m1, m2)  # back to child axes
+        ext[d] = offset[d] + tau_f[d] - s0
+        ext[d + 1] = offset[d + 1] + tau_f[d + 1] - s1
+        ext[d + 2] = offset[d + 2] + tau_f[d + 2] - s2
+        quat_matrix(hx, hy, hz, hw, Q)  # child axes -> halfway axes
+        for r in range(3):
+            for c in range(3):
+                acc = 0.0
+                for j in range(3):
+                    acc += Q[j, r] * dt * (C[d + j] + dt * K[d + j]) * Q[j, c]
+                arm[d + r, c] = acc
+    x = qdd
+    for j in range(nd):
+        x[j] = ext[j] - h[j]
     fa = np.zeros(nd)
     _articulated_solve(parent, jtype, dof, params, R, p, arm, x, fa)
-    for k in range(nd):
-        tau[k] = ext[k] - arm[k] * x[k] - fa[k]
+    for i in range(n):
+        kind = jtype[i]
+        if kind == FIXED:
+            continue
+        d = dof[i]
+        if kind != SPHERICAL:
+            tau[d] = ext[d] - arm[d, 0] * x[d] - fa[d]
+        else:
+            for r in range(3):
+                tau[d + r] = (
+                    ext[d + r] - arm[d + r, 0] * x[d] - arm[d + r, 1] * x[d + 1] - arm[d + r, 2] * x[d + 2]
+                ) - fa[d + r]
 
 
 @numba.njit(cache=True)
-def implicit_solve(parent, jtype, dof, params, q, armature, b) -> FloatArray:  # type: ignore[no-untyped-def]
-    """``(M(q) + M_a(q) + diag(armature))^-1 b`` by the articulated-body recursion, ``(n_dof,)``."""
+def _shear_tilts(jtype, params, R, loads, tilt) -> None:  # type: ignore[no-untyped-def]
+    """Rotation vectors ``tilt (n, 3)`` (base axes) by which each chord with a shear compliance turns from
+    its cross-section's director: towards the transverse load it carries at its middle, by ``gamma = |F_perp|
+    / (kappa G A)``; zero elsewhere. ``loads`` as written by
+    :func:`pccbullet.sim.chain.kernels._bias_and_fluid`."""
+    n = jtype.shape[0]
+    for i in range(n):
+        compliance = params[i, SHEAR]
+        if jtype[i] != PRISMATIC or compliance == 0.0:
+            continue
+        axis = params[i, 12:15]
+        t0 = R[i, 0, 0] * axis[0] + R[i, 0, 1] * axis[1] + R[i, 0, 2] * axis[2]
+        t1 = R[i, 1, 0] * axis[0] + R[i, 1, 1] * axis[1] + R[i, 1, 2] * axis[2]
+        t2 = R[i, 2, 0] * axis[0] + R[i, 2, 1] * axis[1] + R[i, 2, 2] * axis[2]
+        # the force the parent side passes on at the chord's middle: half the slice's own load less
+        f0 = loads[0, i, 0] - 0.5 * loads[1, i, 0]
+        f1 = loads[0, i, 1] - 0.5 * loads[1, i, 1]
+        f2 = loads[0, i, 2] - 0.5 * loads[1, i, 2]
+        ft = f0 * t0 + f1 * t1 + f2 * t2
+        # the chord leans towards the load on the part beyond it, -F
+        g0 = -compliance * (f0 - ft * t0)
+        g1 = -compliance * (f1 - ft * t1)
+        g2 = -compliance * (f2 - ft * t2)
+        tilt[i, 0], tilt[i, 1], tilt[i, 2] = _cross(t0, t1, t2, g0, g1, g2)
+
+
+@numba.njit(cache=True)
+def implicit_solve(parent, jtype, dof, qpos, params, q, armature, b) -> FloatArray:  # type: ignore[no-untyped-def]
+    """``(M(q) + M_a(q) + A)^-1 b`` by the articulated-body recursion, ``(n_dof,)``; the armature ``A`` is
+    ``armature (n_dof, 3)`` as :func:`_articulated_solve` takes it (diagonal: ``diagonal_armature``)."""
     n = parent.shape[0]
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
-    _kinematics(parent, jtype, dof, params, q, R, p)
+    _kinematics(parent, jtype, qpos, params, q, R, p)
     x = b.copy()
     _articulated_solve(parent, jtype, dof, params, R, p, armature, x, np.zeros(b.shape[0]))
     return x
+
+
+@numba.njit(cache=True)
+def diagonal_armature(jtype, dof, values):  # type: ignore[no-untyped-def]
+    """The armature ``(n_dof, 3)`` of :func:`implicit_solve` for a diagonal one, ``values (n_dof,)``."""
+    arm = np.zeros((values.shape[0], 3))
+    for i in range(jtype.shape[0]):
+        if jtype[i] == FIXED:
+            continue
+        for c in range(joint_dofs(jtype[i])):
+            arm[dof[i] + c, 0 if jtype[i] != SPHERICAL else c] = values[dof[i] + c]
+    return arm
 
 
 @numba.njit(cache=True, inline="always")
@@ -107,101 +236,128 @@ def _add_added_inertia(params, R, p, i, I6) -> None:  # type: ignore[no-untyped-
             I6[3 + a, 3 + b] += ma * proj
 
 
+@numba.njit(cache=True, inline="always")
+def _inverse3(D, out) -> None:  # type: ignore[no-untyped-def]
+    """Inverse of a 3 x 3 matrix (the symmetric positive definite ``D`` of a spherical joint)."""
+    a, b, c = D[0, 0], D[0, 1], D[0, 2]
+    d, e, f = D[1, 0], D[1, 1], D[1, 2]
+    g, h, k = D[2, 0], D[2, 1], D[2, 2]
+    A, B, Cc = e * k - f * h, f * g - d * k, d * h - e * g
+    inv = 1.0 / (a * A + b * B + c * Cc)
+    out[0, 0], out[1, 0], out[2, 0] = A * inv, B * inv, Cc * inv
+    out[0, 1], out[1, 1], out[2, 1] = (c * h - b * k) * inv, (a * k - c * g) * inv, (b * g - a * h) * inv
+    out[0, 2], out[1, 2], out[2, 2] = (b * f - c * e) * inv, (c * d - a * f) * inv, (a * e - b * d) * inv
+
+
 @numba.njit(cache=True)
 def _articulated_solve(parent, jtype, dof, params, R, p, armature, x, fa) -> None:  # type: ignore[no-untyped-def]
-    """Solve ``(M + M_a + diag(armature)) y = x`` in place: Featherstone's articulated-body algorithm at
-    rest without gravity, the diagonal terms as joint armature, the added mass in the link inertias;
-    writes ``M_a y`` into ``fa (n_dof,)`` (zero where no link has added mass).
+    """Solve ``(M + M_a + A) y = x`` in place: Featherstone's articulated-body algorithm at rest without
+    gravity, ``A`` the joint armature (``armature (n_dof, 3)``: ``[d, 0]`` for a 1-dof joint at ``d``, the
+    3 x 3 block ``[d:d+3, :]`` for a spherical joint), the added mass in the link inertias; writes ``M_a y``
+    into ``fa (n_dof,)`` (zero where no link has added mass).
 
     Spatial vectors ``[angular; linear]`` about the base origin in base axes, so no frame changes
-    between links: rigid-body inertia ``[[Ic + m [c]x [c]x^T, m [c]x], [m [c]x^T, m 1]]``, motion
-    subspace ``[u; p x u]`` (revolute about ``u`` through ``p``) or ``[0; u]`` (prismatic). Exact for any
-    configuration, O(n), no factorization to keep.
+    between links (:mod:`pccbullet.sim.chain.inertia`). Exact for any configuration, O(n).
     """
     n = parent.shape[0]
+    nd = x.shape[0]
     added = False
     IA = np.zeros((n, 6, 6))  # articulated inertias
     pA = np.zeros((n, 6))  # articulated bias forces (from the right-hand side)
-    S = np.zeros((n, 6))
-    U = np.zeros((n, 6))
-    dd = np.zeros(n)
-    uu = np.zeros(n)
-    for i in range(n):  # rigid-body spatial inertias and motion subspaces
-        m = params[i, 15]
-        c0, c1, c2 = _inertia_about_origin(params, R, p, i, IA[i, :3, :3])
-        for a in range(3):
-            IA[i, 3 + a, 3 + a] = m
-        # m [c]x (upper right) and its transpose (lower left)
-        IA[i, 0, 4], IA[i, 0, 5] = -m * c2, m * c1
-        IA[i, 1, 3], IA[i, 1, 5] = m * c2, -m * c0
-        IA[i, 2, 3], IA[i, 2, 4] = -m * c1, m * c0
-        for a in range(3):
-            for b in range(3):
-                IA[i, 3 + b, a] = IA[i, a, 3 + b]
+    S = np.zeros((nd, 6))
+    U = np.zeros((nd, 6))  # IA S per velocity entry
+    Dinv = np.zeros((n, 3, 3))
+    uu = np.zeros(nd)
+    joint_axes(jtype, dof, params, R, p, S)
+    for i in range(n):
+        spatial_inertia(params, R, p, i, IA[i])
         if params[i, ADDED_MASS] != 0.0 or params[i, ADDED_INERTIA] != 0.0:
             added = True
             _add_added_inertia(params, R, p, i, IA[i])
-        if jtype[i] != 0:
-            axis = params[i, 12:15]
-            u0 = R[i, 0, 0] * axis[0] + R[i, 0, 1] * axis[1] + R[i, 0, 2] * axis[2]
-            u1 = R[i, 1, 0] * axis[0] + R[i, 1, 1] * axis[1] + R[i, 1, 2] * axis[2]
-            u2 = R[i, 2, 0] * axis[0] + R[i, 2, 1] * axis[1] + R[i, 2, 2] * axis[2]
-            if jtype[i] == 1:
-                S[i, 0], S[i, 1], S[i, 2] = u0, u1, u2
-                S[i, 3], S[i, 4], S[i, 5] = _cross(p[i, 0], p[i, 1], p[i, 2], u0, u1, u2)
-            else:
-                S[i, 3], S[i, 4], S[i, 5] = u0, u1, u2
+    D = np.empty((3, 3))
+    W = np.empty((6, 3))
     for i in range(n - 1, -1, -1):  # tip to base: articulated inertias
         pa = parent[i]
+        kind = jtype[i]
+        if kind == FIXED:
+            if pa >= 0:  # rigidly part of the parent
+                for a in range(6):
+                    pA[pa, a] += pA[i, a]
+                    for b in range(6):
+                        IA[pa, a, b] += IA[i, a, b]
+            continue
         j = dof[i]
-        if j >= 0:
-            d = armature[j]
+        m = joint_dofs(kind)
+        for c in range(m):
             for a in range(6):
                 acc = 0.0
                 for b in range(6):
-                    acc += IA[i, a, b] * S[i, b]
-                U[i, a] = acc
-                d += S[i, a] * acc
-            u = x[j]
+                    acc += IA[i, a, b] * S[j + c, b]
+                U[j + c, a] = acc
+            u = x[j + c]
             for a in range(6):
-                u -= S[i, a] * pA[i, a]
-            dd[i], uu[i] = d, u
-            if pa >= 0:
-                r = u / d
-                inv = 1.0 / d
+                u -= S[j + c, a] * pA[i, a]
+            uu[j + c] = u
+        for r in range(m):
+            for c in range(m):
+                acc = armature[j + r, 0] if m == 1 else armature[j + r, c]
                 for a in range(6):
-                    pA[pa, a] += pA[i, a] + U[i, a] * r
-                    Ua = U[i, a] * inv
-                    for b in range(a, 6):  # symmetric: the upper triangle, mirrored below
-                        IA[pa, a, b] += IA[i, a, b] - Ua * U[i, b]
-                for a in range(1, 6):
-                    for b in range(a):
-                        IA[pa, a, b] = IA[pa, b, a]
-        elif pa >= 0:  # fixed joint: rigidly part of the parent
-            for a in range(6):
-                pA[pa, a] += pA[i, a]
-                for b in range(6):
-                    IA[pa, a, b] += IA[i, a, b]
+                    acc += S[j + r, a] * U[j + c, a]
+                D[r, c] = acc
+        if m == 1:
+            Dinv[i, 0, 0] = 1.0 / D[0, 0]
+        else:
+            _inverse3(D, Dinv[i])
+        if pa < 0:
+            continue
+        for a in range(6):  # W = U Dinv
+            for c in range(m):
+                acc = 0.0
+                for r in range(m):
+                    acc += U[j + r, a] * Dinv[i, r, c]
+                W[a, c] = acc
+        for a in range(6):
+            acc = 0.0
+            for c in range(m):
+                acc += W[a, c] * uu[j + c]
+            pA[pa, a] += pA[i, a] + acc
+            for b in range(a, 6):  # symmetric: the upper triangle, mirrored below
+                acc = 0.0
+                for c in range(m):
+                    acc += W[a, c] * U[j + c, b]
+                IA[pa, a, b] += IA[i, a, b] - acc
+        for a in range(1, 6):
+            for b in range(a):
+                IA[pa, a, b] = IA[pa, b, a]
     acc6 = np.zeros((n, 6))  # base to tip: spatial accelerations
+    y = np.empty(3)
     for i in range(n):
         pa = parent[i]
-        j = dof[i]
         for a in range(6):
             acc6[i, a] = acc6[pa, a] if pa >= 0 else 0.0
-        if j >= 0:
-            y = uu[i]
+        kind = jtype[i]
+        if kind == FIXED:
+            continue
+        j = dof[i]
+        m = joint_dofs(kind)
+        for c in range(m):
+            acc = uu[j + c]
             for a in range(6):
-                y -= U[i, a] * acc6[i, a]
-            y /= dd[i]
-            x[j] = y
+                acc -= U[j + c, a] * acc6[i, a]
+            y[c] = acc
+        for r in range(m):
+            acc = 0.0
+            for c in range(m):
+                acc += Dinv[i, r, c] * y[c]
+            x[j + r] = acc
             for a in range(6):
-                acc6[i, a] += S[i, a] * y
+                acc6[i, a] += S[j + r, a] * acc
     if added:
-        _added_mass_forces(parent, dof, params, R, p, S, acc6, fa)
+        _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa)
 
 
 @numba.njit(cache=True)
-def _added_mass_forces(parent, dof, params, R, p, S, acc6, fa) -> None:  # type: ignore[no-untyped-def]
+def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:  # type: ignore[no-untyped-def]
     """``fa = M_a qdd``: the generalized forces of the links' added masses at the spatial accelerations
     ``acc6 (n, 6)`` (``[angular; linear]`` about the base origin, from ``qdd`` alone)."""
     n = parent.shape[0]
@@ -222,12 +378,14 @@ def _added_mass_forces(parent, dof, params, R, p, S, acc6, fa) -> None:  # type:
         Fs[i, 2] = ja * (l2 - tl * t2) + m2
         Fs[i, 3], Fs[i, 4], Fs[i, 5] = F0, F1, F2
     for i in range(n - 1, -1, -1):
-        j = dof[i]
-        if j >= 0:
-            acc = 0.0
-            for a in range(6):
-                acc += S[i, a] * Fs[i, a]
-            fa[j] = acc
+        kind = jtype[i]
+        if kind != FIXED:
+            j = dof[i]
+            for c in range(joint_dofs(kind)):
+                acc = 0.0
+                for a in range(6):
+                    acc += S[j + c, a] * Fs[i, a]
+                fa[j + c] = acc
         pa = parent[i]
         if pa >= 0:
             for a in range(6):

@@ -2,8 +2,9 @@
 
 Modes:
     kinematic  the input PCC is the truth: joints are reset every physics step.
-    dynamic    the input PCC sets PyBullet position-motor targets; PyBullet integrates the chains (``chain``:
-               rrp or rod) and the recorded PCC is fitted to the shape read back
+    dynamic    the input PCC is the compliant limbs' spring target (``set_pcc(..., mode="target")``: the
+               material's springs pull towards it); PyBullet integrates the chains (``chain``: rod or
+               rrp) in the medium, and the recorded PCC is fitted to the shape read back
                (:meth:`pccbullet.sim.robot.Robot.measured_pcc`).
     model      a :class:`PccModel` (e.g. the Newton–Euler model of :mod:`pccbullet.sim.models`) steps its own
     state
@@ -286,7 +287,7 @@ def _apply(
 ) -> dict[str, tuple[PccConfig, ...]]:
     cmd = {name: _configs(c[k]) for name, c in commands.items()}
     if pcc_model is None:
-        mode = "position" if spec.mode == "dynamic" else "reset"
+        mode = "target" if spec.mode == "dynamic" else "reset"
         for name, configs in cmd.items():
             if k == 1 or configs != current[name]:
                 robot.set_pcc(name, configs, mode=mode)
