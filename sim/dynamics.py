@@ -60,7 +60,6 @@ its ``added_mass_coefficient``), the same record the Newton–Euler model reads.
 from __future__ import annotations
 
 import math
-from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +69,7 @@ from pccbullet.sim.bullet_internals import capi
 from pccbullet.sim.chain.kernels import ADDED_MASS
 from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.chain.solve import spring_torques
+from pccbullet.sim.limb_joints import LimbJoints
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.models.newton_euler.statics import shear_coefficient
 from pccbullet.urdf_gen import naming
@@ -78,8 +78,6 @@ from pccbullet.urdf_gen.geometry import frustum_mass_properties
 from pccbullet.urdf_gen.pcc import rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec
 from pccbullet.urdf_gen.types import FloatArray
-
-_POSITION, _VELOCITY = itemgetter(0), itemgetter(1)  # fields of a getJointStates entry
 
 
 def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
@@ -164,33 +162,35 @@ class CompliantLimb:
 
     def __init__(self, robot: object, limb: str, medium_: Medium, *, shear: bool = True) -> None:
         self.spec = robot.limb(limb)  # type: ignore[attr-defined]
+        self.joints: LimbJoints = robot.limb_joints(limb)  # type: ignore[attr-defined]
+        """The limb's joints in PyBullet, over its bodies (:mod:`pccbullet.sim.limb_joints`)."""
         self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
         self.client: int = robot.world.client  # type: ignore[attr-defined]
         self.dt: float = robot.world.dt  # type: ignore[attr-defined]
         self.medium = medium_
-        self.idx = robot.joint_indices(limb).tolist()  # type: ignore[attr-defined]
-        """PyBullet joint indices of the limb's movable joints, chain order."""
         rest = robot.pcc_joints(limb, rest_configs(self.spec.segments))  # type: ignore[attr-defined]
-        n_joints = pb.getNumJoints(self.body, physicsClientId=self.client)
-        info = [pb.getJointInfo(self.body, j, physicsClientId=self.client) for j in range(n_joints)]
-        movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
-        if movable != self.idx:
-            raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
-        # The material springs are the physics; the spec's limits bound the *targets* (Robot.pcc_joints).
-        # A hard limit row, e.g. at a chord resting on its upper limit, would fight the implicit spring:
-        # the limb is loaded without limit constraints (pccbullet.sim.robot.limit_free_urdf).
-        if any(info[j][8] <= info[j][9] for j in self.idx):  # lower <= upper: PyBullet made a limit row
-            raise ConfigurationError(
-                f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
-                "limit-free URDF of pccbullet.sim.robot.limit_free_urdf (World.load_robot loads it)"
-            )
+        names = []
+        for body, idx in self.joints.parts:
+            n_joints = pb.getNumJoints(body, physicsClientId=self.client)
+            info = [pb.getJointInfo(body, j, physicsClientId=self.client) for j in range(n_joints)]
+            movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
+            if movable != list(idx):
+                raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
+            # The material springs are the physics; the spec's limits bound the *targets*
+            # (Robot.pcc_joints). A hard limit row, e.g. at a chord resting on its upper limit, would fight
+            # the implicit spring: the limb is loaded without limit constraints (robot.limit_free_urdf).
+            if any(info[j][8] <= info[j][9] for j in idx):  # lower <= upper: PyBullet made a limit row
+                raise ConfigurationError(
+                    f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
+                    "limit-free URDF of pccbullet.sim.robot.limit_free_urdf (World.load_robot loads it)"
+                )
+            names += [info[j][1].decode() for j in idx]
         self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
         R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
         self.gravity_base = R_world_base.T @ np.asarray(self.gravity_world)
         self.kind: str = robot.chain  # type: ignore[attr-defined]
         """The chain's topology, ``"rrp"`` or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`)."""
-        self.spherical = [info[j][2] == pb.JOINT_SPHERICAL for j in self.idx]
-        self.chain = self._chain(robot.urdfs.limbs[limb], [info[j][1].decode() for j in self.idx])  # type: ignore[attr-defined]
+        self.chain = self._chain(robot.urdfs.limbs[limb], names)  # type: ignore[attr-defined]
         self.shear: bool = bool(shear) and self.kind == "rod"
         """Whether the chords shear (rod chains; :mod:`pccbullet.sim.chain.solve`)."""
         if self.shear:
@@ -204,35 +204,23 @@ class CompliantLimb:
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
         self.qdd = np.zeros_like(rest)
         """The accelerations ``(n_dof,)`` the last step solved for (PyBullet integrates the same)."""
-        single = [j for j, sph in zip(self.idx, self.spherical, strict=True) if not sph]
-        pb.setJointMotorControlArray(
-            self.body, single, pb.VELOCITY_CONTROL, forces=[0.0] * len(single), physicsClientId=self.client
-        )
-        nodes = [j for j, sph in zip(self.idx, self.spherical, strict=True) if sph]
-        if nodes:  # PyBullet gives each spherical joint a motor that holds it: released here
-            pb.setJointMotorControlMultiDofArray(
-                self.body,
-                nodes,
-                pb.POSITION_CONTROL,
-                targetPositions=[[0.0, 0.0, 0.0, 1.0]] * len(nodes),
-                positionGains=[0.0] * len(nodes),
-                velocityGains=[0.0] * len(nodes),
-                forces=[[0.0, 0.0, 0.0]] * len(nodes),
-                physicsClientId=self.client,
-            )
-        qidx: list[int] = []
-        uidx: list[int] = []
-        for j in self.idx:
-            q_at, u_at = info[j][3], info[j][4]
-            width = 3 if info[j][2] == pb.JOINT_SPHERICAL else 1
-            qidx += range(q_at, q_at + width + (width == 3))
-            uidx += range(u_at, u_at + width)
-        self._qidx, self._uidx = np.array(qidx, np.int64), np.array(uidx, np.int64)
+        self.joints.release_motors()
         self._direct = self._direct_io()
         self.direct_io: bool = self._direct is not None
         """Whether :meth:`apply` talks to PyBullet's C API directly
         (:mod:`pccbullet.sim.bullet_internals.capi`), else through ``getJointStates`` and
         ``setJointMotorControlArray`` (their multi-dof forms on a rod chain); the torques are the same."""
+
+    @property
+    def idx(self) -> list[int]:
+        """PyBullet indices of the limb's movable joints in :attr:`body`, chain order (a limb in one body;
+        a limb loaded in parts has them in :attr:`joints`)."""
+        if len(self.joints.parts) > 1:
+            raise ConfigurationError(
+                f"limb '{self.spec.name}' is loaded as {len(self.joints.parts)} bodies; its joints are in "
+                "CompliantLimb.joints.parts"
+            )
+        return list(self.joints.parts[0][1])
 
     @property
     def added_mass(self) -> float:
@@ -242,32 +230,7 @@ class CompliantLimb:
     def read_state(self) -> tuple[FloatArray, FloatArray]:
         """The chain's position vector ``(n_q,)`` (quaternions for a rod's nodes) and velocities
         ``(n_dof,)``, through PyBullet's Python functions."""
-        cid = self.client
-        if not any(self.spherical):
-            states = pb.getJointStates(self.body, self.idx, physicsClientId=cid)
-            n = len(states)
-            q = np.fromiter(map(_POSITION, states), float, n)  # C-level iteration: 30 % less than listcomps
-            return q, np.fromiter(map(_VELOCITY, states), float, n)
-        multi = pb.getJointStatesMultiDof(self.body, self.idx, physicsClientId=cid)
-        q = np.fromiter((v for s in multi for v in s[0]), float, self.chain.n_q)
-        return q, np.fromiter((v for s in multi for v in s[1]), float, self.chain.n_dof)
-
-    def _send(self, tau: FloatArray) -> None:
-        """``TORQUE_CONTROL`` of ``tau (n_dof,)`` through PyBullet's Python functions."""
-        cid = self.client
-        if not any(self.spherical):
-            pb.setJointMotorControlArray(
-                self.body, self.idx, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=cid
-            )
-            return
-        forces, i = [], 0
-        for sph in self.spherical:
-            width = 3 if sph else 1
-            forces.append(tau[i : i + width].tolist())
-            i += width
-        pb.setJointMotorControlMultiDofArray(
-            self.body, self.idx, pb.TORQUE_CONTROL, forces=forces, physicsClientId=cid
-        )
+        return self.joints.read()
 
     def _direct_io(self) -> tuple | None:  # type: ignore[type-arg]
         """The fixed arguments of :func:`pccbullet.sim.bullet_internals.capi.limb_step` for this limb, or
@@ -280,19 +243,17 @@ class CompliantLimb:
         slot, handle = np.uint64(api.slot(self.client)), np.uint64(api.handle(self.client))
         out = np.zeros(capi.OUT_SLOTS, np.uint64)
         q, qd = np.empty(ch.n_q), np.empty(ch.n_dof)
-        qidx, uidx = self._qidx, self._uidx
-        code = capi.read_joint_state(api.functions, slot, handle, self.body, qidx, uidx, out, q, qd)
+        qidx, uidx, qsplit, usplit = self.joints.state_indices()
+        bodies = np.array(self.joints.bodies, np.int64)
+        io = (api.functions, slot, handle, bodies, qidx, uidx, qsplit, usplit, out)
+        code = capi.read_joint_state(*io, q, qd)
         q_py, qd_py = self.read_state()
         if code != capi.OK or q.tolist() != q_py.tolist() or qd.tolist() != qd_py.tolist():
             return None
         # the command path too, with zero torques for the next step (apply sends new ones before it)
-        if (
-            capi.send_joint_torques(api.functions, slot, handle, self.body, uidx, np.zeros(ch.n_dof))
-            != capi.OK
-        ):
+        if capi.send_joint_torques(*io[:4], uidx, usplit, np.zeros(ch.n_dof)) != capi.OK:
             return None
-        fixed = (api.functions, slot, handle, self.body, qidx, uidx, out)
-        return (*fixed, ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, np.empty(ch.n_dof))
+        return (*io, ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, np.empty(ch.n_dof))
 
     def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
         """The limb's URDF as a compiled chain, with this medium's buoyancy, slice drag and added mass."""
@@ -343,7 +304,7 @@ class CompliantLimb:
                 raise pb.error(f"limb body {self.body}, client {self.client}: {capi.ERRORS[code]}")
             return
         q, qd = self.read_state()
-        self._send(self.torques(q, qd))
+        self.joints.send_torques(self.torques(q, qd))
 
     def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
         """Implicit spring-damper torques for the position vector ``q (n_q,)`` and velocities ``qd

@@ -164,29 +164,6 @@ def test_rod_urdf_joints_links_and_masses(rod_urdfs) -> None:
         )
 
 
-def test_limbs_beyond_pybullets_state_of_a_body_are_refused(tmp_path) -> None:
-    """PyBullet's state holds 128 entries per body (after the base's 7 position and 6 velocity entries):
-    joints beyond them are neither read nor driven. A rod segment takes 5 N + 4 positions (a node's
-    quaternion is four), an RRP segment 3 N + 1: two-segment limbs fit up to N = 11 (rod) and 19 (RRP)."""
-    for chain, n, most, counts in (
-        ("rod", 12, 11, "51 links, 128 joint positions and 102"),
-        ("rrp", 20, 19, "123 links, 122 joint positions and 122"),
-    ):
-        with pytest.raises(
-            ConfigurationError,
-            match=rf"limb 'grasper' \({chain} chain\) needs {counts} velocities; PyBullet holds at most 127, 121 "
-            rf"and 122 per body \(bullet3 #4621\); allowed: at most {most} sections per segment for this limb",
-        ):
-            write_urdf(load_robot("ursula", sections=n), tmp_path, chain=chain)
-    assert not list(tmp_path.iterdir())  # refused before anything is written
-    with World(chain="rod") as world:  # a one-segment limb fits N = 23
-        robot = world.load_robot("ursula", sections=23, limbs=[CAMERA])
-        assert robot.joint_count(CAMERA) == 95 and len(robot.joint_indices(CAMERA)) == 47
-        robot.set_pcc(CAMERA, [PccConfig(1.0, 0.3, 0.6)])
-        world.step(10)
-        assert np.isfinite(robot.tip_pose(CAMERA)).all()
-
-
 def test_bad_chain_names_are_refused(tmp_path) -> None:
     allowed = "allowed: 'rrp', 'rod'"
     with pytest.raises(ConfigurationError, match=rf"chain = 'spring' is invalid; {allowed}"):
@@ -361,7 +338,7 @@ def test_rod_kernels_match_pybullets_forward_dynamics(limb: str) -> None:
             states = pb.getJointStatesMultiDof(compliant.body, compliant.idx, physicsClientId=cid)
             positions = [list(s[0]) for s in states]
             omega, i = [], 0
-            for sph in compliant.spherical:
+            for sph in compliant.joints.spherical:
                 width = 3 if sph else 1
                 omega.append(rates[i : i + width].tolist())
                 i += width
@@ -375,7 +352,7 @@ def test_rod_kernels_match_pybullets_forward_dynamics(limb: str) -> None:
                 pb.resetJointStatesMultiDof(
                     compliant.body, compliant.idx, positions, omega, physicsClientId=cid
                 )
-                compliant._send(tau)
+                compliant.joints.send_torques(tau)
                 pb.stepSimulation(physicsClientId=world.client)
                 _, qd1 = compliant.read_state()
                 qdd_pb = (qd1 - qd0) / world.dt

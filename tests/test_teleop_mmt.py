@@ -185,7 +185,8 @@ def test_the_rendered_contact_is_the_posed_limbs_deepest_contact() -> None:
                 continue
             s.robot.set_joints(name, s.robot.pcc_joints(name, s.model.configs[name], check_limits=False))
             d = penetration(s.world.client, s.robot.bodies[name], s.env)
-            assert abs(np.linalg.norm(d) - s.log["depth_m"][k]) < 1e-9
+            # PyBullet's link frames carry ~1e-9 m of round-off (docs/measurements/validation.md)
+            assert abs(np.linalg.norm(d) - s.log["depth_m"][k]) < 5e-9
             checked += 1
             touching += s.log["depth_m"][k] > 1e-3
     assert checked == 120 and touching > 20

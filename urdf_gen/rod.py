@@ -55,6 +55,7 @@ import numpy as np
 
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, rot_x, rot_y, rot_z, sinc
+from pccbullet.urdf_gen.specs import LimbSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 
 CHAINS = ("rrp", "rod")  # the dynamic-chain topologies a world can load
@@ -221,6 +222,18 @@ def rod_joint_kinds(sections: Sequence[int]) -> list[str]:
     kinds: list[str] = []
     for n in sections:
         kinds += ["spherical", "prismatic"] * n + ["spherical"]
+    return kinds
+
+
+def joint_kinds(limb: LimbSpec, chain: str) -> list[str]:
+    """The URDF joint types of a limb's movable joints in chain order, on the ``"rrp"`` or ``"rod"``
+    chain."""
+    kinds: list[str] = []
+    for seg in limb.segments:
+        if chain == "rod":
+            kinds += rod_joint_kinds([seg.sections])
+        else:
+            kinds += ["revolute", "revolute", "prismatic"] * seg.sections + ["revolute"]
     return kinds
 
 

@@ -1,9 +1,9 @@
 """RobotSpec -> URDFs (one for the head, one per limb, each limb an RRP or a rod chain) plus STL meshes.
 
-Why one URDF per limb: PyBullet reads back the state of at most 128 links per body (bullet3 issue
-#4621, ``MAX_DEGREE_OF_FREEDOM``); URSULA at N = 10 has 186 movable joints, one limb at most 62. A limb
-URDF's root link is its flange (``{limb}_base``); the simulator places it at the head's mount pose.
-:data:`MAX_LINKS` is checked before writing.
+Why one URDF per limb: PyBullet's state holds 128 entries per body (bullet3 issue #4621,
+``MAX_DEGREE_OF_FREEDOM``); URSULA at N = 10 has 186 movable joints, one limb at most 62. A limb URDF's
+root link is its flange (``{limb}_base``); the simulator places it at the head's mount pose, as one body
+or, where the limb is larger than a body holds, in parts (:mod:`pccbullet.sim.limb_parts`).
 
 Chains (``chain=``): ``"rrp"`` (default, the paper's, what ``pccbullet urdf`` writes and kinematic worlds
 load): per section three joints (``plane`` revolute z, ``bend`` revolute y, ``chord`` prismatic z, see
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +39,6 @@ import numpy as np
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.atomic import atomic_path
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import MassProperties, frustum_mesh
 from pccbullet.urdf_gen.pcc import sinc
 from pccbullet.urdf_gen.rod import check_chain
@@ -58,12 +57,6 @@ from pccbullet.urdf_gen.urdf_parts import (
 )
 
 PLANE_LIMIT_INNER = 0.5 * math.pi  # rad, plane joints of sections k > 1 (0 in pure PCC, torsion in dynamics)
-# PyBullet's client-server state holds 128 entries per body (MAX_DEGREE_OF_FREEDOM of its shared-memory
-# commands; bullet3 #4621): links besides the root, and joint positions and velocities after the base's
-# 7 and 6 entries. Joints beyond them are neither read, reset nor driven.
-MAX_LINKS = 127
-MAX_POSITIONS = 121  # joint position entries per body (a spherical joint takes 4)
-MAX_VELOCITIES = 122  # joint velocity entries per body (a spherical joint takes 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,32 +176,6 @@ def limb_link_count(limb: LimbSpec, chain: str = "rrp") -> int:
     return sum(per_section * seg.sections + per_segment for seg in limb.segments) + frames
 
 
-def limb_state_size(limb: LimbSpec, chain: str = "rrp") -> tuple[int, int]:
-    """PyBullet state entries of a limb body: joint positions and velocities, ``(3 N + 1, 3 N + 1)`` per
-    segment on the RRP chain, ``(5 N + 4, 4 N + 3)`` on the rod chain (a node's quaternion takes four)."""
-    per = {"rod": ((5, 4), (4, 3)), "rrp": ((3, 1), (3, 1))}[chain]
-    return tuple(  # type: ignore[return-value]
-        sum(a * seg.sections + b for seg in limb.segments) for a, b in per
-    )
-
-
-def _fits(limb: LimbSpec, chain: str) -> bool:
-    positions, velocities = limb_state_size(limb, chain)
-    return (
-        limb_link_count(limb, chain) <= MAX_LINKS
-        and positions <= MAX_POSITIONS
-        and velocities <= MAX_VELOCITIES
-    )
-
-
-def _most_sections(limb: LimbSpec, chain: str) -> int:
-    """The largest N per segment (all segments alike) that keeps ``limb`` within PyBullet's state."""
-    n = 1
-    while _fits(replace(limb, segments=tuple(replace(s, sections=n + 1) for s in limb.segments)), chain):
-        n += 1
-    return n
-
-
 def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
     """The URDF tree of the head alone (root link ``head``)."""
     b = _Builder(spec, f"{spec.name}_head")
@@ -225,20 +192,10 @@ def build_limb_urdf(
         chain: ``"rrp"`` (the paper's sections) or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`).
 
     Raises:
-        ConfigurationError: ``chain`` is unknown, or the limb would exceed PyBullet's state of a body
-            (:data:`MAX_LINKS` links, :data:`MAX_POSITIONS` joint positions, :data:`MAX_VELOCITIES`
-            velocities).
+        ConfigurationError: ``chain`` is unknown. (A limb larger than a PyBullet body holds is loaded in
+        parts: :mod:`pccbullet.sim.limb_parts`.)
     """
     check_chain(chain)
-    if not _fits(limb, chain):
-        positions, velocities = limb_state_size(limb, chain)
-        links = limb_link_count(limb, chain)
-        raise ConfigurationError(
-            f"limb '{limb.name}' ({chain} chain) needs {links} links, {positions} joint "
-            f"positions and {velocities} velocities; PyBullet holds at most {MAX_LINKS}, {MAX_POSITIONS} and "
-            f"{MAX_VELOCITIES} per body (bullet3 #4621); allowed: at most {_most_sections(limb, chain)} "
-            "sections per segment for this limb"
-        )
     b = _Builder(spec, f"{spec.name}_{limb.name}", chain=chain)
     b.limb(limb)
     return ET.ElementTree(b.robot), b.meshes
