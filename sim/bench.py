@@ -61,7 +61,7 @@ def _sweep(robot: Any) -> tuple[Any, Any]:
 
 
 def bench_world(
-    robot: str, mode: str, sections: int, medium: str = "water", seconds: float = 1.0, chain: str = "rrp"
+    robot: str, mode: str, sections: int, medium: str = "water", seconds: float = 1.0, chain: str = "rod"
 ) -> dict[str, Any]:
     """One row of the table: run ``seconds`` of simulated time in batch mode and return the loop stats.
     ``chain`` applies to the dynamic mode (kinematic worlds pose RRP chains)."""
@@ -164,7 +164,7 @@ def run_bench(
     seconds: float = 1.0,
     peer: str | None = None,
     models: bool = True,
-    chain: str = "rrp",
+    chain: str = "rod",
 ) -> dict[str, Any]:
     """The whole benchmark as a dict: ``rows`` (PyBullet), ``peer`` rows, ``models`` (model step costs);
     ``chain``: the dynamic rows' chain, ``"rrp"`` or ``"rod"``."""

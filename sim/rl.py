@@ -130,7 +130,7 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         self.robot = self.world.load_robot("ursula", sections=sections, limbs=[limb])
         self.limb = limb
         self.segments = self.robot.limb(limb).segments
-        n_seg, n_joints = len(self.segments), len(self.robot.joint_indices(limb))
+        n_seg, n_joints = len(self.segments), self.robot.joint_count(limb)
         self._T_head_base = self.robot.limb(limb).T_head_base()
         self._rates = np.tile([BEND_RATE, PLANE_RATE, LENGTH_RATE], n_seg)
         self._lo = np.array([v for s in self.segments for v in (-s.bend_max, -s.plane_max, s.length_min)])

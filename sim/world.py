@@ -91,9 +91,10 @@ class World:
             (:mod:`pccbullet.sim.dynamics`), or PyBullet position motors with ``load_robot(...,
             compliant=False)``.
         medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy, drag and added mass in dynamic mode.
-        chain: the limbs' topology in dynamic mode: ``"rrp"``, the paper's sections (exact for PCC
-            kinematics, not a rod), or ``"rod"``, sections that bend about both axes, twist and stretch
-            (:mod:`pccbullet.urdf_gen.rod`).
+        chain: the limbs' topology: ``"rod"``, sections that bend about both axes, twist, stretch and shear
+            (:mod:`pccbullet.urdf_gen.rod`; the default in dynamic mode), or ``"rrp"``, the paper's sections
+            (exact for PCC kinematics, not a rod: the default in kinematic mode, kept in dynamic mode for
+            comparison).
     """
 
     def __init__(
@@ -104,7 +105,7 @@ class World:
         gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
         mode: str = "dynamic",
         medium: str = "air",
-        chain: str = "rrp",
+        chain: str | None = None,
     ) -> None:
         if not (_is_real(dt) and 0.0 < dt <= MAX_DT):  # NaN fails too
             raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step in (0, {MAX_DT:g}] s")
@@ -115,8 +116,8 @@ class World:
             )
         if mode not in ("kinematic", "dynamic"):
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
-        self.chain = check_chain(chain)
-        """The limbs' topology, ``"rrp"`` or ``"rod"``."""
+        self.chain = check_chain(chain if chain is not None else ("rod" if mode == "dynamic" else "rrp"))
+        """The limbs' topology, ``"rod"`` or ``"rrp"``."""
         self.mode = mode
         self.gravity = tuple(float(v) for v in g)
         self._closed = False

@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--medium", default="water", choices=["air", "water", "seawater"], help="dynamic-mode medium"
     )
-    b.add_argument("--chain", default="rrp", choices=["rrp", "rod"], help="dynamic-mode chain (default rrp)")
+    b.add_argument("--chain", default="rod", choices=["rod", "rrp"], help="dynamic-mode chain (default rod)")
     b.add_argument(
         "--seconds",
         type=real(0.0, 3600.0, lo_open=True),

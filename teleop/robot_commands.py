@@ -179,7 +179,7 @@ def _limb_reports(spec: RobotSpec, poses: dict[str, list[PccConfig]]) -> list[di
     from pccbullet.sim.world import World  # PyBullet is the check, not only the arithmetic
 
     reports = []
-    with World() as world:
+    with World(mode="kinematic") as world:
         robot = world.load_robot(spec)
         for name, configs in poses.items():
             limb = spec.limb(name)

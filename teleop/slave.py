@@ -58,7 +58,7 @@ class Slave:
 
     def __init__(self, spec: RobotSpec, cfg: MmtConfig) -> None:
         self.cfg = cfg
-        self.world = World(mode="dynamic", medium=cfg.medium)
+        self.world = World(mode="dynamic", medium=cfg.medium, chain=cfg.chain)
         self.robot = self.world.load_robot(spec)
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]

@@ -165,7 +165,7 @@ def test_pcc_targets_are_validated_and_stored_without_moving_the_limb() -> None:
         robot.set_pcc("grasper", configs, mode="target")
         target = robot.compliant["grasper"].target
         assert np.array_equal(target, robot.pcc_joints("grasper", configs))
-        assert target.shape == robot.joint_indices("grasper").shape
+        assert target.shape == (robot.joint_count("grasper"),) == (2 * (4 * 4 + 3),)
         assert np.array_equal(robot.joints("grasper"), before)  # only stepping moves it
         with pytest.raises(
             ConfigurationError, match=r"limb 'grasper' segment 1: bend = nan deg is out of range"
@@ -183,12 +183,16 @@ def test_pcc_targets_are_validated_and_stored_without_moving_the_limb() -> None:
 def test_pybullet_adds_no_damping_of_its_own() -> None:
     # Bullet's default link damping (0.04) took 21 % of a freely spinning limb's energy per second;
     # springs and fluid are off here (PyBullet stepped directly, no gravity, no medium)
-    with World(gravity=(0.0, 0.0, 0.0), medium="air") as world:
-        robot = world.load_robot("ursula", sections=5)
-        limb = robot.compliant["camera"]
-        cid = world.client
-        pb.resetJointState(limb.body, limb.idx[0], 0.0, 2.0, physicsClientId=cid)  # spin about the axis
-        for _ in range(1000):
-            pb.stepSimulation(physicsClientId=cid)
-        omega = pb.getJointState(limb.body, limb.idx[0], physicsClientId=cid)[1]
-    assert omega == pytest.approx(2.0, abs=1e-9)
+    for chain in ("rod", "rrp"):
+        with World(gravity=(0.0, 0.0, 0.0), medium="air", chain=chain) as world:
+            robot = world.load_robot("ursula", sections=5)
+            limb = robot.compliant["camera"]
+            cid = world.client
+            j = limb.idx[0]  # the first node (rod) or plane joint (RRP): spin the limb about its axis
+            position = list(pb.getJointStateMultiDof(limb.body, j, physicsClientId=cid)[0])
+            spin = [0.0, 0.0, 2.0] if chain == "rod" else [2.0]
+            pb.resetJointStateMultiDof(limb.body, j, position, spin, physicsClientId=cid)
+            for _ in range(1000):
+                pb.stepSimulation(physicsClientId=cid)
+            omega = pb.getJointStateMultiDof(limb.body, j, physicsClientId=cid)[1][-1]
+        assert omega == pytest.approx(2.0, abs=1e-9), chain

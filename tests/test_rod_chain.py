@@ -688,8 +688,12 @@ def test_dynamic_experiment_on_the_rod_chain_records_chain_added_mass_and_fitted
         T_base = robot.T_world_limbbase("grasper")
     fitted_tip = (T_base @ limb_transform(configs))[:3, 3]
     assert np.linalg.norm(fitted_tip - tip) < 1e-6
-    with pytest.raises(SpecError, match=r"chain.*'rod'.*allowed: 'rrp' in mode = 'kinematic'"):
-        experiment_from_table({**table, "mode": "kinematic", "chain": "rod"}, "k.toml", base_dir=tmp_path)
+    # the default chain: rod in dynamic mode, RRP otherwise; either may be asked for
+    kinematic = {k: v for k, v in table.items() if k != "chain"} | {"mode": "kinematic"}
+    assert experiment_from_table(kinematic, "k.toml", base_dir=tmp_path).chain == "rrp"
+    assert experiment_from_table(kinematic | {"chain": "rod"}, "k.toml", base_dir=tmp_path).chain == "rod"
+    dynamic = {k: v for k, v in table.items() if k != "chain"}
+    assert experiment_from_table(dynamic, "d.toml", base_dir=tmp_path).chain == "rod"
     with pytest.raises(SpecError, match=r"chain"):
         experiment_from_table({**table, "chain": "spring"}, "s.toml", base_dir=tmp_path)
 
@@ -702,7 +706,7 @@ def test_bench_command_takes_the_chain(capsys) -> None:
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [(r["chain"], r["joints"]) for r in rows] == [("rod", 66)]
     assert main([*argv, "--chain", "spring"]) == 2
-    assert "argument --chain: invalid choice: 'spring' (choose from 'rrp', 'rod')" in capsys.readouterr().err
+    assert "argument --chain: invalid choice: 'spring' (choose from 'rod', 'rrp')" in capsys.readouterr().err
 
 
 def test_rigid_export_of_a_rod_robot() -> None:
@@ -722,18 +726,13 @@ def test_rigid_export_of_a_rod_robot() -> None:
     assert np.abs(meshes[CAMERA].bounds - pcc.bounds).max() < 2e-3
 
 
-def test_the_teleoperation_slave_runs_on_rod_limbs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The demo's remote robot reads only what both chains have: its limbs' shapes (arcs through the
-    segment ends), joint velocities, the sensor link. With its world's chain set to rod it tracks a
-    command and reports it."""
+def test_the_teleoperation_slave_runs_on_rod_limbs() -> None:
+    """The demo's remote robot (rod limbs by default) reads only what both chains have: its limbs' shapes
+    (arcs through the segment ends), joint velocities, the sensor link. It tracks a command and reports
+    it."""
     import pccbullet.teleop.slave as slave_module
     from pccbullet.teleop.mmt.config import MmtConfig
 
-    class RodWorld(World):
-        def __init__(self, **kwargs):
-            super().__init__(chain="rod", **kwargs)
-
-    monkeypatch.setattr(slave_module, "World", RodWorld)
     spec = load_robot("ursula", sections=3)
     slave = slave_module.Slave(spec, MmtConfig(sections=3))
     try:

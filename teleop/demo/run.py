@@ -285,7 +285,7 @@ def _robot_scene(session: MmtSession) -> Iterator[tuple[Robot, int]]:
     """A kinematic world of our own with the robot, the seabed and the true rock: the slave's recorded
     poses are shown in it when the slave ran in its own process."""
     cfg = session.cfg
-    with World(mode="kinematic") as world:
+    with World(mode="kinematic", chain=cfg.chain) as world:  # the robot's chain, to show its poses
         shown = world.load_robot(session.spec)
         _, rock = add_environment(world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         yield shown, rock
