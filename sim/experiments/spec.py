@@ -7,7 +7,7 @@ Format (see ``assets/experiments/*.toml``)::
     mode = "kinematic"               # kinematic | dynamic | model
     model = "newton_euler"           # model mode only: name in pccbullet.sim.experiments.runner.MODELS
     medium = "air"                   # air | water (stored and passed on)
-    chain = "rod"                    # rod | rrp (pccbullet.urdf_gen.rod); default rod in dynamic mode, else rrp
+    chain = "rod"                    # rod | rrp (pccbullet.urdf_gen.rod); default: rod if dynamic, else rrp
     duration_s = 2.0                 # > 0
     record_hz = 100                  # must divide the 1000 Hz physics rate
     sections = 4                     # optional: override N of every segment
