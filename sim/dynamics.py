@@ -152,15 +152,24 @@ class CompliantLimb:
         robot: the loaded robot (``pccbullet.sim.robot.Robot``).
         limb: limb name.
         medium_: the surrounding fluid.
-        shear: give a rod chain's chords their shear compliance (:mod:`pccbullet.sim.chain.solve`);
+        shear: give a rod chain's chords their shear compliance (:mod:`pccbullet.sim.chain.springs`);
             ignored on the RRP chain.
+        external_loads: put the loads PyBullet adds itself (``applyExternalForce``, contacts), estimated
+            from the last step, into the implicit solve (:func:`pccbullet.sim.chain.solve.spring_torques`).
+            Without them the springs hold ``(1 + (dt C + dt^2 K) M^-1) J^T f`` against a load ``f``
+            instead of ``J^T f``: too compliant wherever ``dt C + dt^2 K`` is not small against the
+            joint's inertia (a rod's twist and chords at its thin tip). Off by default: a steady load
+            (a dead torque, a limb resting on a static body) converges to exact, but an impact between
+            two limbs that both estimate diverges within a few steps (seen in the demo's session).
 
     Vectors (``target``, ``offset``, ``K``, ``C``) have one entry per velocity entry of the chain: on the
     rod chain a node's three are its x-y-z Euler angles in ``target`` (:mod:`pccbullet.urdf_gen.rod`) and
     its torque's child-axis components in ``offset``.
     """
 
-    def __init__(self, robot: object, limb: str, medium_: Medium, *, shear: bool = True) -> None:
+    def __init__(
+        self, robot: object, limb: str, medium_: Medium, *, shear: bool = True, external_loads: bool = False
+    ) -> None:
         self.spec = robot.limb(limb)  # type: ignore[attr-defined]
         self.joints: LimbJoints = robot.limb_joints(limb)  # type: ignore[attr-defined]
         """The limb's joints in PyBullet, over its bodies (:mod:`pccbullet.sim.limb_joints`)."""
@@ -204,12 +213,27 @@ class CompliantLimb:
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
         self.qdd = np.zeros_like(rest)
         """The accelerations ``(n_dof,)`` the last step solved for (PyBullet integrates the same)."""
+        self.external_loads = bool(external_loads)
+        """Whether the loads PyBullet adds are estimated and put into the implicit solve."""
+        self.memory = np.full((2, len(rest)), np.nan)
+        """The step's memory: the last step's joint velocities (row 0; NaN: none) and the external
+        generalized force estimated from it (row 1, :attr:`external_force`)."""
         self.joints.release_motors()
         self._direct = self._direct_io()
         self.direct_io: bool = self._direct is not None
         """Whether :meth:`apply` talks to PyBullet's C API directly
         (:mod:`pccbullet.sim.bullet_internals.capi`), else through ``getJointStates`` and
         ``setJointMotorControlArray`` (their multi-dof forms on a rod chain); the torques are the same."""
+
+    @property
+    def external_force(self) -> FloatArray:
+        """The generalized force ``(n_dof,)`` of the loads PyBullet added in the last step (contacts,
+        external forces), as the step estimated it; zeros without an estimate."""
+        return np.nan_to_num(self.memory[1])
+
+    def forget(self) -> None:
+        """Drop the last step's state (after a reset: its velocities say nothing about external loads)."""
+        self.memory[:] = np.nan
 
     @property
     def idx(self) -> list[int]:
@@ -288,18 +312,11 @@ class CompliantLimb:
         if direct is not None:
             *head, q, qd, tau = direct
             code = capi.limb_step(  # type: ignore[call-arg]  # numba's Dispatcher stub takes no args
-                *head,
-                self.gravity_base,
-                self.target,
-                self.offset,
-                self.K,
-                self.C,
-                self.dt,
-                q,
-                qd,
-                tau,
-                self.qdd,
-            )
+                *head, self.gravity_base, self.target, self.offset, self.K, self.C, self.dt, q, qd, tau,
+                self.qdd, self.memory,
+            )  # fmt: skip
+            if not self.external_loads:
+                self.memory[0, 0] = np.nan
             if code != capi.OK:
                 raise pb.error(f"limb body {self.body}, client {self.client}: {capi.ERRORS[code]}")
             return
@@ -314,6 +331,8 @@ class CompliantLimb:
         tau = np.empty(ch.n_dof)
         spring_torques(
             ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, self.gravity_base,
-            self.target, self.offset, self.K, self.C, self.dt, tau, self.qdd,
+            self.target, self.offset, self.K, self.C, self.dt, tau, self.qdd, self.memory,
         )  # fmt: skip
+        if not self.external_loads:
+            self.memory[0, 0] = np.nan
         return tau

@@ -297,6 +297,8 @@ class Robot:
                 f"limb '{limb}' has no spring joints; mode 'target' needs a compliant robot"
             )
         if mode == "reset":
+            if limb in self.compliant:
+                self.compliant[limb].forget()
             self.world.mark_moved()
             # the reset moves the links' tree boxes: with the world's broadphase margin held, as in its
             # steps (without it: 90 us instead of 20 us for a 62-joint URSULA limb whose pose changes)

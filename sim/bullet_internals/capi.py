@@ -22,11 +22,11 @@ pinned, ``PCCBULLET_C_API=0`` (this path only) or ``PCCBULLET_SAFE=1`` (every in
 Python functions does not use it either. Those limbs call the Python functions: the same numbers, bit
 for bit (``tests/test_capi.py``).
 
-Compiled-code cache: numba keys each cached kernel to its own source file only. :func:`limb_step` compiles
-:func:`pccbullet.sim.chain.solve.spring_torques` into itself, so after a change to the chain kernels
-(``sim/chain/solve.py``, ``kernels.py``) its cache entry keeps the old code until this file changes too
-(or its ``__pycache__/capi.*`` entries are removed): change both together. ``tests/test_capi.py``, which
-compares this path with the Python one bit for bit, fails on a stale entry.
+Compiled-code cache: numba keys each cached kernel to its own source file only, and :func:`limb_step`
+compiles the chain kernels (:mod:`pccbullet.sim.chain`) into itself. So that a change to them is not
+hidden behind an old cache entry, this module keeps a digest of their sources beside its cache
+(``__pycache__/capi.chain-digest``) and drops its own entries when the digest changes
+(:func:`_drop_stale_cache`). ``tests/test_capi.py`` compares this path with the Python one bit for bit.
 """
 
 from __future__ import annotations
@@ -48,6 +48,35 @@ from pccbullet.sim.bullet_internals.symbols import enabled, extension_object
 from pccbullet.sim.chain.solve import spring_torques
 
 log = logging.getLogger(__name__)
+
+
+def _drop_stale_cache() -> None:
+    """Remove this module's numba cache entries if the chain kernels' sources changed since they were
+    written (the digest of ``sim/chain/*.py`` beside the cache says), and record the current digest."""
+    import hashlib
+    from pathlib import Path
+
+    from pccbullet.sim import chain
+
+    sources = sorted(Path(chain.__file__).parent.glob("*.py"))
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+    here = Path(__file__)
+    cache_dir = here.parent / "__pycache__"
+    if os.environ.get("NUMBA_CACHE_DIR"):  # numba mirrors the source tree there
+        cache_dir = Path(os.environ["NUMBA_CACHE_DIR"]) / here.parent.resolve().relative_to(here.anchor)
+    stamp = cache_dir / f"{here.stem}.chain-digest"
+    try:
+        if stamp.exists() and stamp.read_text() == digest:
+            return
+        for entry in cache_dir.glob(f"{here.stem}.*.nb[ic]"):
+            entry.unlink()
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:  # a read-only install: its cache is as it was built
+        log.debug("numba cache of %s not checked", here, exc_info=True)
+
+
+_drop_stale_cache()
 
 ENV_SWITCH = "PCCBULLET_C_API"  # "0": use PyBullet's Python functions only
 # PyBullet releases whose C API this module was written and tested against (bit-identical
@@ -239,7 +268,7 @@ def send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau):  # type: i
 @numba.njit(cache=True)
 def limb_step(  # type: ignore[no-untyped-def]
     fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out,
-    parent, jtype, dof, qpos, params, gravity, target, offset, K, C, dt, q, qd, tau, qdd,
+    parent, jtype, dof, qpos, params, gravity, target, offset, K, C, dt, q, qd, tau, qdd, memory,
 ):  # fmt: skip
     """One controller step of a compliant limb: read ``q``, ``qd``; :func:`spring_torques`; send ``tau``.
 
@@ -248,7 +277,9 @@ def limb_step(  # type: ignore[no-untyped-def]
     code = read_joint_state(fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out, q, qd)
     if code != OK:
         return code
-    spring_torques(parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd)
+    spring_torques(
+        parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory
+    )
     return send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau)
 
 

@@ -6,22 +6,7 @@ and damping terms as joint armature (:func:`implicit_solve`, :func:`_articulated
 every step, O(n), nothing to refresh. Arguments are the flat arrays of
 :class:`pccbullet.sim.chain.rigid.ChainModel`.
 
-Joint springs. A revolute or prismatic joint: ``-K (q - q*)``, its armature the scalar ``dt (C + dt K)``.
-A spherical joint (a rod chain's node, :mod:`pccbullet.urdf_gen.rod`): its target ``q*`` is three x-y-z
-Euler angles, the rest rotation ``R0``; the deviation ``R_dev = R0^(-1/2) R R0^(-1/2)`` is measured in the
-frame halfway through the rest turn (the node's midpoint, where the rod's curvature is sampled), its
-rotation vector ``theta`` gives the potential ``1/2 theta^T K theta`` with ``K = diag(k_x, k_y, k_twist)``
-in that frame, whose exact gradient (through the log map's Jacobian) is the spring torque. Damping acts on
-the relative angular velocity in the same frame; the armature is the 3 x 3 block ``R0^(1/2)T dt (C + dt
-K) R0^(1/2)`` in child axes. Measured halfway, the error of splitting a load into bending and torsion is
-second order in the node's rest turn (after the node it would be first order).
-
-Shear (rod chains, chord links with a shear compliance ``1 / (kappa G A)``): each chord tilts from its
-cross-section's director by the shear strain ``gamma = F_perp / (kappa G A)`` of the load it carries
-(Timoshenko), with ``F`` the force its joint passes on at the chord's middle, from the same Newton-Euler
-pass (gravity, velocity terms, buoyancy, drag; quasi-static: contact and the acceleration's inertial forces
-are not in it). The nodes' springs then see the directors' rotation: node k's deviation loses the tilt of
-the chord after it and gains the tilt of the chord before it.
+Joint springs and the rod chain's shear: :mod:`pccbullet.sim.chain.springs`.
 
 Added mass ``M_a``: a link with added-mass columns (the slices in a fluid) gets, in the articulated-body
 inertias only, a translational mass ``m_a (1 - t t^T)`` at its centre of mass and a rotary inertia
@@ -42,8 +27,6 @@ from pccbullet.sim.chain.kernels import (
     ADDED_INERTIA,
     ADDED_MASS,
     FIXED,
-    PRISMATIC,
-    SHEAR,
     SPHERICAL,
     _bias_and_fluid,
     _cross,
@@ -51,28 +34,27 @@ from pccbullet.sim.chain.kernels import (
     joint_axes,
     joint_dofs,
 )
-from pccbullet.sim.chain.rotation import (
-    euler_xyz_quat,
-    log_jacobian_transpose_apply,
-    quat_half,
-    quat_log,
-    quat_matrix,
-    quat_mul,
-    rotate,
-)
+from pccbullet.sim.chain.springs import joint_springs
 from pccbullet.urdf_gen.types import FloatArray
 
 
 @numba.njit(cache=True)
 def spring_torques(  # type: ignore[no-untyped-def]
-    parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd
+    parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory
 ) -> None:
     """One implicit spring-damper step (see :mod:`pccbullet.sim.dynamics`); writes the joint torques ``tau``
     and the accelerations ``qdd`` the step solved for (what PyBullet's forward dynamics gives with ``tau``).
 
-    ``(M + M_a + A) qdd = s + offset + tau_fluid - h`` with ``s`` the springs (at ``q + dt qd``) and
-    dampers, ``A`` the armature (module docstring), solved by :func:`_articulated_solve` at the current
-    ``q`` (exact ``M``, O(n)); ``tau = s - A qdd - M_a qdd + offset + tau_fluid``.
+    ``(M + M_a + A) qdd = s + offset + tau_fluid + f_ext - h`` with ``s`` the springs (at ``q + dt qd``) and
+    dampers, ``A`` their armature (:mod:`pccbullet.sim.chain.springs`), solved by :func:`_articulated_solve`
+    at the current ``q`` (exact ``M``, O(n)); ``tau = s - A qdd - M_a qdd + offset + tau_fluid``.
+
+    ``f_ext``: the loads PyBullet adds itself (contacts, ``applyExternalForce``) in the last step,
+    ``f_ext_prev + M ((qd - qd_prev) / dt - qdd_prev)`` (PyBullet's accelerations beyond the ones solved
+    for), left out of ``tau`` (PyBullet applies them). A constant load is then held exactly: the
+    estimate converges to it by a factor ``A (M + A)^-1`` a step. ``memory (2, n_dof)``: the previous step's
+    ``qd`` (row 0; NaN: no previous step, no estimate) and the estimate (row 1, written), both updated
+    here; ``qdd`` holds the previous step's solution on entry.
     """
     n = parent.shape[0]
     nd = qd.shape[0]
@@ -83,60 +65,33 @@ def spring_torques(  # type: ignore[no-untyped-def]
     tau_f = np.zeros(nd)
     loads = np.empty((2, n, 3))
     _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads)
-    tilt = np.zeros((n, 3))
-    _shear_tilts(jtype, params, R, loads, tilt)
     ext = np.empty(nd)
     arm = np.zeros((nd, 3))
-    Q = np.empty((3, 3))
+    joint_springs(parent, jtype, dof, qpos, params, R, loads, q, qd, target, K, C, dt, ext, arm)
+    for j in range(nd):
+        ext[j] += offset[j] + tau_f[j]
+    S = np.zeros((nd, 6))
+    joint_axes(jtype, dof, params, R, p, S)
+    IB = np.empty((n, 6, 6))
     for i in range(n):
-        kind = jtype[i]
-        if kind == FIXED:
-            continue
-        d = dof[i]
-        if kind != SPHERICAL:
-            s = -K[d] * (q[qpos[i]] + dt * qd[d] - target[d]) - C[d] * qd[d]
-            ext[d] = s + offset[d] + tau_f[d]
-            arm[d, 0] = dt * (C[d] + dt * K[d])
-            continue
-        # the node's shear shift: the tilt of the chord before it less the tilt of the one after it
-        pa = parent[i]
-        b0, b1, b2 = (tilt[pa, 0], tilt[pa, 1], tilt[pa, 2]) if pa >= 0 else (0.0, 0.0, 0.0)
-        after = i + 1 if i + 1 < n and parent[i + 1] == i else -1
-        if after >= 0:
-            b0, b1, b2 = b0 - tilt[after, 0], b1 - tilt[after, 1], b2 - tilt[after, 2]
-        k = qpos[i]
-        rx, ry, rz, rw = euler_xyz_quat(target[d], target[d + 1], target[d + 2])
-        hx, hy, hz, hw = quat_half(rx, ry, rz, rw)
-        # R_dev = R0h^T R R0h^T and its rotation vector (frame halfway through the rest turn)
-        x, y, z, w = quat_mul(-hx, -hy, -hz, hw, q[k], q[k + 1], q[k + 2], q[k + 3])
-        x, y, z, w = quat_mul(x, y, z, w, -hx, -hy, -hz, hw)
-        t0, t1, t2 = quat_log(x, y, z, w)
-        c0 = R[i, 0, 0] * b0 + R[i, 1, 0] * b1 + R[i, 2, 0] * b2  # shift in child axes ...
-        c1 = R[i, 0, 1] * b0 + R[i, 1, 1] * b1 + R[i, 2, 1] * b2
-        c2 = R[i, 0, 2] * b0 + R[i, 1, 2] * b1 + R[i, 2, 2] * b2
-        e0, e1, e2 = rotate(hx, hy, hz, hw, c0, c1, c2)  # ... and halfway
-        g0, g1, g2 = K[d] * (t0 + e0), K[d + 1] * (t1 + e1), K[d + 2] * (t2 + e2)
-        m0, m1, m2 = log_jacobian_transpose_apply(t0, t1, t2, g0, g1, g2)
-        v0, v1, v2 = rotate(hx, hy, hz, hw, qd[d], qd[d + 1], qd[d + 2])  # relative spin, halfway
-        m0 += (C[d] + dt * K[d]) * v0
-        m1 += (C[d + 1] + dt * K[d + 1]) * v1
-        m2 += (C[d + 2] + dt * K[d + 2]) * v2
-        s0, s1, s2 = rotate(-hx, -hy, -hz, hw, m0, m1, m2)  # back to child axes
-        ext[d] = offset[d] + tau_f[d] - s0
-        ext[d + 1] = offset[d + 1] + tau_f[d + 1] - s1
-        ext[d + 2] = offset[d + 2] + tau_f[d + 2] - s2
-        quat_matrix(hx, hy, hz, hw, Q)  # child axes -> halfway axes
-        for r in range(3):
-            for c in range(3):
-                acc = 0.0
-                for j in range(3):
-                    acc += Q[j, r] * dt * (C[d + j] + dt * K[d + j]) * Q[j, c]
-                arm[d + r, c] = acc
+        spatial_inertia(params, R, p, i, IB[i])
+    f_ext = memory[1]
+    if np.isfinite(memory[0, 0]):
+        # PyBullet gave M qdd_pb = tau - h + f, and tau was M qdd + h - f_ext: f = M (qdd_pb - qdd) + f_ext
+        delta = np.empty(nd)
+        for j in range(nd):
+            delta[j] = (qd[j] - memory[0, j]) / dt - qdd[j]
+        _mass_times(parent, jtype, dof, S, IB, delta)
+        for j in range(nd):
+            f_ext[j] += delta[j]
+    else:
+        f_ext[:] = 0.0
+    memory[0, :] = qd
     x = qdd
     for j in range(nd):
-        x[j] = ext[j] - h[j]
+        x[j] = ext[j] + f_ext[j] - h[j]
     fa = np.zeros(nd)
-    _articulated_solve(parent, jtype, dof, params, R, p, arm, x, fa)
+    _articulated_solve(parent, jtype, dof, params, R, p, S, IB, arm, x, fa)
     for i in range(n):
         kind = jtype[i]
         if kind == FIXED:
@@ -152,30 +107,38 @@ def spring_torques(  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _shear_tilts(jtype, params, R, loads, tilt) -> None:  # type: ignore[no-untyped-def]
-    """Rotation vectors ``tilt (n, 3)`` (base axes) by which each chord with a shear compliance turns from
-    its cross-section's director: towards the transverse load it carries at its middle, by ``gamma = |F_perp|
-    / (kappa G A)``; zero elsewhere. ``loads`` as written by
-    :func:`pccbullet.sim.chain.kernels._bias_and_fluid`."""
-    n = jtype.shape[0]
+def _mass_times(parent, jtype, dof, S, IB, v) -> None:  # type: ignore[no-untyped-def]
+    """``v <- M v`` in place (rigid bodies only, no added mass): the generalized forces of the
+    accelerations ``v`` at rest, a Newton-Euler pass over the links' spatial inertias ``IB (n, 6, 6)``."""
+    n = parent.shape[0]
+    acc = np.zeros((n, 6))
+    F = np.zeros((n, 6))
     for i in range(n):
-        compliance = params[i, SHEAR]
-        if jtype[i] != PRISMATIC or compliance == 0.0:
-            continue
-        axis = params[i, 12:15]
-        t0 = R[i, 0, 0] * axis[0] + R[i, 0, 1] * axis[1] + R[i, 0, 2] * axis[2]
-        t1 = R[i, 1, 0] * axis[0] + R[i, 1, 1] * axis[1] + R[i, 1, 2] * axis[2]
-        t2 = R[i, 2, 0] * axis[0] + R[i, 2, 1] * axis[1] + R[i, 2, 2] * axis[2]
-        # the force the parent side passes on at the chord's middle: half the slice's own load less
-        f0 = loads[0, i, 0] - 0.5 * loads[1, i, 0]
-        f1 = loads[0, i, 1] - 0.5 * loads[1, i, 1]
-        f2 = loads[0, i, 2] - 0.5 * loads[1, i, 2]
-        ft = f0 * t0 + f1 * t1 + f2 * t2
-        # the chord leans towards the load on the part beyond it, -F
-        g0 = -compliance * (f0 - ft * t0)
-        g1 = -compliance * (f1 - ft * t1)
-        g2 = -compliance * (f2 - ft * t2)
-        tilt[i, 0], tilt[i, 1], tilt[i, 2] = _cross(t0, t1, t2, g0, g1, g2)
+        pa = parent[i]
+        for a in range(6):
+            acc[i, a] = acc[pa, a] if pa >= 0 else 0.0
+        if jtype[i] != FIXED:
+            d = dof[i]
+            for c in range(joint_dofs(jtype[i])):
+                for a in range(6):
+                    acc[i, a] += S[d + c, a] * v[d + c]
+        for a in range(6):
+            f = 0.0
+            for b in range(6):
+                f += IB[i, a, b] * acc[i, b]
+            F[i, a] = f
+    for i in range(n - 1, -1, -1):
+        if jtype[i] != FIXED:
+            d = dof[i]
+            for c in range(joint_dofs(jtype[i])):
+                f = 0.0
+                for a in range(6):
+                    f += S[d + c, a] * F[i, a]
+                v[d + c] = f
+        pa = parent[i]
+        if pa >= 0:
+            for a in range(6):
+                F[pa, a] += F[i, a]
 
 
 @numba.njit(cache=True)
@@ -186,8 +149,13 @@ def implicit_solve(parent, jtype, dof, qpos, params, q, armature, b) -> FloatArr
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     _kinematics(parent, jtype, qpos, params, q, R, p)
+    S = np.zeros((b.shape[0], 6))
+    joint_axes(jtype, dof, params, R, p, S)
+    IB = np.empty((n, 6, 6))
+    for i in range(n):
+        spatial_inertia(params, R, p, i, IB[i])
     x = b.copy()
-    _articulated_solve(parent, jtype, dof, params, R, p, armature, x, np.zeros(b.shape[0]))
+    _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, np.zeros(b.shape[0]))
     return x
 
 
@@ -250,11 +218,12 @@ def _inverse3(D, out) -> None:  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _articulated_solve(parent, jtype, dof, params, R, p, armature, x, fa) -> None:  # type: ignore[no-untyped-def]
+def _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, fa) -> None:  # type: ignore[no-untyped-def]
     """Solve ``(M + M_a + A) y = x`` in place: Featherstone's articulated-body algorithm at rest without
     gravity, ``A`` the joint armature (``armature (n_dof, 3)``: ``[d, 0]`` for a 1-dof joint at ``d``, the
     3 x 3 block ``[d:d+3, :]`` for a spherical joint), the added mass in the link inertias; writes ``M_a y``
-    into ``fa (n_dof,)`` (zero where no link has added mass).
+    into ``fa (n_dof,)`` (zero where no link has added mass). ``S``: the motion subspaces
+    (:func:`pccbullet.sim.chain.kernels.joint_axes`); ``IB``: the links' rigid-body spatial inertias.
 
     Spatial vectors ``[angular; linear]`` about the base origin in base axes, so no frame changes
     between links (:mod:`pccbullet.sim.chain.inertia`). Exact for any configuration, O(n).
@@ -262,15 +231,12 @@ def _articulated_solve(parent, jtype, dof, params, R, p, armature, x, fa) -> Non
     n = parent.shape[0]
     nd = x.shape[0]
     added = False
-    IA = np.zeros((n, 6, 6))  # articulated inertias
+    IA = IB.copy()  # articulated inertias
     pA = np.zeros((n, 6))  # articulated bias forces (from the right-hand side)
-    S = np.zeros((nd, 6))
     U = np.zeros((nd, 6))  # IA S per velocity entry
     Dinv = np.zeros((n, 3, 3))
     uu = np.zeros(nd)
-    joint_axes(jtype, dof, params, R, p, S)
     for i in range(n):
-        spatial_inertia(params, R, p, i, IA[i])
         if params[i, ADDED_MASS] != 0.0 or params[i, ADDED_INERTIA] != 0.0:
             added = True
             _add_added_inertia(params, R, p, i, IA[i])

@@ -58,29 +58,34 @@ if TYPE_CHECKING:
     from pccbullet.sim.viewer import ViewerProcess
 
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
-DEFAULT_DURATION_S = 14.0  # s: the scripted session reaches beside the rock, touches it and holds
+DEFAULT_DURATION_S = 15.0  # s: the scripted session looks at the rock, reaches beside it, touches it, holds
 MAX_SESSION_S = 86400.0  # s, longest interactive session (it runs until the operator quits)
 MAX_GIF_FRAMES = 300  # GIF frames kept (the last 30 s at 10 fps)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
 
 
 def scripted_operator() -> ScriptedDevice:
-    """The headless operator. The light follows the camera (both hang under their own weight and look
-    down at the work area); the stylus drives the grasper beside the rock, then the palpation arm
-    above the rock and down onto it, pressing into the modelled surface, and holds still for the last
-    seconds (steady contact: the force the operator feels and the slave's sensor agree)."""
+    """The headless operator. The light follows the camera; the stylus first turns the camera (and with
+    it the lamp) towards the rock, which lies out of every limb's resting bending plane; then drives the
+    grasper beside the rock; then the palpation arm, which turns its bending plane about 16 deg, above
+    the rock and down onto it, pressing into the modelled surface; and holds still for the last seconds
+    (steady contact: the force the operator feels and the robot's sensor agree)."""
     return ScriptedDevice(
         waypoints=[  # gaps with no position around each selection change: no stray target
             (0.0, None),
-            (0.01, (0.55, -0.06, -0.40)),
-            (1.5, (0.40, -0.06, -0.50)),
-            (4.0, (0.40, -0.06, -0.50)),
-            (4.0, None),
-            (4.02, (0.55, 0.06, -0.40)),
-            (6.0, (0.45, 0.06, -0.44)),
-            (8.5, (0.45, 0.06, -0.50)),
+            (0.01, (0.42, -0.06, -0.39)),
+            (1.5, (0.40, 0.02, -0.36)),
+            (2.0, (0.40, 0.02, -0.36)),
+            (2.0, None),
+            (2.02, (0.55, -0.06, -0.40)),
+            (3.5, (0.40, 0.05, -0.50)),
+            (5.0, (0.40, 0.05, -0.50)),
+            (5.0, None),
+            (5.02, (0.475, 0.12, -0.41)),
+            (6.5, (0.40, 0.18, -0.45)),  # above the rock
+            (8.5, (0.40, 0.18, -0.52)),
         ],
-        presses=[(0.0, "follow"), (0.0, "select:grasper"), (4.01, "select:palpation")],
+        presses=[(0.0, "follow"), (0.0, "select:camera"), (2.01, "select:grasper"), (5.01, "select:palpation")],
     )
 
 

@@ -44,8 +44,8 @@ class MmtConfig:
     cmd_rate: float = 10.0
     state_rate: float = 5.0
     blend_time: float = 0.2
-    rock_true: tuple[float, float, float] = (0.45, 0.06, -0.54)
-    rock_estimate: tuple[float, float, float] = (0.47, 0.06, -0.545)
+    rock_true: tuple[float, float, float] = (0.40, 0.18, -0.54)  # off every limb's rest plane (y = +-0.06)
+    rock_estimate: tuple[float, float, float] = (0.42, 0.18, -0.545)
     rock_radius: float = 0.06
     seabed_z: float = -0.6
     medium: str = "seawater"
