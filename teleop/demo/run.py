@@ -85,7 +85,12 @@ def scripted_operator() -> ScriptedDevice:
             (6.5, (0.40, 0.18, -0.45)),  # above the rock
             (8.5, (0.40, 0.18, -0.52)),
         ],
-        presses=[(0.0, "follow"), (0.0, "select:camera"), (2.01, "select:grasper"), (5.01, "select:palpation")],
+        presses=[
+            (0.0, "follow"),
+            (0.0, "select:camera"),
+            (2.01, "select:grasper"),
+            (5.01, "select:palpation"),
+        ],
     )
 
 
