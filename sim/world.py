@@ -165,6 +165,7 @@ class World:
         position: Sequence[float] = (0.0, 0.0, 0.0),
         compliant: bool | None = None,
         limbs: Sequence[str] | None = None,
+        external_loads: bool = False,
     ) -> Robot:
         """Generate the robot's URDF and load it with a fixed head.
 
@@ -176,6 +177,9 @@ class World:
             compliant: material spring-damper joints (default: in dynamic mode).
             limbs: load only these limbs (names, in this order); ``None`` loads all. The returned
                 robot's ``spec`` then holds these limbs only.
+            external_loads: compliant limbs put the loads PyBullet adds (``applyExternalForce``,
+                contacts), estimated from the last step, into their implicit step
+                (:class:`pccbullet.sim.dynamics.CompliantLimb`; off by default: see there).
 
         Raises:
             ConfigurationError: ``limbs`` is empty, repeats a name or names a limb the robot lacks.
@@ -199,7 +203,8 @@ class World:
             handle = Robot(self, spec, urdfs, position, joint_limits=not compliant, chain=self.chain)
         if compliant:
             handle.compliant = {
-                limb.name: CompliantLimb(handle, limb.name, self.medium) for limb in spec.limbs
+                limb.name: CompliantLimb(handle, limb.name, self.medium, external_loads=external_loads)
+                for limb in spec.limbs
             }
         self.robots.append(handle)
         log.info(
