@@ -539,8 +539,8 @@ def test_the_shear_makes_the_error_shrink_with_n(monkeypatch: pytest.MonkeyPatch
 
     original = dynamics.CompliantLimb.__init__
 
-    def unsheared(self, robot, limb, medium_, *, shear=True):  # noqa: ANN001, ANN202, ARG001
-        original(self, robot, limb, medium_, shear=False)
+    def unsheared(self, robot, limb, medium_, *, shear=True, **options):  # noqa: ANN001, ANN202, ARG001
+        original(self, robot, limb, medium_, shear=False, **options)
 
     monkeypatch.setattr(dynamics.CompliantLimb, "__init__", unsheared)
     rod_static.cache_clear()
