@@ -23,11 +23,12 @@ from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.atomic import removed_on_failure
 from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
 from pccbullet.urdf_gen.cli_args import integer, out_dir, real
-from pccbullet.urdf_gen.errors import PccBulletError, UsageError
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, UsageError, clip
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
 from pccbullet.urdf_gen.pose_file import load_pose_file
 from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.urdf_parts import MESH_URI_FORMS, check_mesh_uri
 
 SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
 
@@ -40,7 +41,7 @@ def register_robots(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def register_urdf(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``urdf ROBOT --out DIR [--sections N] [--combined]``."""
+    """Add ``urdf ROBOT --out DIR [--sections N] [--combined] [--mesh-uri URI]``."""
     u = subparsers.add_parser("urdf", help="write URDFs (PCC robots: head + one per limb, meshes) of a robot")
     u.add_argument("robot", help="bundled robot name (e.g. ursula) or path to a robot TOML")
     u.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
@@ -52,8 +53,25 @@ def register_urdf(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="also write ROBOT.urdf, the whole robot in one file (for ROS, Pinocchio, MuJoCo)",
     )
+    u.add_argument(
+        "--mesh-uri",
+        type=_mesh_uri,
+        default=None,
+        metavar="URI",
+        help="mesh references for ROS: package://PACKAGE/meshes (RViz, robot_state_publisher), or file:// "
+        "(absolute paths of the written meshes); default: meshes/NAME.stl beside the URDF",
+    )
     u.set_defaults(handler=urdf_command)
     return u
+
+
+def _mesh_uri(text: str) -> str:
+    """``--mesh-uri``'s ``type=``: one of :data:`~pccbullet.urdf_gen.urdf_parts.MESH_URI_FORMS`."""
+    try:
+        return check_mesh_uri(text)
+    except ConfigurationError:
+        message = f"{clip(repr(text))} is invalid; allowed: {MESH_URI_FORMS}"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def register_pose(subparsers: Any) -> argparse.ArgumentParser:
@@ -275,7 +293,9 @@ def _print_report(out: dict[str, Any], as_json: bool, *, joints: bool = True) ->
 def urdf_command(args: argparse.Namespace) -> int:
     """Handler of ``urdf``: write the robot's URDFs (and meshes) into ``--out``; prints them, returns 0."""
     with removed_on_failure(args.out):  # a full disk leaves no half set of files
-        urdfs = write_robot_urdf(args.robot, args.out, sections=args.sections, combined=args.combined)
+        urdfs = write_robot_urdf(
+            args.robot, args.out, sections=args.sections, combined=args.combined, mesh_uri=args.mesh_uri
+        )
     meshes = sorted((urdfs[0].parent / "meshes").glob("*.stl"))
     print(f"wrote {len(urdfs)} URDF files and {len(meshes)} meshes to {urdfs[0].parent}")  # noqa: T201
     for path in urdfs:

@@ -116,8 +116,8 @@ def test_aim_scripted_policy_reaches_and_looks_at_the_mark() -> None:
             break
     env.close()
     assert terminated and info["distance_m"] < 0.01 and info["angle_rad"] < math.radians(10)
-    assert obs[22] == pytest.approx(info["angle_rad"], abs=1e-5)  # the observation's angle entry
-    np.testing.assert_allclose(obs[18:21], [0.0, 0.0, 0.3], atol=0.02)  # the mark 0.3 m ahead of the tip
+    assert obs[26] == pytest.approx(info["angle_rad"], abs=1e-5)  # the observation's angle entry
+    np.testing.assert_allclose(obs[22:25], [0.0, 0.0, 0.3], atol=0.02)  # the mark 0.3 m ahead of the tip
 
 
 def test_track_a_policy_that_knows_the_motion_stays_on_the_target() -> None:
@@ -231,7 +231,7 @@ def test_registered_in_a_fresh_process() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
-    assert lines[-3].split() == ["pccbullet/UrsulaReach-v1", "200", "(22,)"]
+    assert lines[-3].split() == ["pccbullet/UrsulaReach-v1", "200", "(26,)"]
     assert lines[-2] == repr(sorted(ENVS))
     assert lines[-1].startswith(
         "DeprecatedEnv Environment version v0 for `pccbullet/UrsulaReach` is deprecated"
@@ -246,7 +246,7 @@ def test_gymnasium_1_convention_in_a_fresh_process() -> None:
         "print(env.spec.id, env.spec.entry_point, obs.shape)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split()[-3:] == ["pccbullet/UrsulaAim-v1", "pccbullet.sim.rl.reach:UrsulaAimEnv", "(34,)"]
+    assert out.split()[-3:] == ["pccbullet/UrsulaAim-v1", "pccbullet.sim.rl.reach:UrsulaAimEnv", "(38,)"]
 
 
 def test_entry_point_is_declared() -> None:
