@@ -40,7 +40,7 @@ def parse_set(text: str) -> SetEntry:
     m = _SET.match(text.strip())
     if m is None:
         raise argparse.ArgumentTypeError(f"{clip(repr(text))} is invalid; allowed: {SET_FORMAT}")
-    numbers = []
+    numbers: list[float | None] = []
     for part in m.group(3, 4, 5):
         if part is None:
             numbers.append(None)

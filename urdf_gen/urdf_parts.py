@@ -139,7 +139,7 @@ def apply_mesh_uri(tree: ET.ElementTree, uri: str | None, mesh_dir: Path) -> Non
     prefix = check_mesh_uri(uri)
     if prefix == "file://":
         prefix = "file://" + Path(mesh_dir).resolve().as_posix()
-    for element in tree.getroot().iter("mesh"):
+    for element in tree.iter("mesh"):
         name = element.get("filename", "")
         if name.startswith(f"{MESH_DIR}/"):
             element.set("filename", f"{prefix}/{name[len(MESH_DIR) + 1 :]}")

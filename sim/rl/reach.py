@@ -22,6 +22,7 @@ SUCCESS_RADIUS = 0.01  # m, default tip-to-target distance of a success
 LOOK_DISTANCE = 0.3  # m, from the goal pose along its camera axis to the mark it looks at
 AIM_LENGTH = 0.1  # m/rad: the aim task's error is distance + AIM_LENGTH * angle
 AIM_TOLERANCE = math.radians(10.0)  # rad, default largest angle between the camera axis and the mark
+GOAL_OBS = 16  # entries of the reach observation before the limb's
 
 
 class UrsulaReachEnv(LimbEnv):
@@ -41,7 +42,7 @@ class UrsulaReachEnv(LimbEnv):
 
     ## Observation Space
 
-    ``Box(low, high, (12 + 3 S + J,), float32)``, positions in the head frame (x forward along the head,
+    ``Box(low, high, (16 + 3 S + J,), float32)``, positions in the head frame (x forward along the head,
     z up); the bounds are the limb's reach, its PCC limits and +-100 rad/s (m/s):
 
     ====================  =====  ======================================================================
@@ -51,9 +52,11 @@ class UrsulaReachEnv(LimbEnv):
     3-5                   m      target position
     6-8                   m      target minus tip
     9-11                  m      the target in the tip frame (where the tip sees it)
-    12 .. 12 + 3 S        rad/m  commanded PCC configuration per segment: bend (rad), plane (rad),
+    12-14                 -      its direction (a unit vector; zero on the target)
+    15                    m      the distance ``d`` from tip to target
+    16 .. 16 + 3 S        rad/m  commanded PCC configuration per segment: bend (rad), plane (rad),
                                  length (m)
-    12 + 3 S .. end       rad/s  the limb's ``J = 3 N S + S`` joint velocities (``Robot.joint_velocities``
+    16 + 3 S .. end       rad/s  the limb's ``J = 3 N S + S`` joint velocities (``Robot.joint_velocities``
                                  in dynamic mode; the change of the joint vector over the step divided by
                                  20 ms in kinematic mode), chord joints in m/s; clipped to +-100
     ====================  =====  ======================================================================
@@ -98,9 +101,11 @@ class UrsulaReachEnv(LimbEnv):
     def _bounds(self) -> tuple[FloatArray, FloatArray]:
         limb_low, limb_high = self.limb_bounds()
         head = np.concatenate(
-            [np.full(6, self.reach), np.full(3, 2 * self.reach), np.full(3, 2 * self.reach)]
+            [np.full(6, self.reach), np.full(6, 2 * self.reach), np.ones(3), [2 * self.reach]]
         )
-        return np.concatenate([-head, limb_low]), np.concatenate([head, limb_high])
+        low = -head
+        low[-1] = 0.0  # the distance
+        return np.concatenate([low, limb_low]), np.concatenate([head, limb_high])
 
     def target_pcc(self) -> list[PccConfig]:
         """The configuration whose tip is the target (for scripted policies and tests)."""
@@ -112,7 +117,10 @@ class UrsulaReachEnv(LimbEnv):
 
     def _goal_obs(self, T_tip: FloatArray) -> FloatArray:
         tip = T_tip[:3, 3]
-        return np.concatenate([tip, self.target, self.target - tip, T_tip[:3, :3].T @ (self.target - tip)])
+        seen = T_tip[:3, :3].T @ (self.target - tip)
+        d = float(np.linalg.norm(seen))
+        direction = seen / d if d > 0.0 else np.zeros(3)
+        return np.concatenate([tip, self.target, self.target - tip, seen, direction, [d]])
 
     def _obs(self, T_tip: FloatArray) -> np.ndarray:
         return np.concatenate([self._goal_obs(T_tip), self.limb_obs()]).astype(np.float32)
@@ -167,7 +175,7 @@ class UrsulaAimEnv(UrsulaReachEnv):
     :data:`LOOK_DISTANCE` (0.3 m) ahead of it along its z axis. With one segment's three PCC parameters
     for five goal coordinates the solution is (generically) that configuration alone.
 
-    Observation ``(24 + 3 S + J,)``: as :class:`UrsulaReachEnv`'s first 12 entries, then the camera axis
+    Observation ``(28 + 3 S + J,)``: as :class:`UrsulaReachEnv`'s first 16 entries, then the camera axis
     (3, head frame), the mark (3, m, head frame), the mark in the tip frame (3, m), the cosine of the
     angle between the camera axis and the direction to the mark, the angle (rad) and the combined error
     ``d + 0.1 m/rad * angle`` (m), then the PCC configuration and joint velocities.
@@ -190,7 +198,8 @@ class UrsulaAimEnv(UrsulaReachEnv):
         extra = np.array([1, 1, 1, far, far, far, 2 * far, 2 * far, 2 * far, 1, math.pi, 2 * far + math.pi])
         extra_low = -extra
         extra_low[-2:] = 0.0
-        return np.concatenate([low[:12], extra_low, low[12:]]), np.concatenate([high[:12], extra, high[12:]])
+        n = GOAL_OBS
+        return np.concatenate([low[:n], extra_low, low[n:]]), np.concatenate([high[:n], extra, high[n:]])
 
     def _draw_goal(self, rng: np.random.Generator) -> None:
         super()._draw_goal(rng)
