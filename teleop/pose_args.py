@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pccbullet.urdf_gen.errors import ConfigurationError, clip
-from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
-from pccbullet.urdf_gen.specs import RobotSpec, SegmentSpec
+from pccbullet.urdf_gen.pcc import PccConfig, check_config, rest_configs
+from pccbullet.urdf_gen.specs import RobotSpec
 
 SET_FORMAT = "LIMB:SEG:BEND,PLANE[,LENGTH] in deg, deg, m (e.g. camera:1:90,30 or grasper:2:-30,15,0.295)"
 _SET = re.compile(r"^([A-Za-z][A-Za-z0-9_]*):([0-9]{1,4}):([^,]+),([^,]+)(?:,([^,]+))?$")
@@ -61,30 +61,12 @@ def parse_set(text: str) -> SetEntry:
 
 def check_limits(spec: RobotSpec, poses: dict[str, list[PccConfig]], origin: str = "") -> None:
     """Raise :class:`ConfigurationError` (prefixed by ``origin``) for the first configuration outside its
-    segment's limits: the same words as :meth:`~pccbullet.sim.robot.Robot.pcc_joints`, without PyBullet."""
+    segment's limits (:func:`~pccbullet.urdf_gen.pcc.check_config`, the words of
+    :meth:`~pccbullet.sim.robot.Robot.pcc_joints`), without PyBullet."""
     for name, configs in poses.items():
         limb = spec.limb(name)
         for s, (c, seg) in enumerate(zip(configs, limb.segments, strict=True), start=1):
-            _check_one(f"{origin}limb '{limb.name}' segment {s}", c, seg)
-
-
-def _check_one(where: str, c: PccConfig, seg: SegmentSpec) -> None:
-    bend_max, plane_max = math.degrees(seg.bend_max), math.degrees(seg.plane_max)
-    if not abs(c.bend) <= seg.bend_max + 1e-12:  # "not within": NaN fails too
-        raise ConfigurationError(
-            f"{where}: bend = {math.degrees(c.bend):.6g} deg is out of range; "
-            f"allowed: [-{bend_max:g}, {bend_max:g}] deg"
-        )
-    if not abs(c.plane) <= seg.plane_max + 1e-12:
-        raise ConfigurationError(
-            f"{where}: plane = {math.degrees(c.plane):.6g} deg is out of range; "
-            f"allowed: [-{plane_max:g}, {plane_max:g}] deg"
-        )
-    if not seg.length_min - 1e-12 <= c.length <= seg.length_max + 1e-12:
-        raise ConfigurationError(
-            f"{where}: length = {c.length:.6g} m is out of range; "
-            f"allowed: [{seg.length_min:g}, {seg.length_max:g}] m"
-        )
+            check_config(c, seg, f"{origin}limb '{limb.name}' segment {s}")
 
 
 def apply_sets(
@@ -113,5 +95,5 @@ def apply_sets(
         seg = segments[e.segment - 1]
         length = seg.length if e.length_m is None else e.length_m
         configs[e.segment - 1] = PccConfig(math.radians(e.bend_deg), math.radians(e.plane_deg), length)
-        _check_one(f"{origin}limb '{e.limb}' segment {e.segment}", configs[e.segment - 1], seg)
+        check_config(configs[e.segment - 1], seg, f"{origin}limb '{e.limb}' segment {e.segment}")
     return out
