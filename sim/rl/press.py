@@ -15,9 +15,7 @@ from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.types import FloatArray
 
 ROCK_RADIUS = 0.06  # m
-ROCK_CLEARANCE = 0.03  # m, least distance from the rock's surface to the start pose's section frames
 ROCK_GAP = 0.005  # m, from the tip at rest in the goal shape to the rock's surface
-PUSH_BEND = 0.3  # rad, the growth of the goal's last bend that shows where pressing moves the tip
 SETTLE_STEPS = 3000  # physics steps (3 s) for the goal shape to come to rest, sagging in the medium
 TARGET_SHARE = (0.2, 0.8)  # the target force's range, as shares of the force that pressing fully gives
 FORCE_MIN = 0.02  # N, least force pressing fully must give; goals that give less are drawn again
@@ -26,7 +24,7 @@ FORCE_RESOLUTION = 0.002  # N, the tolerance's floor
 HOLD_STEPS = 10  # control steps (0.2 s) the force must stay within tolerance for a success
 PRESS_LENGTH = 0.1  # m/N: the error is gap + PRESS_LENGTH * |force error|
 FORCE_BOUND = 10.0  # N, forces are clipped to +- this in observations
-MAX_DRAWS = 100  # goal draws at a reset before the start pose is accepted however close the rock is
+MAX_DRAWS = 100  # goal draws at a reset before the last one is kept whatever force pressing gives
 
 
 class UrsulaPressEnv(LimbEnv):
@@ -36,15 +34,18 @@ class UrsulaPressEnv(LimbEnv):
 
     The palpation arm (two PCC segments, force sensor at the tip) on the fixed head, in water; the action,
     dynamic mode and time step are those of :class:`~pccbullet.sim.rl.base.LimbEnv`. A rock (a static
-    sphere of radius 60 mm) lies just beyond where a random shape of the arm comes to rest, so the arm must
-    reach it and press: the harder its command pushes into the rock, the larger the force its material
-    springs exert. The target force is uniform in 0.1-0.3 N.
+    sphere of radius 60 mm) lies 5 mm in front of the force sensor of the arm at rest in a random goal
+    shape, and the episode starts there: the harder the command pushes into the rock, the larger the
+    force the material springs exert on the sensor.
 
-    Where the rock lies: a random goal configuration (``|bend|`` 0.15-0.45 of its limit per segment) is
-    given to the springs for 3 s at a reset; its tip comes to rest sagging in the medium. The same with
-    the goal's last bend grown by 0.3 rad shows where pressing moves the tip; the rock's surface lies 5
-    mm from the first rest point in that direction (two settles: about 0.4 s of computing per reset). The
-    goal (:attr:`goal_pcc`) and that growth (:attr:`push`) are attributes for scripted policies.
+    At a reset the goal configuration (``|bend|`` 0.15-0.45 of its limit per segment, every arc at its
+    shortest) is given to the springs for 3 s with the rock away; the tip comes to rest sagging in the
+    medium, and the rock is placed in front of its sensor (along the tip's z axis). The arm then rests 1 s
+    against it (:attr:`force_rest`), and pressing fully, every arc lengthened to its maximum
+    (:attr:`push`), is simulated 3 s more from a saved state to measure the force it gives
+    (:attr:`force_max`); goals where that gains less than 20 mN are drawn again (at most 100 draws). The
+    target force is uniform between 20 % and 80 % of the way from ``force_rest`` to ``force_max``. A reset
+    takes 0.3-5 s of computing. :attr:`goal_pcc` and :attr:`push` serve scripted policies and tests.
 
     ## Observation Space
 
@@ -60,8 +61,8 @@ class UrsulaPressEnv(LimbEnv):
 
     ## Episode End
 
-    Terminated (success) when the force has stayed within ``force_tolerance`` (default 0.02 N) of the
-    target for 10 steps (0.2 s); truncated after 200 steps (4 s) by the ``TimeLimit``.
+    Terminated (success) when the force has stayed within ``force_tolerance`` (default 10 %, at least 2 mN)
+    of the target for 10 steps (0.2 s); truncated after 200 steps (4 s) by the ``TimeLimit``.
 
     ## Info
 
@@ -71,7 +72,7 @@ class UrsulaPressEnv(LimbEnv):
 
     ``limb`` (default ``"palpation"``, a limb with a force sensor), ``sections``, ``medium`` and
     ``render_mode`` as in :class:`~pccbullet.sim.rl.base.LimbEnv` (``mode`` is ``"dynamic"``: forces need
-    dynamics); ``force_tolerance`` (N).
+    dynamics); ``force_tolerance`` (a share of the target force).
     """
 
     def __init__(
@@ -133,15 +134,10 @@ class UrsulaPressEnv(LimbEnv):
         self.world.step(SETTLE_STEPS)
         return self.tip_pose()
 
-    def _start_is_clear(self) -> bool:
-        frames = self.robot.section_poses(self.limb)[:, :3, 3]
-        centre = self._world(self.rock_centre)
-        return bool(np.min(np.linalg.norm(frames - centre, axis=1)) > ROCK_RADIUS + ROCK_CLEARANCE)
-
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Draw the rock's place and the target force; start near straight (from ``seed`` if given)."""
+        """Draw the goal shape, the rock and the target force (from ``seed`` if given); start at rest."""
         super().reset(seed=seed)
         rng = self.np_random
         cid = self.world.client
