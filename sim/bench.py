@@ -123,14 +123,31 @@ def machine_jitter(step_ms: float = 0.5, steps: int = 2000) -> dict[str, float]:
     return {"step_ms": step_ms, "p50_ms": p50, "p99_ms": p99, "p99_over_p50": p99 / p50}
 
 
+PEERS = ("mujoco",)
+
+
+def check_peer(peer: str | None) -> None:
+    """Raise :class:`~pccbullet.urdf_gen.errors.PccBulletError` (one line) unless ``peer`` is ``None`` or a
+    peer whose simulator imports here: checked before any benchmark runs."""
+    from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
+
+    if peer is None:
+        return
+    if peer not in PEERS:
+        raise ConfigurationError(f"peer = {peer!r} is invalid; allowed: None, " + ", ".join(map(repr, PEERS)))
+    try:
+        import mujoco  # noqa: F401
+    except ImportError as exc:
+        raise PccBulletError(
+            f"--peer mujoco needs MuJoCo, which does not import here ({exc}): pip install 'pccbullet[mujoco]'"
+        ) from exc
+
+
 def bench_mujoco(robot: str, sections: int, seconds: float = 1.0, dt: float = 1e-3) -> dict[str, Any]:
     """Step every limb URDF of ``robot`` in MuJoCo at ``dt``; steps per second of the whole robot."""
-    try:
-        import mujoco
-    except ImportError as exc:  # pragma: no cover - depends on the extra
-        from pccbullet.urdf_gen.errors import PccBulletError
+    check_peer("mujoco")
+    import mujoco
 
-        raise PccBulletError("--peer mujoco needs MuJoCo: pip install 'pccbullet[mujoco]'") from exc
     spec = load_robot(robot, sections=sections)
     with tempfile.TemporaryDirectory(prefix="pccbullet_bench_") as tmp:
         out = write_urdf(spec, tmp)
@@ -167,7 +184,9 @@ def run_bench(
     chain: str = "rod",
 ) -> dict[str, Any]:
     """The whole benchmark as a dict: ``rows`` (PyBullet), ``peer`` rows, ``models`` (model step costs);
-    ``chain``: the dynamic rows' chain, ``"rrp"`` or ``"rod"``."""
+    ``chain``: the dynamic rows' chain, ``"rrp"`` or ``"rod"``. The peer is checked first
+    (:func:`check_peer`): a missing simulator is reported before anything runs."""
+    check_peer(peer)
     jobs = [(r, m, n) for r in robots for m in modes for n in sections]
     rows = []
     for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False):

@@ -23,7 +23,7 @@ from pccbullet.sim.limb_parts import attach, no_collisions_within, part_base_lin
 from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
-from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, pcc_from_joints, rest_configs
+from pccbullet.urdf_gen.pcc import PccConfig, check_config, limb_joints, pcc_from_joints, rest_configs
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
 from pccbullet.urdf_gen.rod import check_chain, joint_kinds, joints_per_segment, rod_limb_joints
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
@@ -235,22 +235,7 @@ class Robot:
             )
         if check_limits:
             for s, (c, seg) in enumerate(zip(configs, spec.segments, strict=True), start=1):
-                # written as "not within" so that NaN fails too
-                if not abs(c.bend) <= seg.bend_max + 1e-12:
-                    raise ConfigurationError(
-                        f"limb '{limb}' segment {s}: bend = {np.degrees(c.bend):.6g} deg is out of range; "
-                        f"allowed: [-{np.degrees(seg.bend_max):g}, {np.degrees(seg.bend_max):g}] deg"
-                    )
-                if not abs(c.plane) <= seg.plane_max + 1e-12:
-                    raise ConfigurationError(
-                        f"limb '{limb}' segment {s}: plane = {np.degrees(c.plane):.6g} deg is out of range; "
-                        f"allowed: [-{np.degrees(seg.plane_max):g}, {np.degrees(seg.plane_max):g}] deg"
-                    )
-                if not seg.length_min - 1e-12 <= c.length <= seg.length_max + 1e-12:
-                    raise ConfigurationError(
-                        f"limb '{limb}' segment {s}: length = {c.length:.6g} m is out of range; "
-                        f"allowed: [{seg.length_min:g}, {seg.length_max:g}] m"
-                    )
+                check_config(c, seg, f"limb '{limb}' segment {s}")
         sections = [seg.sections for seg in spec.segments]
         return rod_limb_joints(configs, sections) if self.chain == "rod" else limb_joints(configs, sections)
 

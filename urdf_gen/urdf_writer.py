@@ -52,6 +52,8 @@ from pccbullet.urdf_gen.urdf_parts import (
     add_geometry,
     add_joint,
     add_link,
+    apply_mesh_uri,
+    check_mesh_uri,
     marker,
     section_links,
 )
@@ -231,6 +233,7 @@ def write_urdf(
     mesh_sections: int = 32,
     combined: bool = False,
     chain: str = "rrp",
+    mesh_uri: str | None = None,
 ) -> UrdfOutput:
     """Write ``{name}_head.urdf``, ``{name}_{limb}.urdf`` per limb and the meshes under ``meshes/``.
 
@@ -242,6 +245,8 @@ def write_urdf(
             always RRP sections).
         chain: the limb files' sections: ``"rrp"`` (the paper's, for users and kinematic worlds) or
             ``"rod"`` (dynamic worlds, :mod:`pccbullet.urdf_gen.rod`).
+        mesh_uri: the files' mesh references: ``None`` (``meshes/NAME.stl``, relative), ``package://PKG/meshes``
+            or ``file://`` (see :func:`pccbullet.urdf_gen.urdf_parts.apply_mesh_uri`).
 
     Returns:
         The absolute paths written.
@@ -249,19 +254,24 @@ def write_urdf(
     out = Path(out_dir).expanduser().resolve()
     # refuse (unknown chain, too many links) before writing
     trees = [build_limb_urdf(spec, limb, chain) for limb in spec.limbs]
+    if mesh_uri is not None:
+        check_mesh_uri(mesh_uri)
     (out / MESH_DIR).mkdir(parents=True, exist_ok=True)
     meshes: dict[str, tuple[float, float, float]] = {}
     limbs: dict[str, Path] = {}
     for limb, (tree, limb_meshes) in zip(spec.limbs, trees, strict=True):
         meshes.update(limb_meshes)
         limbs[limb.name] = out / f"{spec.name}_{limb.name}.urdf"
+        apply_mesh_uri(tree, mesh_uri, out / MESH_DIR)
         ux.write_tree(tree, limbs[limb.name])
     head = out / f"{spec.name}_head.urdf"
     ux.write_tree(build_head_urdf(spec), head)
     whole = None
     if combined:
         whole = out / f"{spec.name}.urdf"
-        ux.write_tree(build_combined_urdf(spec)[0], whole)
+        tree = build_combined_urdf(spec)[0]
+        apply_mesh_uri(tree, mesh_uri, out / MESH_DIR)
+        ux.write_tree(tree, whole)
     written = []
     for name, (r0, r1, h) in meshes.items():
         path = out / MESH_DIR / name

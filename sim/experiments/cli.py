@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pccbullet.urdf_gen.cli_args import integer, out_dir
+from pccbullet.sim.experiments.ray_connect import CONNECT_TIMEOUT_S
+from pccbullet.urdf_gen.cli_args import integer, out_dir, real
 
 
 def register_run(subparsers: Any) -> argparse.ArgumentParser:
@@ -54,6 +55,12 @@ def register_sweep(subparsers: Any) -> argparse.ArgumentParser:
         help="--engine ray: address of a running Ray cluster, e.g. 10.0.0.5:6379 (default: $RAY_ADDRESS, "
         "else a local Ray)",
     )
+    p.add_argument(
+        "--connect-timeout",
+        type=real(0.0, 3600.0, lo_open=True),
+        default=CONNECT_TIMEOUT_S,
+        help=f"--engine ray with a cluster: seconds to wait for it to answer (default {CONNECT_TIMEOUT_S:g})",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=sweep_command)
     return p
@@ -91,6 +98,7 @@ def sweep_command(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=not args.quiet,
             address=args.address,
+            connect_timeout=args.connect_timeout,
         )
     summary = {
         "out": str(res.out_dir),
