@@ -1,0 +1,153 @@
+"""What a web view shows: groups of bodies captured from PyBullet worlds, and the frames that move them.
+
+A :class:`WebScene` holds one or more :class:`WebGroup` (shown side by side, or one at a time), each a set
+of :class:`WebBody`: the visual shapes of one PyBullet body (primitives or mesh files, their local frames
+and colours, as ``getVisualShapeData`` gives them) and, for a body loaded from a URDF, the file and the
+joint indices in vector order. A frame then carries joint vectors (the view's own process computes the
+link poses from the URDF: the publishing loop only reads joint states) and the base poses of free bodies.
+Everything here is plain data: it is pickled to the view's process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pccbullet.urdf_gen.errors import ConfigurationError
+
+Pose = tuple[tuple[float, float, float], tuple[float, float, float, float]]  # position (m), quaternion xyzw
+Rgb = tuple[float, float, float]  # a colour, 0..1 each
+
+
+@dataclass(frozen=True, slots=True)
+class WebVisual:
+    """One visual shape of a body: PyBullet's ``geom`` type (``GEOM_BOX`` ...), ``dims`` as
+    ``getVisualShapeData`` gives them, the ``mesh`` file (``GEOM_MESH``), the ``frame`` relative to
+    link ``link`` (-1: the base) and the ``rgba`` colour."""
+
+    link: int
+    geom: int
+    dims: tuple[float, float, float]
+    mesh: str
+    frame: Pose
+    rgba: tuple[float, float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class WebBody:
+    """A body to show: its visual shapes; ``urdf``, ``joints`` (indices in vector order) and their values
+    ``q`` when captured, when frames move its links by joint vectors; its base ``pose`` (m, world: the
+    base's inertial frame, as ``getBasePositionAndOrientation``) and the base's ``inertial`` frame relative
+    to its link frame."""
+
+    name: str
+    visuals: tuple[WebVisual, ...]
+    pose: Pose
+    inertial: Pose = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+    urdf: str | None = None
+    joints: tuple[int, ...] = ()
+    q: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WebGroup:
+    """One panel of the page: ``bodies`` under a ``title``; ``lamp`` = (body name, link index) carries a
+    spot light (the squid's lamp: the panel is then dark water lit by it); ``background`` rgb."""
+
+    name: str
+    title: str
+    bodies: tuple[WebBody, ...]
+    lamp: tuple[str, int] | None = None
+    background: Rgb = (0.80, 0.86, 0.90)
+
+
+@dataclass(frozen=True, slots=True)
+class WebScene:
+    """The page's scene: its ``groups``, the ``help`` lines shown under them and the ``keys`` whose
+    presses and releases the page sends back (single characters: an operator's key table)."""
+
+    groups: tuple[WebGroup, ...]
+    title: str = "pccbullet"
+    help: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    camera: tuple[Sequence[float], Sequence[float]] = ((1.25, -1.05, 0.15), (0.45, 0.0, -0.42))
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        names = [g.name for g in self.groups]
+        if not names or len(set(names)) != len(names):
+            raise ConfigurationError(
+                f"web scene groups = {names!r} are invalid; allowed: distinct names, >= 1"
+            )
+        for key in self.keys:
+            if len(key) != 1 or not key.isprintable():
+                raise ConfigurationError(
+                    f"web scene key {key!r} is invalid; allowed: one printable character"
+                )
+
+
+def capture_body(
+    client: int, body: int, name: str, *, urdf: str | None = None, joints: Sequence[int] = ()
+) -> WebBody:
+    """The :class:`WebBody` of PyBullet body ``body`` in client ``client`` now."""
+    from pccbullet.sim.bullet import pb
+
+    visuals = tuple(
+        WebVisual(
+            int(v[1]),
+            int(v[2]),
+            tuple(float(d) for d in v[3]),  # type: ignore[arg-type]
+            v[4].decode(errors="replace") if isinstance(v[4], bytes) else str(v[4]),
+            (tuple(v[5]), tuple(v[6])),  # type: ignore[arg-type]
+            tuple(float(c) for c in v[7]),  # type: ignore[arg-type]
+        )
+        for v in pb.getVisualShapeData(body, physicsClientId=client)
+    )
+    pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=client)
+    info = pb.getDynamicsInfo(body, -1, physicsClientId=client)
+    joints = [int(j) for j in joints]
+    q = tuple(float(s[0]) for s in pb.getJointStates(body, joints, physicsClientId=client)) if joints else ()
+    return WebBody(
+        name,
+        visuals,
+        (tuple(pos), tuple(orn)),
+        (tuple(info[3]), tuple(info[4])),
+        urdf,
+        tuple(joints),
+        q,
+    )
+
+
+def robot_bodies(robot: Any, prefix: str = "") -> tuple[WebBody, ...]:
+    """The head and limbs of a loaded :class:`~pccbullet.sim.robot.Robot`, named ``prefix + "head"`` and
+    ``prefix + limb``."""
+    cid = robot.world.client
+    out = [capture_body(cid, robot.head, prefix + "head", urdf=str(robot.urdfs.head))]
+    for limb, body in robot.bodies.items():
+        urdf, joints = str(robot.urdfs.limbs[limb]), robot.joint_indices(limb)
+        out.append(capture_body(cid, body, prefix + limb, urdf=urdf, joints=joints))
+    return tuple(out)
+
+
+def _prefixes(world: Any) -> list[str]:
+    return [""] if len(world.robots) == 1 else [f"robot{i}/" for i in range(len(world.robots))]
+
+
+def world_bodies(world: Any) -> tuple[WebBody, ...]:
+    """Every body with a visual shape in a :class:`~pccbullet.sim.world.World`: its robots' heads and limbs
+    (:func:`robot_bodies`; prefixed ``robot<i>/`` when there are several) and every other body, named
+    ``body<id>`` (seabeds, rocks, markers: frames move them by their base pose)."""
+    from pccbullet.sim.bullet import pb
+
+    cid = world.client
+    out: list[WebBody] = []
+    taken: set[int] = set()
+    for robot, prefix in zip(world.robots, _prefixes(world), strict=True):
+        out.extend(robot_bodies(robot, prefix))
+        taken.update([robot.head, *robot.bodies.values()])
+    for i in range(pb.getNumBodies(physicsClientId=cid)):
+        body = pb.getBodyUniqueId(i, physicsClientId=cid)
+        if body not in taken and pb.getVisualShapeData(body, physicsClientId=cid):
+            out.append(capture_body(cid, body, f"body{body}"))
+    return tuple(out)
