@@ -16,7 +16,7 @@ declares :func:`register_envs` under Gymnasium's ``gymnasium.envs`` entry-point 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from pccbullet.sim.world import PHYSICS_DT, World
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.types import FloatArray
+
+if TYPE_CHECKING:
+    from pccbullet.sim.webview.view import WebView
 
 ENV_ID = "pccbullet/UrsulaReach-v0"
 MAX_EPISODE_STEPS = 200  # control steps of 20 ms: 4 s
@@ -101,11 +104,12 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
     - ``limb``: ``"camera"`` (default), ``"light"``, ``"grasper"`` or ``"palpation"``.
     - ``sections``: sections per segment ``N`` (default 5).
     - ``success_radius``: (m), default 0.005.
-    - ``render_mode``: ``None`` or ``"rgb_array"`` (``(240, 320, 3) uint8`` from PyBullet's software
-      renderer; the target is a green sphere).
+    - ``render_mode``: ``None``, ``"rgb_array"`` (``(240, 320, 3) uint8`` from PyBullet's software
+      renderer; the target is a green sphere) or ``"web"`` (a live web view of the world, shown as the
+      steps go: :attr:`view`, its address logged; :mod:`pccbullet.sim.webview`).
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 50}
+    metadata = {"render_modes": ["rgb_array", "web"], "render_fps": 50}
 
     def __init__(
         self,
@@ -116,8 +120,10 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         success_radius: float = 0.005,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ConfigurationError(f"render_mode = {render_mode!r} is invalid; allowed: None, 'rgb_array'")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ConfigurationError(
+                f"render_mode = {render_mode!r} is invalid; allowed: None, 'rgb_array', 'web'"
+            )
         if not success_radius > 0.0:
             raise ConfigurationError(
                 f"success_radius = {success_radius!r} is invalid; allowed: a length > 0 m"
@@ -154,6 +160,12 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         self._qd = np.zeros(n_joints)
         self._marker = -1
         self._t0 = 0.0
+        self.view: WebView | None = None
+        """``render_mode="web"``: the :class:`~pccbullet.sim.webview.view.WebView` showing the world."""
+        if render_mode == "web":
+            from pccbullet.sim.webview.live import attach
+
+            self.view = attach(self.world, "web")[0]
 
     # ----------------------------------------------------------------------------------------- helpers
 
@@ -264,7 +276,9 @@ class UrsulaReachEnv(gym.Env[np.ndarray, np.ndarray]):
         return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3].copy()
 
     def close(self) -> None:
-        """Close the environment's PyBullet world."""
+        """Close the environment's PyBullet world (and its web view)."""
+        if self.view is not None:
+            self.view.close()
         self.world.close()
 
 

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
-from pccbullet.sim.webview.scene import Pose, WebGroup, WebScene, world_bodies
+from pccbullet.sim.webview.scene import Pose, WebGroup, WebScene, robot_prefixes, world_bodies
 from pccbullet.sim.webview.view import WebView
 
 FINAL_TRIES = 200  # tries, 10 ms apart, to publish a run's last frame
@@ -58,10 +58,9 @@ class WorldFeed:
         world, cid = self.world, self.world.client
         if (pb.getNumBodies(physicsClientId=cid), len(world.robots)) != self._bodies:
             self._capture()
-        prefixes = [""] if len(world.robots) == 1 else [f"robot{i}/" for i in range(len(world.robots))]
         joints = {
             prefix + limb: [float(v) for v in robot.joints(limb)]
-            for robot, prefix in zip(world.robots, prefixes, strict=True)
+            for robot, prefix in zip(world.robots, robot_prefixes(world), strict=True)
             for limb in robot.bodies
         }
         bases: dict[str, Pose] = {}

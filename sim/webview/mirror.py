@@ -135,6 +135,7 @@ class Mirror:
             "help": list(self.scene.help),
             "keys": list(self.scene.keys),
             "camera": [list(map(float, self.scene.camera[0])), list(map(float, self.scene.camera[1]))],
+            "force_bar": self.scene.force_bar,
         }
 
     def update(

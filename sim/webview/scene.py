@@ -11,7 +11,7 @@ Everything here is plain data: it is pickled to the view's process.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pccbullet.urdf_gen.errors import ConfigurationError
@@ -64,15 +64,17 @@ class WebGroup:
 
 @dataclass(frozen=True, slots=True)
 class WebScene:
-    """The page's scene: its ``groups``, the ``help`` lines shown under them and the ``keys`` whose
-    presses and releases the page sends back (single characters: an operator's key table)."""
+    """The page's scene: its ``groups``, the ``help`` lines shown under them, the ``keys`` whose presses
+    and releases the page sends back (single characters: an operator's key table), the ``camera``'s eye and
+    target (m, world), and the group whose force arrow fills the page's force bar (``force_bar``; ``None``:
+    the first group with a force)."""
 
     groups: tuple[WebGroup, ...]
     title: str = "pccbullet"
     help: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()
     camera: tuple[Sequence[float], Sequence[float]] = ((1.25, -1.05, 0.15), (0.45, 0.0, -0.42))
-    meta: dict[str, Any] = field(default_factory=dict)
+    force_bar: str | None = None
 
     def __post_init__(self) -> None:
         names = [g.name for g in self.groups]
@@ -130,7 +132,8 @@ def robot_bodies(robot: Any, prefix: str = "") -> tuple[WebBody, ...]:
     return tuple(out)
 
 
-def _prefixes(world: Any) -> list[str]:
+def robot_prefixes(world: Any) -> list[str]:
+    """The name prefix of each robot of ``world``'s bodies: none for one robot, ``robot<i>/`` for several."""
     return [""] if len(world.robots) == 1 else [f"robot{i}/" for i in range(len(world.robots))]
 
 
@@ -143,7 +146,7 @@ def world_bodies(world: Any) -> tuple[WebBody, ...]:
     cid = world.client
     out: list[WebBody] = []
     taken: set[int] = set()
-    for robot, prefix in zip(world.robots, _prefixes(world), strict=True):
+    for robot, prefix in zip(world.robots, robot_prefixes(world), strict=True):
         out.extend(robot_bodies(robot, prefix))
         taken.update([robot.head, *robot.bodies.values()])
     for i in range(pb.getNumBodies(physicsClientId=cid)):

@@ -54,6 +54,38 @@ def check_address(host: str, port: int) -> None:
         raise ConfigurationError(f"web view port = {port!r} is invalid; allowed: an integer in [0, 65535]")
 
 
+def access_token(host: str, token: str | None) -> str | None:
+    """The token a view on ``host`` needs: ``token`` when given (8 to 128 letters or digits), a new
+    random one for a host other than a loopback address, else ``None`` (none needed)."""
+    valid = isinstance(token, str) and token.isascii() and token.isalnum() and 8 <= len(token) <= 128
+    if token is not None and not valid:
+        raise ConfigurationError("web view token is invalid; allowed: 8 to 128 letters or digits")
+    if token is None and not is_loopback(host):
+        return secrets.token_hex(16)
+    return token
+
+
+def fold_keys(events: Sequence[tuple[str, bool]], held: set[str]) -> dict[int, int]:
+    """Key events ``(key, down)`` in order -> ``pybullet.getKeyboardEvents`` flags by key code; ``held``
+    (updated) is the set of keys down before and after. A key pressed and released among ``events`` is
+    reported down and triggered (and released): a short tap acts for one read."""
+    triggered: set[str] = set()
+    released: set[str] = set()
+    for key, down in events:
+        if down and key not in held:
+            triggered.add(key)
+            held.add(key)
+        elif not down and key in held:
+            released.add(key)
+            held.discard(key)
+    out = {ord(k): KEY_IS_DOWN for k in held | triggered}
+    for k in triggered:
+        out[ord(k)] |= KEY_WAS_TRIGGERED
+    for k in released:
+        out[ord(k)] = out.get(ord(k), 0) | KEY_WAS_RELEASED
+    return out
+
+
 class WebView:
     """A live 3D view in the browser, served by its own process (module docstring).
 
@@ -81,11 +113,7 @@ class WebView:
         from pccbullet.sim.webview.server import serve_main
 
         check_address(host, port)
-        if token is not None and (not token.isalnum() or not 8 <= len(token) <= 128):
-            raise ConfigurationError("web view token is invalid; allowed: 8 to 128 letters or digits")
-        if token is None and not is_loopback(host):
-            token = secrets.token_hex(16)
-        self.token = token
+        self.token = access_token(host, token)
         """The access token (``None``: none needed)."""
         self.host = host
         ctx = mp.get_context("spawn")
@@ -105,7 +133,7 @@ class WebView:
         self.sent = 0
         """Frames handed to the view process."""
         self._process = ctx.Process(
-            target=serve_main, args=(host, port, token, self._queues, self._events), daemon=True
+            target=serve_main, args=(host, port, self.token, self._queues, self._events), daemon=True
         )
         self._process.start()
         bound = self._wait_address(start_timeout)
@@ -204,25 +232,12 @@ class WebView:
         flags), for :class:`~pccbullet.teleop.devices.keyboard.KeyboardDevice`. Held keys stay down
         between calls; a key pressed and released between two calls is reported down (and triggered)
         once, so that a short tap acts for one read."""
-        triggered: set[str] = set()
-        released: set[str] = set()
+        events = []
         while True:
             try:
-                key, down = self._queues["keys"].get_nowait()
+                events.append(self._queues["keys"].get_nowait())
             except queue.Empty:
-                break
-            if down and key not in self._held:
-                triggered.add(key)
-                self._held.add(key)
-            elif not down and key in self._held:
-                released.add(key)
-                self._held.discard(key)
-        out = {ord(k): KEY_IS_DOWN for k in self._held | triggered}
-        for k in triggered:
-            out[ord(k)] |= KEY_WAS_TRIGGERED
-        for k in released:
-            out[ord(k)] = out.get(ord(k), 0) | KEY_WAS_RELEASED
-        return out
+                return fold_keys(events, self._held)
 
     def close(self, timeout: float = 10.0) -> dict[str, Any]:
         """Stop the view; returns its report: frames ``received`` and ``applied`` by the view process,

@@ -62,6 +62,7 @@ def demo_scene(session: MmtSession, help_lines: Sequence[str] = ()) -> WebScene:
         help=tuple(help_lines),
         keys=keys,
         camera=(eye, target),
+        force_bar="model",  # the force the operator feels
     )
 
 

@@ -26,6 +26,7 @@ let links = []; // tracked links' Object3D, in the frames' order
 let layout = "all";
 let dirty = true;
 let keys = new Set();
+let forceBar = null; // the group whose force fills the bar
 const held = new Set();
 let socket = null;
 
@@ -106,6 +107,7 @@ function buildScene(msg) {
   $("title").textContent = msg.title;
   $("help").textContent = msg.help.join("\n");
   keys = new Set(msg.keys);
+  forceBar = msg.force_bar;
   const [eye, target] = msg.camera;
   camera.position.set(...eye);
   controls.target.set(...target);
@@ -148,6 +150,7 @@ function applyFrame(buffer) {
 
 function showForce(force) {
   let first = true;
+  const bar = forceBar ?? panels.find((p) => force[p.name])?.name;
   for (const p of panels) {
     const v = force[p.name];
     p.arrow.visible = false;
@@ -161,7 +164,7 @@ function showForce(force) {
       p.arrow.setLength(0.05 + 0.2 * Math.min(size / limit, 1), 0.03, 0.02);
       p.arrow.visible = true;
     }
-    if (first) {
+    if (first && p.name === bar) {
       $("forcetext").textContent = `force (${p.title}): ${size.toFixed(2)} N of ${limit} N`;
       $("forcefill").style.width = `${Math.min(100, (100 * size) / limit)}%`;
       first = false;
