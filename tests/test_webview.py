@@ -201,6 +201,25 @@ def test_the_page_keys_come_back_as_keyboard_events() -> None:
             assert view.keyboard_events() == {ord("w"): KEY_IS_DOWN}  # held, no new event
 
 
+def test_a_scene_keeps_its_files_after_its_world_closed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pccbullet.sim.webview.files import SceneFiles
+
+    files = SceneFiles(tmp_path / "copies")
+    with World(mode="kinematic") as world:
+        world.load_robot("ursula", sections=2)
+        scene = _scene(world)
+        copied = files.scene(scene)
+        again = files.scene(scene)
+    assert copied == again  # the second time nothing is copied again
+    bodies = copied.groups[0].bodies
+    assert all(b.urdf is None or b.urdf.startswith(str(tmp_path)) for b in bodies)
+    assert all(not v.mesh or v.mesh.startswith(str(tmp_path)) for b in bodies for v in b.visuals)
+    mirror = Mirror(copied)  # loads the copied URDFs with their meshes, the world's folder gone
+    message = mirror.scene_message()
+    mirror.close()
+    assert len(message["meshes"]) == 6 and len(message["groups"][0]["items"]) == 18  # 2 sections x 6 segments
+
+
 def test_a_taken_port_fails_in_one_line() -> None:
     with WebView() as first:
         with pytest.raises(OSError, match=rf"cannot serve the web view on 127.0.0.1:{first.port}: "):
@@ -215,6 +234,7 @@ def test_an_experiment_is_shown_live_and_its_last_frame_reaches_the_view(tmp_pat
         assert view.wait_ready(60.0)
         report = view.close()
     assert len(result.time) == 151
+    assert "error" not in report  # its world (and URDF folder) closed before the view read the scene: copies
     assert report["published"] >= 2 and report["received"] == report["published"]
 
 

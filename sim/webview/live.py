@@ -19,7 +19,8 @@ from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.webview.scene import Pose, WebGroup, WebScene, robot_prefixes, world_bodies
 from pccbullet.sim.webview.view import WebView
 
-FINAL_TRIES = 200  # tries, 10 ms apart, to publish a run's last frame
+FINAL_TRIES = 500  # tries, 10 ms apart, to publish a run's last frame
+READY_S = 60.0  # s, longest wait in show() for the view process to load the world's scene
 
 
 class WorldFeed:
@@ -78,7 +79,8 @@ class WorldFeed:
 
 
 def show(world: Any, view: WebView | None = None, **options: Any) -> WebView:
-    """Show ``world`` live in a web view, from now on (a step hook publishes it); returns the view.
+    """Show ``world`` live in a web view, from now on (a step hook publishes it); returns the view once
+    it has loaded the world's scene (or after :data:`READY_S`).
 
     In a notebook, the view as a cell's last value shows the page in the cell (``world.show()``).
 
@@ -93,6 +95,8 @@ def show(world: Any, view: WebView | None = None, **options: Any) -> WebView:
     view = view if view is not None else WebView(**options)
     feed = WorldFeed(world, view)
     world.step_hooks.append(feed)
+    feed.publish()  # the scene, captured and sent
+    view.wait_ready(READY_S)  # loaded: the page shows the world from its first steps on
     feed.publish()
     return view
 

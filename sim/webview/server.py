@@ -235,7 +235,8 @@ def _take(
                 mirror.close()
             mirror = Mirror(scene)
             loop.call_soon_threadsafe(state.put, "scene", json.dumps(mirror.scene_message()))
-            ready.set()
+            with ready.get_lock():  # the publisher waits for this count (WebView.wait_ready)
+                ready.value += 1
         try:
             frame = frames.get(timeout=POLL_S)
         except queue.Empty:
@@ -283,7 +284,7 @@ async def _serve(
             queues["frames"],
             queues["scenes"],
             events["stop"],
-            events["ready"],
+            events["scenes"],
             loop,
             state,
             counts,

@@ -12,13 +12,18 @@ import ipaddress
 import multiprocessing as mp
 import queue
 import secrets
+import shutil
 import socket
+import tempfile
 import time
+import weakref
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pccbullet.sim.webview.files import SceneFiles
 from pccbullet.sim.webview.scene import Pose, Rgb, WebScene
 from pccbullet.urdf_gen.errors import ConfigurationError
 
@@ -124,7 +129,10 @@ class WebView:
             "address": ctx.Queue(),
             "report": ctx.Queue(),
         }
-        self._events = {"ready": ctx.Event(), "stop": ctx.Event(), "page": ctx.Event()}
+        self._events = {"stop": ctx.Event(), "page": ctx.Event(), "scenes": ctx.Value("i", 0)}
+        self._scenes = 0  # scenes sent; the view process counts those it has loaded in events["scenes"]
+        self._files = SceneFiles(Path(tempfile.mkdtemp(prefix="pccbullet_view_")))
+        weakref.finalize(self, shutil.rmtree, self._files.root, True)  # also if never closed
         self._held: set[str] = set()
         self._pending: dict[str, Any] = {}  # hud and image not yet in a frame the view process took
         self._closed: dict[str, Any] | None = None
@@ -175,21 +183,26 @@ class WebView:
             raise ConfigurationError(
                 f"web view scene = {type(scene).__name__} is invalid; allowed: a WebScene"
             )
-        self._queues["scenes"].put(scene)
+        self._queues["scenes"].put(self._files.scene(scene))  # its files copied: the world may close first
+        self._scenes += 1
 
     def wait_ready(self, timeout: float = 60.0) -> bool:
-        """Wait until the view process has loaded a scene; False after ``timeout`` s or if it ended."""
-        return self._wait("ready", timeout)
+        """Wait until the view process has loaded the last scene sent (frames before are dropped); False
+        after ``timeout`` s, if it ended, or if no scene was sent."""
+        scenes = self._events["scenes"]
+        return self._scenes > 0 and self._wait(lambda: scenes.value >= self._scenes, timeout)
 
     def wait_page(self, timeout: float = 60.0) -> bool:
         """Wait until a page has connected (since the view started); False after ``timeout`` s."""
-        return self._wait("page", timeout)
+        page = self._events["page"]
+        return self._wait(lambda: page.wait(0.1), timeout)
 
-    def _wait(self, event: str, timeout: float) -> bool:
+    def _wait(self, done: Any, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        while not self._events[event].wait(timeout=min(0.1, max(0.0, deadline - time.monotonic()))):
+        while not done():
             if not self._process.is_alive() or time.monotonic() >= deadline:
                 return False
+            time.sleep(0.02)
         return True
 
     def publish(
@@ -254,6 +267,7 @@ class WebView:
             self._process.kill()
             report = {"error": f"the web view did not stop within {timeout:g} s; killed"}
         self._process.join(timeout=timeout)
+        shutil.rmtree(self._files.root, ignore_errors=True)
         report.update(published=self.sent, dropped=self.dropped)
         self._closed = report
         return report
