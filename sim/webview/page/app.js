@@ -190,8 +190,16 @@ function onText(msg) {
   }
 }
 
+// Software WebGL (no GPU) fills pixels slowly: while frames arrive faster than the page draws them, it
+// draws at a lower resolution (down to half), and back up when it keeps up.
+let scale = 1;
+function adapt(fps, arriving) {
+  const next = fps < 0.8 * Math.min(arriving, 40) ? Math.max(0.5, scale * 0.85) : fps > 0.95 * arriving ? Math.min(1, scale * 1.1) : scale;
+  if (Math.abs(next - scale) > 0.01) { scale = next; dirty = true; }
+}
+
 function draw() {
-  const w = canvas.clientWidth, h = canvas.clientHeight;
+  const w = Math.round(canvas.clientWidth * scale), h = Math.round(canvas.clientHeight * scale);
   if (canvas.width !== w || canvas.height !== h) renderer.setSize(w, h, false);
   const shown = panels.filter((p) => layout === "all" || p.name === layout);
   const each = Math.floor(w / Math.max(shown.length, 1));
@@ -203,11 +211,11 @@ function draw() {
     renderer.setScissor(i * each, 0, each, h);
     renderer.render(p.scene, camera);
     p.label.style.display = "block";
-    p.label.style.left = `${i * each + 6}px`;
+    p.label.style.left = `${(i * each) / scale + 6}px`;
   });
 }
 
-let window0 = performance.now(), drawn0 = 0, renderSum = 0;
+let window0 = performance.now(), drawn0 = 0, frames0 = 0, renderSum = 0;
 function tick(now) {
   if (dirty && panels.length) {
     const t0 = performance.now();
@@ -220,7 +228,9 @@ function tick(now) {
     const n = stats.drawn - drawn0;
     stats.fps = (1000 * n) / (now - window0);
     stats.renderMs = n ? renderSum / n : 0;
-    window0 = now; drawn0 = stats.drawn; renderSum = 0;
+    adapt(stats.fps, (1000 * (stats.frames - frames0)) / (now - window0));
+    stats.scale = scale;
+    window0 = now; drawn0 = stats.drawn; frames0 = stats.frames; renderSum = 0;
     const t = stats.t === null ? "" : ` · t ${stats.t.toFixed(2)} s`;
     $("stats").textContent = `${stats.fps.toFixed(1)} fps drawn · ${stats.frames} frames${t}`;
     send({ type: "stats", fps: stats.fps, frames: stats.frames, render_ms: stats.renderMs });
