@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
@@ -33,7 +34,7 @@ from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
 from pccbullet.urdf_gen.cli_args import OneLineParser, out_dir, port, real, udp_port_free
-from pccbullet.urdf_gen.errors import PccBulletError, clip
+from pccbullet.urdf_gen.errors import PccBulletError, UsageError, clip
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
@@ -239,11 +240,8 @@ def _demo(args: argparse.Namespace) -> int:
     if args.device == "udp":
         udp_port_free(args.udp_port)
 
-    viewer = None
-    if args.view == "web":
-        viewer = start_web_view(args)
-    elif not args.headless and os.environ.get("DISPLAY"):
-        # the window comes up before the demo's modules (PyBullet, numba, models) are even imported
+    viewer: Any = start_web_view(args)  # the page (--view web) or the window comes up before the demo's
+    if viewer is None and not args.headless and os.environ.get("DISPLAY"):  # modules are even imported
         from pccbullet.sim.viewer import ViewerProcess
 
         viewer = ViewerProcess(None, gui=True)
@@ -272,12 +270,14 @@ def _demo(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from pccbullet.sim.bench import format_table, run_bench
 
+    if args.view == "web" and not args.demo:
+        raise UsageError("argument --view: web shows the demo's bench; allowed: with --demo only")
     if args.demo:
         from pccbullet.teleop.demo.bench import bench_demo, format_demo
         from pccbullet.teleop.demo.run import DEFAULT_DURATION_S
 
         sections = 10 if args.sections is None else args.sections[0]
-        view = start_web_view(args) if args.view == "web" else None
+        view = start_web_view(args)
         seconds = args.seconds or DEFAULT_DURATION_S
         demo = bench_demo(seconds, sections, view=view)
         print(json.dumps(demo, indent=2) if args.json else format_demo(demo))

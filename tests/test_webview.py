@@ -220,6 +220,40 @@ def test_a_scene_keeps_its_files_after_its_world_closed(tmp_path) -> None:  # ty
     assert len(message["meshes"]) == 6 and len(message["groups"][0]["items"]) == 18  # 2 sections x 6 segments
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["demo", "--view", "web", "--host", "bad host"],
+            "pccbullet: error: web view host = 'bad host' is invalid; allowed: an IP address or a host name",
+        ),
+        (
+            ["demo", "--host", "0.0.0.0"],
+            "pccbullet: error: argument --host/--port: --host 0.0.0.0 --port 0 serve the web view; allowed: with --view web only",
+        ),
+        (
+            ["run", "camera_sweep", "--out", "OUT", "--port", "8000"],
+            "pccbullet: error: argument --host/--port: --host 127.0.0.1 --port 8000 serve the web view; allowed: with --view web only",
+        ),
+        (
+            ["bench", "--view", "web"],
+            "pccbullet: error: argument --view: web shows the demo's bench; allowed: with --demo only",
+        ),
+        (
+            ["demo", "--view", "web", "--port", "70000"],
+            "pccbullet: error: argument --port: '70000' is invalid; allowed: an integer in [0, 65535]",
+        ),
+    ],
+)
+def test_bad_web_view_arguments_fail_in_one_line(argv: list[str], message: str, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from pccbullet.teleop.cli import main
+
+    argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(message) and len(err.splitlines()) == 1, err
+
+
 def test_a_taken_port_fails_in_one_line() -> None:
     with WebView() as first:
         with pytest.raises(OSError, match=rf"cannot serve the web view on 127.0.0.1:{first.port}: "):

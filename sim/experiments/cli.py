@@ -78,7 +78,7 @@ def run_command(args: argparse.Namespace) -> int:
             f"--out {str(out)[:80]!r} is not empty; allowed: an empty or new folder, or --overwrite "
             "(removes the previous run's files listed in its manifest.json, keeps the rest)"
         )
-    view = start_web_view(args) if args.view == "web" else None
+    view = start_web_view(args)
     try:
         progress = not args.quiet
         result = run_experiment(

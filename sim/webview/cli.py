@@ -7,6 +7,7 @@ import sys
 
 from pccbullet.sim.webview.view import LOCAL_HOST, WebView
 from pccbullet.urdf_gen.cli_args import port
+from pccbullet.urdf_gen.errors import UsageError
 
 
 def add_web_args(parser: argparse.ArgumentParser, view_help: str, choices: tuple[str, ...]) -> None:
@@ -23,8 +24,16 @@ def add_web_args(parser: argparse.ArgumentParser, view_help: str, choices: tuple
     )
 
 
-def start_web_view(args: argparse.Namespace) -> WebView:
-    """The web view of ``--view web`` (``args.host``, ``args.port``), its address printed on stderr."""
+def start_web_view(args: argparse.Namespace) -> WebView | None:
+    """The web view of ``--view web`` (``args.host``, ``args.port``), its address printed on stderr;
+    ``None`` without ``--view web`` (``--host`` or ``--port`` then raise :class:`UsageError`)."""
+    if args.view != "web":
+        if args.host != LOCAL_HOST or args.port != 0:
+            raise UsageError(
+                f"argument --host/--port: --host {args.host} --port {args.port} serve the web view; "
+                "allowed: with --view web only"
+            )
+        return None
     view = WebView(host=args.host, port=args.port)
     print(f"pccbullet: web view at {view.url}", file=sys.stderr, flush=True)  # noqa: T201
     return view
