@@ -195,36 +195,20 @@ def _finite(force: Any) -> dict[str, list[float]]:
     return out
 
 
-def _intake(
-    frames: Any,
-    scenes: Any,
-    stop: Any,
-    ready: Any,
-    loop: asyncio.AbstractEventLoop,
-    state: State,
-    counts: dict,
-) -> None:
+def _intake(queues: dict[str, Any], events: dict[str, Any], loop: Any, state: State, counts: dict) -> None:
     """The intake thread: scenes and frames from the publisher -> encoded messages for the pages."""
     try:
-        _take(frames, scenes, stop, ready, loop, state, counts)
+        _take(queues["frames"], queues["scenes"], events, loop, state, counts)
     except Exception as exc:  # noqa: BLE001  (the report says why the view stopped; the publisher goes on)
         counts["error"] = f"{type(exc).__name__}: {exc}"[:500]
-        stop.wait()
+        events["stop"].wait()
 
 
-def _take(
-    frames: Any,
-    scenes: Any,
-    stop: Any,
-    ready: Any,
-    loop: asyncio.AbstractEventLoop,
-    state: State,
-    counts: dict,
-) -> None:
+def _take(frames: Any, scenes: Any, events: dict[str, Any], loop: Any, state: State, counts: dict) -> None:
     from pccbullet.sim.webview.mirror import Mirror
 
     mirror: Mirror | None = None
-    parent = os.getppid()
+    parent, stop, ready = os.getppid(), events["stop"], events["scenes"]
     while not stop.is_set() and os.getppid() == parent:
         try:
             scene = scenes.get_nowait()
@@ -278,17 +262,7 @@ async def _serve(
     ) as server:
         bound = server.sockets[0].getsockname()
         queues["address"].put((host, int(bound[1])))
-        done = loop.run_in_executor(
-            None,
-            _intake,
-            queues["frames"],
-            queues["scenes"],
-            events["stop"],
-            events["scenes"],
-            loop,
-            state,
-            counts,
-        )
+        done = loop.run_in_executor(None, _intake, queues, events, loop, state, counts)
         await done
         server.close()
     return {

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.sim.viewer_frames import PendingOverlay
 from pccbullet.sim.webview.files import SceneFiles
 from pccbullet.sim.webview.scene import Pose, Rgb, WebScene
 from pccbullet.urdf_gen.errors import ConfigurationError
@@ -134,7 +135,7 @@ class WebView:
         self._files = SceneFiles(Path(tempfile.mkdtemp(prefix="pccbullet_view_")))
         weakref.finalize(self, shutil.rmtree, self._files.root, True)  # also if never closed
         self._held: set[str] = set()
-        self._pending: dict[str, Any] = {}  # hud and image not yet in a frame the view process took
+        self._overlay = PendingOverlay()  # HUD and image not yet in a frame the view process took
         self._closed: dict[str, Any] | None = None
         self.dropped = 0
         """Frames not sent because the view process had not taken the previous ones."""
@@ -225,18 +226,11 @@ class WebView:
             force: by group, ``[x, y, z, fx, fy, fz, limit]``: an arrow of force ``f`` (N) at ``x, y, z``
                 (m, world), scaled to ``limit`` (N); the first group's also fills the page's force bar.
         """
-        if hud is not None:  # kept until a frame carries it (a dropped frame must not lose it)
-            self._pending["hud"] = [(str(line), tuple(map(float, rgb))) for line, rgb in hud]
-        if image is not None:
-            rgb = np.ascontiguousarray(image[0], dtype=np.uint8)
-            self._pending["image"] = (rgb.shape[0], rgb.shape[1], rgb.tobytes(), str(image[1]))
-        frame: dict[str, Any] = {"joints": joints, "bases": bases, "t": t, "force": force, **self._pending}
-        try:
-            self._queues["frames"].put_nowait(frame)
-        except queue.Full:
+        self._overlay.note(hud, image)  # kept until a frame carries it (a dropped frame must not lose it)
+        frame = {"joints": joints, "bases": bases, "t": t, "force": force}
+        if not self._overlay.offer(self._queues["frames"], frame):
             self.dropped += 1
             return False
-        self._pending.clear()
         self.sent += 1
         return True
 
