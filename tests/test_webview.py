@@ -260,6 +260,23 @@ def test_a_taken_port_fails_in_one_line() -> None:
             WebView(port=first.port)
 
 
+def test_world_show_publishes_after_steps_and_captures_bodies_added_later() -> None:
+    from pccbullet.sim.environment import add_sphere
+
+    with World(mode="kinematic") as world:
+        world.load_robot("ursula", sections=3)
+        view = world.show()
+        try:
+            assert view.wait_ready(60.0) and view.sent >= 1
+            add_sphere(world, (0.4, 0.0, -0.3), 0.02)  # a marker: the next frame captures the scene again
+            world.step(20)  # one visual period: a frame, if the last one is 20 ms old
+            assert _wait(lambda: (world.step(20), view._scenes == 2)[1])
+            assert view.wait_ready(60.0)
+        finally:
+            report = view.close()
+    assert report["received"] == report["published"] >= 2
+
+
 def test_an_experiment_is_shown_live_and_its_last_frame_reaches_the_view(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from pccbullet.sim.experiments.runner import run_experiment
 
