@@ -33,7 +33,7 @@ def _mesh(path: str, scale: Sequence[float]) -> dict[str, Any] | None:
     import trimesh
 
     try:
-        mesh = trimesh.load(path, force="mesh", process=False)
+        mesh: Any = trimesh.load(path, force="mesh", process=False)
     except (OSError, ValueError):
         return None
     vertices = np.asarray(mesh.vertices, dtype=np.float32) * np.asarray(scale, dtype=np.float32)

@@ -130,7 +130,7 @@ class WebView:
             "address": ctx.Queue(),
             "report": ctx.Queue(),
         }
-        self._events = {"stop": ctx.Event(), "page": ctx.Event(), "scenes": ctx.Value("i", 0)}
+        self._events: dict[str, Any] = {"stop": ctx.Event(), "page": ctx.Event(), "scenes": ctx.Value("i", 0)}
         self._scenes = 0  # scenes sent; the view process counts those it has loaded in events["scenes"]
         self._files = SceneFiles(Path(tempfile.mkdtemp(prefix="pccbullet_view_")))
         weakref.finalize(self, shutil.rmtree, self._files.root, True)  # also if never closed

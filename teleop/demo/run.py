@@ -150,12 +150,13 @@ def run_demo(
     try:
         if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.viewer import ViewerProcess
+            from pccbullet.sim.webview.view import WebView
             from pccbullet.teleop.demo.web import DemoWebView, open_web_view
 
             viewer = viewer or (open_web_view() if web else ViewerProcess(None, gui=True))
             try:
                 with MmtSession(cfg, gui=False, slave="process", record_poses=web) as session:
-                    shown = DemoWebView(viewer, session) if web else viewer  # type: ignore[arg-type]
+                    shown = DemoWebView(viewer, session) if isinstance(viewer, WebView) else viewer
                     _run_gui(session, shown, summary, duration, device, udp_port, udp_key_file)
             finally:
                 viewer.close()
@@ -361,7 +362,7 @@ def _run_gui(
     if "error" in viewer_report:
         stats["viewer_error"] = viewer_report["error"]
     if "page" in viewer_report:  # the web view's: frames sent to the pages, skipped, the page's rate
-        stats["web_view"] = viewer_report
+        stats["web_view"] = viewer_report  # type: ignore[assignment]
     with sigint_deferred():
         summary.update(
             status="complete",
