@@ -7,8 +7,9 @@ time; with any other device the loop is paced to the wall clock and the slave ru
 (:mod:`pccbullet.teleop.slave_process`). With a display (and without ``headless``) a PyBullet GUI runs in a
 third process (:mod:`pccbullet.sim.viewer`): it comes up first and says it is loading, then mirrors the
 model's limbs, seabed and rock, shows the key help and the camera arm's view in its side panel, and forwards
-the keys. The demo writes into ``out_dir``, in this order: ``summary.json`` (at once, then with the
-session's figures the moment the loop ends: :mod:`pccbullet.teleop.demo.summary`), ``metrics.png``, and
+the keys. With ``view="web"`` a page in the browser takes its place (:mod:`pccbullet.teleop.demo.web`). The
+demo writes into ``out_dir``, in this order: ``summary.json`` (at once, then with the session's figures the
+moment the loop ends: :mod:`pccbullet.teleop.demo.summary`), ``metrics.png``, and
 headless ``tips.png``, ``camera_tip.png`` and ``demo.gif`` (the robot beside the operator's model, from
 scene poses recorded in the loop, with a progress bar: :mod:`pccbullet.teleop.demo.gif`).
 """
