@@ -254,6 +254,17 @@ def test_bad_web_view_arguments_fail_in_one_line(argv: list[str], message: str, 
     assert err.startswith(message) and len(err.splitlines()) == 1, err
 
 
+def test_a_view_whose_process_died_closes_at_once_with_an_error() -> None:
+    view = WebView()
+    view._process.kill()  # as if the machine's OOM killer had taken it
+    view._process.join(timeout=60)
+    started = time.monotonic()
+    report = view.close(timeout=600.0)
+    assert time.monotonic() - started < 60.0  # not the whole timeout
+    assert report["error"].startswith("the web view ended without a report (exit code -9)")
+    assert view.close() is report  # closing again: the same report
+
+
 def test_a_taken_port_fails_in_one_line() -> None:
     with WebView() as first:
         with pytest.raises(OSError, match=rf"cannot serve the web view on 127.0.0.1:{first.port}: "):

@@ -255,11 +255,21 @@ class WebView:
         if self._closed is not None:
             return self._closed
         self._events["stop"].set()
-        try:
-            report: dict[str, Any] = self._queues["report"].get(timeout=timeout)
-        except queue.Empty:
-            self._process.kill()
-            report = {"error": f"the web view did not stop within {timeout:g} s; killed"}
+        deadline = time.monotonic() + timeout
+        report: dict[str, Any] | None = None
+        while report is None:
+            try:
+                report = self._queues["report"].get(timeout=0.1)
+            except queue.Empty:
+                if not self._process.is_alive():  # it may have reported just before it ended
+                    try:
+                        report = self._queues["report"].get(timeout=0.5)
+                    except queue.Empty:
+                        code = self._process.exitcode
+                        report = {"error": f"the web view ended without a report (exit code {code})"}
+                elif time.monotonic() >= deadline:
+                    self._process.kill()
+                    report = {"error": f"the web view did not stop within {timeout:g} s; killed"}
         self._process.join(timeout=timeout)
         shutil.rmtree(self._files.root, ignore_errors=True)
         report.update(published=self.sent, dropped=self.dropped)
