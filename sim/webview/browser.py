@@ -45,8 +45,9 @@ def browser_missing() -> str | None:
 
 
 @contextlib.contextmanager
-def headless_chromium(size: tuple[int, int] = (1280, 720)) -> Iterator[Any]:
-    """A Selenium ``WebDriver`` of a headless Chromium with a window of ``size`` (px); quits on exit."""
+def headless_chromium(size: tuple[int, int] = (1280, 720), nice: int = 0) -> Iterator[Any]:
+    """A Selenium ``WebDriver`` of a headless Chromium with a window of ``size`` (px), its processes
+    ``nice`` steps below normal priority (0..19); quits on exit."""
     missing = browser_missing()
     if missing is not None:
         raise ConfigurationError(f"headless Chromium is unavailable: {missing}")
@@ -61,7 +62,9 @@ def headless_chromium(size: tuple[int, int] = (1280, 720)) -> Iterator[Any]:
     saved = os.environ.get("SE_OFFLINE")
     os.environ["SE_OFFLINE"] = "true"  # Selenium's manager must not look anything up online
     try:
-        driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+        lower = {"preexec_fn": lambda: os.nice(nice)} if nice else {}  # the driver's children inherit it
+        service = Service(executable_path=CHROMEDRIVER, popen_kw=lower)
+        driver = webdriver.Chrome(service=service, options=options)
     finally:
         if saved is None:
             os.environ.pop("SE_OFFLINE", None)

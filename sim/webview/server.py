@@ -151,7 +151,7 @@ async def _page(ws: Any, state: State, keys: Any, connected: Any) -> None:
             elif msg.get("type") == "stats" and isinstance(msg.get("fps"), int | float):
                 state.page_stats = {
                     k: float(msg[k])
-                    for k in ("fps", "frames", "render_ms")
+                    for k in ("fps", "mean_fps", "frames", "render_ms")
                     if isinstance(msg.get(k), int | float)
                 }
 

@@ -249,7 +249,8 @@ class WebView:
     def close(self, timeout: float = 10.0) -> dict[str, Any]:
         """Stop the view; returns its report: frames ``received`` and ``applied`` by the view process,
         frames ``sent`` to pages and ``skipped`` by a busy page, ``pages`` that connected, the last
-        figures a ``page`` sent (``fps``: frames drawn per second, ``render_ms``), and this side's
+        figures a ``page`` sent (``fps``: frames drawn in its last second, ``mean_fps``: per second while
+        frames arrived, ``frames`` received, ``render_ms``: a draw's time in its script), and this side's
         ``published`` and ``dropped``. A view that does not stop within ``timeout`` s is killed (the
         report then has an ``"error"``)."""
         if self._closed is not None:

@@ -107,5 +107,5 @@ def _web_line(web: dict[str, Any] | None) -> list[str]:
     return [
         f"web view: {web.get('published', 0)} frames published, {web.get('dropped', 0)} dropped, "
         f"{web.get('sent', 0)} sent to {web.get('pages', 0)} page(s), {web.get('skipped', 0)} skipped by it; "
-        f"page drew {page.get('fps', float('nan')):.1f} frames/s"
+        f"page drew {page.get('mean_fps', float('nan')):.1f} frames/s"
     ]

@@ -18,7 +18,8 @@ renderer.setScissorTest(true);
 const camera = new THREE.PerspectiveCamera(45, 1, 0.01, 50);
 camera.up.set(0, 0, 1);
 const controls = new OrbitControls(camera, canvas);
-const stats = { frames: 0, drawn: 0, fps: 0, renderMs: 0, t: null, scene: false, hudLines: 0, image: 0 };
+const stats = { frames: 0, drawn: 0, fps: 0, meanFps: 0, renderMs: 0, t: null, scene: false, hudLines: 0, image: 0 };
+let firstFrameAt = null; // the frames' span, for the mean rate drawn while frames arrived
 window.pccbullet = stats; // read by tests and by anyone curious, in the browser's console
 
 let panels = []; // { name, title, scene, arrow, label }
@@ -145,6 +146,9 @@ function applyFrame(buffer) {
   showForce(header.force || {});
   stats.t = header.t;
   stats.frames += 1;
+  const now = performance.now();
+  if (firstFrameAt === null) firstFrameAt = now;
+  else stats.meanFps = (1000 * stats.drawn) / (now - firstFrameAt);
   dirty = true;
 }
 
@@ -233,7 +237,7 @@ function tick(now) {
     window0 = now; drawn0 = stats.drawn; frames0 = stats.frames; renderSum = 0;
     const t = stats.t === null ? "" : ` · t ${stats.t.toFixed(2)} s`;
     $("stats").textContent = `${stats.fps.toFixed(1)} fps drawn · ${stats.frames} frames${t}`;
-    send({ type: "stats", fps: stats.fps, frames: stats.frames, render_ms: stats.renderMs });
+    send({ type: "stats", fps: stats.fps, mean_fps: stats.meanFps, frames: stats.frames, render_ms: stats.renderMs });
   }
   requestAnimationFrame(tick);
 }
