@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from pccbullet.sim.mirror import ViewerBody, bodies_of, limb_frames
+from pccbullet.sim.viewer_frames import PendingOverlay
 from pccbullet.sim.viewer_overlay import Overlay, camera_link, render_inset
 from pccbullet.urdf_gen.errors import ConfigurationError
 
@@ -228,7 +229,7 @@ class ViewerProcess:
         self._scene: mp.Queue = ctx.Queue(maxsize=1)
         self._closed: dict[str, Any] | None = None  # the report, once closed
         self._held: set[int] = set()
-        self._pending: dict[str, Any] = {}  # overlay content not yet in a frame the viewer got
+        self._overlay = PendingOverlay()  # HUD and image not yet in a frame the viewer got
         self.dropped = 0
         self.sent = 0
         self._robot = robot
@@ -287,18 +288,10 @@ class ViewerProcess:
         frame: dict[str, Any] = limb_frames(self._robot)
         if shapes:
             frame["shapes"] = shapes
-        if hud is not None:  # kept until a frame carries it (a dropped frame must not lose it)
-            self._pending["hud"] = [(str(line), tuple(map(float, rgb))) for line, rgb in hud]
-        if image is not None:
-            rgb = np.ascontiguousarray(image[0], dtype=np.uint8)
-            self._pending["image"] = (rgb.shape[0], rgb.shape[1], rgb.tobytes(), str(image[1]))
-        frame.update(self._pending)
-        try:
-            self._frames.put_nowait(frame)
-        except queue.Full:
+        self._overlay.note(hud, image)  # kept until a frame carries it (a dropped frame must not lose it)
+        if not self._overlay.offer(self._frames, frame):
             self.dropped += 1
             return False
-        self._pending.clear()
         self.sent += 1
         return True
 

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.process_globals import (
@@ -40,6 +41,9 @@ from pccbullet.urdf_gen.rod import check_chain
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.urdf_writer import write_urdf
+
+if TYPE_CHECKING:
+    from pccbullet.sim.webview.view import WebView
 
 PHYSICS_DT = 1e-3  # s, physics time step
 STANDARD_GRAVITY = 9.80665  # m/s^2
@@ -289,6 +293,13 @@ class World:
             self.time += self.dt
             for hook in self.step_hooks:
                 hook()
+
+    def show(self, **options: Any) -> WebView:
+        """Show this world live in the browser or a notebook cell; returns the web view
+        (:func:`pccbullet.sim.webview.show`, ``options``: its ``view``, ``host``, ``port``, ``token``)."""
+        from pccbullet.sim.webview import show
+
+        return show(self, **options)
 
     @property
     def closed(self) -> bool:

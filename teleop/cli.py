@@ -24,15 +24,17 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
 from pccbullet.sim.export.register import register_export
+from pccbullet.sim.webview.cli import add_web_args, start_web_view
 from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
 from pccbullet.urdf_gen.cli_args import OneLineParser, out_dir, port, real, udp_port_free
-from pccbullet.urdf_gen.errors import PccBulletError, clip
+from pccbullet.urdf_gen.errors import PccBulletError, UsageError, clip
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
@@ -89,6 +91,11 @@ def _parser() -> argparse.ArgumentParser:
         "real-time factors and the master tick p99 (--seconds, default 14; first of --sections, default 10)",
     )
 
+    add_web_args(
+        b,
+        "with --demo: web: serve the demo's web view, wait for a page to open it, then run",
+        ("none", "web"),
+    )
     b.set_defaults(handler=_bench)
 
     d = sub.add_parser("demo", help="the URSULA squid demo")
@@ -133,6 +140,11 @@ def _parser() -> argparse.ArgumentParser:
         "--no-gif",
         action="store_true",
         help="headless: skip demo.gif (the summary, plots and camera image are written first anyway)",
+    )
+    add_web_args(
+        d,
+        "auto: the GUI window with a display, else headless; web: a page in the browser (drive it there)",
+        ("auto", "web"),
     )
     d.set_defaults(handler=_demo)
     return p
@@ -228,9 +240,8 @@ def _demo(args: argparse.Namespace) -> int:
     if args.device == "udp":
         udp_port_free(args.udp_port)
 
-    viewer = None
-    if not args.headless and os.environ.get("DISPLAY"):
-        # the window comes up before the demo's modules (PyBullet, numba, models) are even imported
+    viewer: Any = start_web_view(args)  # the page (--view web) or the window comes up before the demo's
+    if viewer is None and not args.headless and os.environ.get("DISPLAY"):  # modules are even imported
         from pccbullet.sim.viewer import ViewerProcess
 
         viewer = ViewerProcess(None, gui=True)
@@ -247,6 +258,7 @@ def _demo(args: argparse.Namespace) -> int:
             viewer=viewer,
             gif=not args.no_gif,
             link=args.link,
+            view=args.view,
         )
     finally:
         if viewer is not None:
@@ -258,11 +270,16 @@ def _demo(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from pccbullet.sim.bench import format_table, run_bench
 
+    if args.view == "web" and not args.demo:
+        raise UsageError("argument --view: web shows the demo's bench; allowed: with --demo only")
     if args.demo:
         from pccbullet.teleop.demo.bench import bench_demo, format_demo
+        from pccbullet.teleop.demo.run import DEFAULT_DURATION_S
 
         sections = 10 if args.sections is None else args.sections[0]
-        demo = bench_demo(args.seconds, sections) if args.seconds else bench_demo(sections=sections)
+        view = start_web_view(args)
+        seconds = args.seconds or DEFAULT_DURATION_S
+        demo = bench_demo(seconds, sections, view=view)
         print(json.dumps(demo, indent=2) if args.json else format_demo(demo))
         return 0
 

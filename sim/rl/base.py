@@ -18,7 +18,7 @@ episodes give bit-equal infos whatever ran before them in the same world.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -29,6 +29,9 @@ from pccbullet.sim.world import PHYSICS_DT, World
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.types import FloatArray
+
+if TYPE_CHECKING:
+    from pccbullet.sim.webview.view import WebView
 
 BEND_RATE = 2.0  # rad/s at action +-1
 PLANE_RATE = 3.0  # rad/s at action +-1
@@ -58,10 +61,12 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         limb: ``"camera"`` (default), ``"light"``, ``"grasper"`` or ``"palpation"``.
         sections: sections per segment ``N`` (default 5).
         medium: ``"water"`` (default), ``"seawater"`` or ``"air"`` (dynamic mode's buoyancy and drag).
-        render_mode: ``None`` or ``"rgb_array"`` (``(240, 320, 3) uint8`` from PyBullet's software renderer).
+        render_mode: ``None``, ``"rgb_array"`` (``(240, 320, 3) uint8`` from PyBullet's software renderer)
+            or ``"web"`` (a live web view of the world, shown as the steps go: :attr:`view`, its address
+            logged; :mod:`pccbullet.sim.webview`).
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 50}
+    metadata = {"render_modes": ["rgb_array", "web"], "render_fps": 50}
 
     def __init__(
         self,
@@ -72,8 +77,10 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         medium: str = "water",
         render_mode: str | None = None,
     ) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ConfigurationError(f"render_mode = {render_mode!r} is invalid; allowed: None, 'rgb_array'")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ConfigurationError(
+                f"render_mode = {render_mode!r} is invalid; allowed: None, 'rgb_array', 'web'"
+            )
         if mode not in MODES:
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
         self.render_mode = render_mode
@@ -106,6 +113,12 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         self._q = self.robot.joints(limb)
         self._qd = np.zeros(self.n_joints)
         self._markers: list[int] = []
+        self.view: WebView | None = None
+        """``render_mode="web"``: the :class:`~pccbullet.sim.webview.view.WebView` showing the world."""
+        if render_mode == "web":
+            from pccbullet.sim.webview.live import attach
+
+            self.view = attach(self.world, "web")[0]
 
     # ----------------------------------------------------------------------------------------- helpers
 
@@ -226,5 +239,7 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3].copy()
 
     def close(self) -> None:
-        """Close the environment's PyBullet world."""
+        """Close the environment's PyBullet world (and its web view)."""
+        if self.view is not None:
+            self.view.close()
         self.world.close()
