@@ -302,7 +302,7 @@ def test_an_experiment_is_shown_live_and_its_last_frame_reaches_the_view(tmp_pat
 
 def test_the_rl_environment_renders_to_a_web_view() -> None:
     pytest.importorskip("gymnasium")
-    from pccbullet.sim.rl import UrsulaReachEnv
+    from pccbullet.sim.rl.reach import UrsulaReachEnv
 
     env = UrsulaReachEnv(render_mode="web")
     try:

@@ -14,7 +14,7 @@ Everything here is plain data: it is pickled to the view's process.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,7 +166,9 @@ def part_names(limb: str, parts: int) -> list[str]:
     return [limb if p == 0 else f"{limb}.part{p + 1}" for p in range(parts)]
 
 
-def split_vectors(bodies: Sequence[WebBody], vectors: dict[str, Sequence[float]]) -> dict[str, list[float]]:
+def split_vectors(
+    bodies: Sequence[WebBody], vectors: Mapping[str, Sequence[float] | Any]
+) -> dict[str, list[float]]:
     """Limbs' joint vectors by limb name cut into their parts' stretches by body name (:func:`part_names`),
     as the captured ``bodies`` hold them."""
     widths = {b.name: b.width for b in bodies}
