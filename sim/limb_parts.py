@@ -19,6 +19,7 @@ tolerance (a cut limb follows an uncut one at a size that fits: tests).
 from __future__ import annotations
 
 import copy
+import weakref
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -171,11 +172,32 @@ def attach(client: int, parent: int, link: int, child: int) -> Attachment:
     return Attachment(parent, link, child, constraint, inertial)  # type: ignore[arg-type]
 
 
-def no_collisions_within(client: int, bodies: tuple[int, ...]) -> None:
-    """No pair of links of two parts of one limb collides (a body's own links do not, by default)."""
-    counts = {b: pb.getNumJoints(b, physicsClientId=client) for b in bodies}
-    for i, a in enumerate(bodies):
-        for b in bodies[i + 1 :]:
-            for la in range(-1, counts[a]):
-                for lb in range(-1, counts[b]):
-                    pb.setCollisionFilterPair(a, b, la, lb, 0, physicsClientId=client)
+PART_GROUP_BITS = 30  # collision-filter bits 1..30 tell the limbs in parts apart (bit 0: everything else)
+_bits_used: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
+
+
+def next_part_bit(world: object) -> int:
+    """The next collision-filter bit for a limb in parts in ``world`` (1, 2, ...)."""
+    _bits_used[world] = _bits_used.get(world, 0) + 1
+    return _bits_used[world]
+
+
+def no_collisions_within(client: int, bodies: tuple[int, ...], bit: int) -> None:
+    """No pair of links of two parts of one limb collides (a body's own links do not, by PyBullet's
+    default): every shaped link of the parts gets the collision group ``1 << bit`` and the mask of every
+    group but it. Bodies of the default group (1) and mask (all) still touch them, and so do other limbs
+    in parts (other bits). Links that already collide with nothing (group 0) keep it.
+
+    Raises:
+        ConfigurationError: ``bit`` is not in ``1..PART_GROUP_BITS`` (too many limbs in parts in a world).
+    """
+    if not 1 <= bit <= PART_GROUP_BITS:
+        raise ConfigurationError(
+            f"{bit} limbs in parts in one world are too many; allowed: at most {PART_GROUP_BITS}"
+        )
+    group = 1 << bit
+    mask = ~group  # every bit but the group's (PyBullet's filters are C ints)
+    for body in bodies:
+        for link in range(-1, pb.getNumJoints(body, physicsClientId=client)):
+            if pb.getCollisionShapeData(body, link, physicsClientId=client):
+                pb.setCollisionFilterGroupMask(body, link, group, mask, physicsClientId=client)

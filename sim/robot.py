@@ -19,7 +19,14 @@ from scipy.spatial.transform import Rotation
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.dynamics import CompliantLimb
 from pccbullet.sim.limb_joints import LimbJoints
-from pccbullet.sim.limb_parts import attach, no_collisions_within, part_base_link, plan_cuts, split_urdf
+from pccbullet.sim.limb_parts import (
+    attach,
+    next_part_bit,
+    no_collisions_within,
+    part_base_link,
+    plan_cuts,
+    split_urdf,
+)
 from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
@@ -187,7 +194,7 @@ class Robot:
                         pb.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=cid)
             self.bodies[limb.name] = parts[0]
             if len(parts) > 1:
-                no_collisions_within(cid, tuple(parts))
+                no_collisions_within(cid, tuple(parts), next_part_bit(world))
             names = naming.limb_joint_names(limb, self.chain)
             by_part = [tuple(joints[n][1] for n in names if joints[n][0] == body) for body in parts]
             self._joints[limb.name] = LimbJoints(

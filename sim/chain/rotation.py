@@ -95,8 +95,8 @@ def log_jacobian_transpose_apply(t0, t1, t2, g0, g1, g2):  # type: ignore[no-unt
     ``J_r^-1(theta) = 1 + 1/2 [theta]x + c [theta]x^2`` with ``c = 1/|theta|^2 - (1 + cos|theta|) / (2
     |theta| sin|theta|)``, so ``J_r^-T g = g - 1/2 theta x g + c theta x (theta x g)``."""
     a2 = t0 * t0 + t1 * t1 + t2 * t2
-    if a2 < 1e-6:
-        c = 1.0 / 12.0 + a2 / 720.0
+    if a2 < 0.0625:  # |theta| < 0.25 rad: the series, exact to 3e-13 (and no cancellation)
+        c = 1.0 / 12.0 + a2 * (1.0 / 720.0 + a2 * (1.0 / 30240.0 + a2 / 1209600.0))
     else:
         a = math.sqrt(a2)
         c = 1.0 / a2 - (1.0 + math.cos(a)) / (2.0 * a * math.sin(a))

@@ -264,34 +264,41 @@ def _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, fa)
             for a in range(6):
                 u -= S[j + c, a] * pA[i, a]
             uu[j + c] = u
-        for r in range(m):
-            for c in range(m):
-                acc = armature[j + r, 0] if m == 1 else armature[j + r, c]
-                for a in range(6):
-                    acc += S[j + r, a] * U[j + c, a]
-                D[r, c] = acc
-        if m == 1:
-            Dinv[i, 0, 0] = 1.0 / D[0, 0]
+        if m == 1:  # a scalar D: the common case, written out
+            d = armature[j, 0]
+            for a in range(6):
+                d += S[j, a] * U[j, a]
+            inv = 1.0 / d
+            Dinv[i, 0, 0] = inv
+            if pa < 0:
+                continue
+            r = uu[j] * inv
+            for a in range(6):
+                Ua = U[j, a]
+                pA[pa, a] += pA[i, a] + Ua * r
+                Wa = Ua * inv
+                for b in range(a, 6):  # symmetric: the upper triangle, mirrored below
+                    IA[pa, a, b] += IA[i, a, b] - Wa * U[j, b]
         else:
+            for r in range(3):
+                for c in range(3):
+                    acc = armature[j + r, c]
+                    for a in range(6):
+                        acc += S[j + r, a] * U[j + c, a]
+                    D[r, c] = acc
             _inverse3(D, Dinv[i])
-        if pa < 0:
-            continue
-        for a in range(6):  # W = U Dinv
-            for c in range(m):
-                acc = 0.0
-                for r in range(m):
-                    acc += U[j + r, a] * Dinv[i, r, c]
-                W[a, c] = acc
-        for a in range(6):
-            acc = 0.0
-            for c in range(m):
-                acc += W[a, c] * uu[j + c]
-            pA[pa, a] += pA[i, a] + acc
-            for b in range(a, 6):  # symmetric: the upper triangle, mirrored below
-                acc = 0.0
-                for c in range(m):
-                    acc += W[a, c] * U[j + c, b]
-                IA[pa, a, b] += IA[i, a, b] - acc
+            if pa < 0:
+                continue
+            for a in range(6):  # W = U Dinv
+                U0, U1, U2 = U[j, a], U[j + 1, a], U[j + 2, a]
+                for c in range(3):
+                    W[a, c] = U0 * Dinv[i, 0, c] + U1 * Dinv[i, 1, c] + U2 * Dinv[i, 2, c]
+            u0, u1, u2 = uu[j], uu[j + 1], uu[j + 2]
+            for a in range(6):
+                W0, W1, W2 = W[a, 0], W[a, 1], W[a, 2]
+                pA[pa, a] += pA[i, a] + W0 * u0 + W1 * u1 + W2 * u2
+                for b in range(a, 6):  # symmetric: the upper triangle, mirrored below
+                    IA[pa, a, b] += IA[i, a, b] - (W0 * U[j, b] + W1 * U[j + 1, b] + W2 * U[j + 2, b])
         for a in range(1, 6):
             for b in range(a):
                 IA[pa, a, b] = IA[pa, b, a]
