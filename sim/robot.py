@@ -17,6 +17,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from pccbullet.sim.bullet import pb
+from pccbullet.sim.chain.positions import rod_targets
 from pccbullet.sim.dynamics import CompliantLimb
 from pccbullet.sim.limb_joints import LimbJoints
 from pccbullet.sim.limb_parts import (
@@ -32,7 +33,7 @@ from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
 from pccbullet.urdf_gen.pcc import PccConfig, check_config, limb_joints, pcc_from_joints, rest_configs
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
-from pccbullet.urdf_gen.rod import check_chain, joint_kinds, joints_per_segment, rod_limb_joints
+from pccbullet.urdf_gen.rod import check_chain, joint_kinds, joints_per_segment
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 from pccbullet.urdf_gen.urdf_writer import UrdfOutput
@@ -244,7 +245,13 @@ class Robot:
             for s, (c, seg) in enumerate(zip(configs, spec.segments, strict=True), start=1):
                 check_config(c, seg, f"limb '{limb}' segment {s}")
         sections = [seg.sections for seg in spec.segments]
-        return rod_limb_joints(configs, sections) if self.chain == "rod" else limb_joints(configs, sections)
+        if self.chain != "rod":
+            return limb_joints(configs, sections)
+        # compiled (rod_limb_joints' numbers): spring targets are set at 1 kHz, ~20 us a limb in Python
+        out = np.empty(sum(4 * n + 3 for n in sections))
+        arcs = np.array([(c.bend, c.plane, c.length) for c in configs], dtype=float).reshape(-1, 3)
+        rod_targets(arcs[:, 0], arcs[:, 1], arcs[:, 2], np.array(sections, dtype=np.int64), out)
+        return out
 
     def set_pcc(
         self, limb: str, configs: Sequence[PccConfig], *, mode: str = "reset", force: float = 1e3

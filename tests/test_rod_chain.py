@@ -775,3 +775,26 @@ def test_the_teleoperation_slave_runs_on_rod_limbs() -> None:
         assert len(slave.state_packet(1, slave.time)) > 0 and isinstance(slave.settled_mask(), int)
     finally:
         slave.close()
+
+
+def test_compiled_spring_targets_equal_the_reference() -> None:
+    """``Robot.pcc_joints`` of a rod chain (compiled, the 1 kHz path) gives ``rod_limb_joints``' vector bit
+    for bit, for arcs of any bend and plane (seeded)."""
+    import numpy as np
+
+    from pccbullet.sim.chain.positions import rod_targets
+
+    rng = np.random.default_rng(8)
+    for sections in ([1], [7], [5, 9], [20, 20]):
+        for _ in range(50):
+            arcs = np.column_stack(
+                [
+                    rng.uniform(-3.2, 3.2, len(sections)),
+                    rng.uniform(-7, 7, len(sections)),
+                    rng.uniform(0.1, 0.6, len(sections)),
+                ]
+            )
+            out = np.empty(sum(4 * n + 3 for n in sections))
+            rod_targets(arcs[:, 0], arcs[:, 1], arcs[:, 2], np.array(sections, dtype=np.int64), out)
+            reference = rod_limb_joints([PccConfig(*a) for a in arcs], sections)
+            assert np.array_equal(out, reference)

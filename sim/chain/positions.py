@@ -2,10 +2,13 @@
 
 A user's joint vector has one entry per velocity entry: the rod chain's spherical nodes appear in it as
 three x-y-z Euler angles (:mod:`pccbullet.urdf_gen.rod`); PyBullet and the kernels keep a node's rotation as
-a quaternion (four entries). :func:`positions_from_vector` turns the first into the second.
+a quaternion (four entries). :func:`positions_from_vector` turns the first into the second;
+:func:`rod_targets` is the rod joint vector of PCC arcs, compiled.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 
@@ -27,3 +30,47 @@ def positions_from_vector(jtype, dof, qpos, vector, out) -> None:  # type: ignor
             )
         else:
             out[k] = vector[d]
+
+
+@numba.njit(cache=True, inline="always")
+def _node_angles(turn, plane):  # type: ignore[no-untyped-def]
+    """:func:`pccbullet.urdf_gen.rod.node_angles`, compiled (the same operations, the same numbers)."""
+    s, c = math.sin(plane), math.cos(plane)
+    st, ct = math.sin(turn), math.cos(turn)
+    t = 1.0 - ct
+    return (
+        math.atan2(-st * s, ct),
+        math.asin(max(-1.0, min(1.0, st * c))),
+        math.atan2(t * s * c, 1.0 - t * c * c),
+    )
+
+
+@numba.njit(cache=True)
+def rod_targets(bends, planes, lengths, sections, out) -> None:  # type: ignore[no-untyped-def]
+    """:func:`pccbullet.urdf_gen.rod.rod_limb_joints` compiled: the rod joint vector of per-segment PCC
+    arcs (``bends``, ``planes``, ``lengths``, ``sections``, each ``(S,)``) into ``out (sum(4 N_s + 3),)``;
+    the per-tick path of spring targets (``Robot.pcc_joints``)."""
+    i = 0
+    plane = 0.0
+    for s in range(bends.shape[0]):
+        n = sections[s]
+        plane += planes[s]
+        step = bends[s] / n
+        ha, hb, hc = _node_angles(0.5 * step, plane)
+        fa, fb, fc = _node_angles(step, plane)
+        x = 0.5 * step
+        if abs(x) < 1e-4:
+            x2 = x * x
+            sinc = 1.0 - x2 / 6.0 + x2 * x2 / 120.0
+        else:
+            sinc = math.sin(x) / x
+        chord = (lengths[s] / n) * sinc
+        for k in range(n):
+            if k == 0:
+                out[i], out[i + 1], out[i + 2] = ha, hb, hc
+            else:
+                out[i], out[i + 1], out[i + 2] = fa, fb, fc
+            out[i + 3] = chord
+            i += 4
+        out[i], out[i + 1], out[i + 2] = ha, hb, hc
+        i += 3
