@@ -81,7 +81,7 @@ class Transport:
         self.shape = shape
         self.dt = dt
         self._order = [n for n, _ in shape]
-        self._body = 6 * sum(s for _, s in shape)  # bytes of a report's shape: 6 a segment
+        self._body = 6 * sum(s for _, s in shape)  # bytes of the segments in a command or a report: 6 each
         self._cmd_every = max(1, round(1.0 / (cfg.cmd_rate * dt)))  # ticks between two commands
         self._state_every = max(1, round(1.0 / (cfg.state_rate * dt)))  # ticks between two reports
         self._sent_tick: dict[int, int] = {0: 0}  # command seq -> master tick it was sent at
@@ -155,7 +155,7 @@ class Transport:
         return self.up.spec.expected_delay(STATE_HEADER.size + self._body + STATE_TAIL.size)
 
     def command_delay(self) -> float:
-        """Expected one-way delay (s) of the downlink for a packet of a command header and 6 bytes a limb
-        (:meth:`~pccbullet.teleop.channel.LinkSpec.expected_delay`); the metrics align the robot's log
-        with the master's by it."""
-        return self.down.spec.expected_delay(CMD_HEADER.size + 6 * len(self.shape))
+        """Expected one-way delay (s) of the downlink for a command packet: its header and 6 bytes a
+        segment (:meth:`~pccbullet.teleop.channel.LinkSpec.expected_delay`); the metrics align the
+        robot's log with the master's by it."""
+        return self.down.spec.expected_delay(CMD_HEADER.size + self._body)
