@@ -36,7 +36,7 @@ def spec():
 def _report(tick: int | None, force=(0.0, 0.0, 0.0), rock=(math.nan,) * 3, settled=0b1111, measured=None):
     measured = measured or {n: np.zeros((s, 3)) for n, s in SHAPE}
     force_v, rock_v = np.array(force, dtype=float), np.array(rock, dtype=float)
-    return StateReport(measured, force_v, rock_v, settled, tick, np.zeros(3))
+    return StateReport(measured, force_v, rock_v, settled, tick, np.zeros(3), 0.0)
 
 
 # ---------------------------------------------------------------------------------------------- contact

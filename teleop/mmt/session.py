@@ -68,8 +68,9 @@ class MmtSession:
         world, robot: the master world and the robot model in it; rock, env: the modelled rock's body and
             the bodies of the modelled rock and seabed in it.
         mapping, model, corrections, contact, haptics, transport: the master's parts (module docstring).
-        watchdog: declares the robot lost when its reports stop
-            (:class:`~pccbullet.teleop.mmt.watchdog.RobotWatchdog`); the force fades to 0 meanwhile.
+        watchdog: declares the robot lost when its reports stop, slow when they come late with the robot's
+            clock behind (:class:`~pccbullet.teleop.mmt.watchdog.RobotWatchdog`); the force fades to 0
+            while it is lost.
         slave: the robot (:class:`~pccbullet.teleop.slave.Slave` or
             :class:`~pccbullet.teleop.slave_process.SlaveProcess`).
         log: the session's time series. over_budget: ticks that took longer than their period.
@@ -107,8 +108,10 @@ class MmtSession:
         self.haptics = HapticRenderer(haptic)
         shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.transport = Transport(cfg, shape, self.world.dt)
-        timeout = cfg.report_timeout or report_timeout(cfg.state_rate, cfg.uplink.jitter)
-        self.watchdog = RobotWatchdog(timeout, self.transport.report_delay())
+        floor = cfg.report_timeout or report_timeout(cfg.state_rate, cfg.uplink.jitter)
+        self.watchdog = RobotWatchdog(
+            1.0 / cfg.state_rate, floor, self.transport.report_delay(), ceiling=cfg.report_timeout
+        )
         if slave == "process":
             self.slave: Slave | SlaveProcess = SlaveProcess(robot, cfg, record_poses=record_poses)
         else:
@@ -166,7 +169,7 @@ class MmtSession:
         self.transport.send_states(self._k, t, self.slave)
         self.transport.video.deliver(t)
         for report in self.transport.reports(self._k, t):
-            self.watchdog.heard(t)
+            self.watchdog.heard(t, report.sent)
             self.last_report = report
             self.corrections.learn(report, t, haptic_depth=self.contact.depth_at(report.tick))
             self.contact.learn(report, t)
