@@ -16,14 +16,19 @@ modules: ``robots``, ``urdf``, ``pose`` by :mod:`pccbullet.teleop.robot_commands
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import logging
 import math
+import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
@@ -212,7 +217,6 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    import os
 
     if args.help_keys:
         from pccbullet.teleop.devices.keys import key_table
@@ -280,12 +284,58 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ignore_sigint() -> None:
+    """Ignore SIGINT from now on (the interpreter is exiting: :func:`main`'s exit callback)."""
+    with contextlib.suppress(ValueError):  # only the main thread may set a handler
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+REDELIVER_S = 0.01  # s, delay of a Ctrl-C delivered again (the program has left the callback by then)
+
+
+def _redeliver_sigint() -> None:
+    time.sleep(REDELIVER_S)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def _unraisable_hook(hook: Callable[[Any], object]) -> Callable[[Any], object]:
+    """``hook`` except for a :class:`KeyboardInterrupt` raised where Python cannot raise it (a weakref
+    callback or a ``__del__`` run by the garbage collector: it prints "Exception ignored in ..." and
+    drops it): that Ctrl-C is delivered again :data:`REDELIVER_S` later, from a thread, to be raised
+    where the program runs (raised here, it would be raised in this hook: dropped again)."""
+
+    def unraisable(info: Any) -> object:
+        if isinstance(info.exc_value, KeyboardInterrupt):
+            threading.Thread(target=_redeliver_sigint, name="ctrl-c", daemon=True).start()
+            return None
+        return hook(info)
+
+    return unraisable
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``pccbullet``; returns the exit status (2 for bad input, 130 on Ctrl-C).
 
     Bad arguments, bad files and failing file-system writes print one line ``pccbullet: error: ...`` on
-    stderr (the traceback only at ``-vv``), never a traceback alone.
+    stderr (the traceback only at ``-vv``), never a traceback alone. A Ctrl-C that lands in a callback of
+    the garbage collector is not lost (:func:`sys.unraisablehook`, while ``main`` runs). Once the status
+    is decided, a Ctrl-C while the interpreter exits changes nothing: an exit callback, registered last
+    so that it runs first, ignores SIGINT.
     """
+    previous = sys.unraisablehook
+    sys.unraisablehook = _unraisable_hook(previous)
+    try:
+        return _main(argv)
+    finally:
+        sys.unraisablehook = previous
+        # After the demo the interpreter's exit takes ~1 s (the other exit callbacks, then the garbage of
+        # numba, PyBullet, VTK): a Ctrl-C then would be raised in a callback ("Exception ignored in ...")
+        # or, once the interpreter has reset its handlers, kill the process (-2), its outputs whole.
+        atexit.unregister(_ignore_sigint)
+        atexit.register(_ignore_sigint)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = _parser().parse_args(argv)
     except PccBulletError as exc:

@@ -258,7 +258,11 @@ def _run_headless(
                 summary.update(outputs_wall_time_s=time.perf_counter() - ended)
                 return
             rock_at = pb.getBasePositionAndOrientation(rock, physicsClientId=shown.world.client)[0]
-            lamp = lamp_for(session)
+            # VTK loads its modules (~60, through pyvista) while the renderer is built: a KeyboardInterrupt
+            # raised inside a VTK module's loading can be swallowed, or leave the module half-loaded (an
+            # ImportError, a crash later), so a Ctrl-C waits until the renderer is built
+            with sigint_deferred():
+                lamp = lamp_for(session)
             stack.callback(lamp.close)
             bar, on_frame = progress_bar(len(model_poses))
             stack.callback(bar.close)
