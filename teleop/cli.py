@@ -36,11 +36,12 @@ from pccbullet.sim.export.register import register_export
 from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
-from pccbullet.urdf_gen.cli_args import OneLineParser, out_dir, port, real, udp_port_free
-from pccbullet.urdf_gen.errors import PccBulletError, clip
+from pccbullet.urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, clip
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
+MAX_FLOOD = 100_000_000  # junk datagrams of bench --demo --flood at most
 
 # Loggers of this project: -v sets them to INFO, -vv to DEBUG. Third-party loggers (matplotlib, trimesh,
 # numba, PIL, ...) are left alone, at the root's WARNING.
@@ -92,6 +93,15 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="bench the teleoperation demo in real time instead: master and slave (its own process) "
         "real-time factors and the master tick p99 (--seconds, default 14; first of --sections, default 10)",
+    )
+    b.add_argument(
+        "--flood",
+        type=integer(0, MAX_FLOOD),
+        default=None,
+        metavar="N",
+        help="with --demo: the operator over the UDP bridge from a process of its own, and N junk datagrams "
+        "to the bridge's port 6 s into the session (0: no flood); reports the master tick and the poses "
+        "accepted during the flood",
     )
 
     b.set_defaults(handler=_bench)
@@ -262,11 +272,14 @@ def _demo(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from pccbullet.sim.bench import format_table, run_bench
 
+    if args.flood is not None and not args.demo:
+        raise ConfigurationError("--flood needs --demo; allowed: pccbullet bench --demo --flood N")
     if args.demo:
         from pccbullet.teleop.demo.bench import bench_demo, format_demo
 
         sections = 10 if args.sections is None else args.sections[0]
-        demo = bench_demo(args.seconds, sections) if args.seconds else bench_demo(sections=sections)
+        kw = {"seconds": args.seconds} if args.seconds else {}
+        demo = bench_demo(sections=sections, flood_n=args.flood, **kw)
         print(json.dumps(demo, indent=2) if args.json else format_demo(demo))
         return 0
 

@@ -5,26 +5,51 @@ clock, the master's 1 kHz loop in this process and the dynamic slave in another
 (:mod:`pccbullet.teleop.slave_process`), and reports both loops' real-time factors, the master tick's p50/p99
 and late ticks, with the machine's own constant-work probe (:func:`pccbullet.sim.bench.machine_jitter`)
 measured just before, so that a figure can be read against how fast the machine was at the time.
+
+``flood=N`` (``--flood N``): the operator's device is a process of its own that plays the same script over
+the UDP bridge with its HMAC key, and at :data:`FLOOD_AT_S` of the session (the palpation arm above the
+rock) a flooder process sends ``N`` junk datagrams to the bridge's port (:mod:`pccbullet.teleop.demo.flood`;
+``N = 0``: the same run without a flood). The master ticks and the device's poses during the flood are
+reported beside the whole run's, with the probe before and after the run.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
 from typing import Any
 
 from pccbullet.sim.bench import machine_jitter
+from pccbullet.teleop.demo.flood import TickRecorder, flood, flood_figures, fresh_key, udp_operator
 from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
 from pccbullet.teleop.haptics import HapticParams
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
+from pccbullet.urdf_gen.errors import ConfigurationError
+
+FLOOD_AT_S = 6.0  # s of the session when the flood starts: the palpation arm comes down onto the rock
+RESULT_WAIT_S = 120.0  # s, longest wait for the device's and the flooder's records after the run
+START_S = 120.0  # s, longest wait for the device's process to import what it needs
 
 
-def bench_demo(seconds: float = DEFAULT_DURATION_S, sections: int = 10) -> dict[str, Any]:
+def bench_demo(
+    seconds: float = DEFAULT_DURATION_S,
+    sections: int = 10,
+    flood_n: int | None = None,
+    flood_at: float = FLOOD_AT_S,
+) -> dict[str, Any]:
     """One real-time run of ``seconds`` simulated seconds (default: the whole scripted session, so that
-    its last second of contact is the session's steady one) at N = ``sections``; returns the figures."""
+    its last second of contact is the session's steady one) at N = ``sections``; returns the figures.
+    ``flood_n``: the operator over UDP and that many junk datagrams at ``flood_at`` s of the session
+    (module docstring); ``None``: the scripted operator in this process."""
     probe = machine_jitter()
+    extra: dict[str, Any] = {}
     with MmtSession(MmtConfig(sections=sections), slave="process") as session:
-        stats = session.run(scripted_operator(), seconds, realtime=True)
+        if flood_n is None:
+            stats = session.run(scripted_operator(), seconds, realtime=True)
+        else:
+            stats, extra = _run_flooded(session, seconds, flood_n, flood_at)
         metrics = session.metrics()
+        robot = session.robot_report()
     slave: dict[str, Any] = stats.pop("slave")  # type: ignore[assignment]
     return {
         "seconds": seconds,
@@ -45,10 +70,67 @@ def bench_demo(seconds: float = DEFAULT_DURATION_S, sections: int = 10) -> dict[
             "late_ticks": slave.get("overruns"),
             "ticks": slave.get("physics_steps"),
         },
+        "robot_losses": len(robot["losses"]),  # type: ignore[arg-type]
         "contact_force_error_max_n": metrics["force_error_contact_max_n"],
         "machine_probe": probe,
         "haptic_params": {"peak_force_n": HapticParams().peak_force},
+        **extra,
     }
+
+
+def _run_flooded(
+    session: MmtSession, seconds: float, junk: int, flood_at: float
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The session with the operator over UDP and the flood; (the loop's statistics, the flood's figures)."""
+    from pccbullet.teleop.udp.bridge import UdpBridge
+
+    key = fresh_key()
+    bridge = UdpBridge(key=key)
+    ctx = mp.get_context("spawn")
+    out: Any = ctx.Queue()
+    go, ready, begin, stop = ctx.Event(), ctx.Event(), ctx.Event(), ctx.Event()
+    limbs = [limb.name for limb in session.spec.limbs]
+    device = ctx.Process(
+        target=udp_operator, args=(bridge.address, key, limbs, (ready, begin, stop), out), daemon=True
+    )
+    flooder = ctx.Process(target=flood, args=(bridge.address, junk, go, out), daemon=True)
+    device.start()
+    flooder.start()
+    if not ready.wait(START_S):
+        raise ConfigurationError(f"the UDP device process did not start within {START_S:g} s")
+    ticks = TickRecorder(session, lambda: bridge.accepted, int(round(seconds / session.world.dt)))
+
+    def on_visual(frame: int, t: float) -> None:
+        if frame == 0:  # the device shakes hands now, its poses read from the first ticks on
+            begin.set()
+        if t >= flood_at and not go.is_set():
+            go.set()
+
+    try:
+        stats = session.run(bridge, seconds, realtime=True, on_visual=on_visual)
+        go.set()  # a run shorter than flood_at floods after it: the window then holds no tick
+        stop.set()
+        results = [out.get(timeout=RESULT_WAIT_S), out.get(timeout=RESULT_WAIT_S)]
+    finally:
+        begin.set()
+        stop.set()
+        go.set()
+        for p in (device, flooder):
+            p.join(timeout=10.0)
+            if p.is_alive():
+                p.kill()
+        bridge.close()
+    window, sent = sorted(results, key=lambda r: isinstance(r, list))
+    figures = flood_figures(ticks, window, sent, session.world.dt)
+    figures.update(
+        datagrams=junk,
+        flood_s=window[1] - window[0],
+        sent_total=len(sent),
+        accepted_total=bridge.accepted,
+        dropped=dict(bridge.dropped),
+        polls_cut=bridge.polls_cut,
+    )
+    return stats, {"flood": figures, "machine_probe_after": machine_jitter()}
 
 
 def format_demo(result: dict[str, Any]) -> str:
@@ -61,14 +143,32 @@ def format_demo(result: dict[str, Any]) -> str:
             f"   {r['late_ticks']}/{r['ticks']}"
         )
 
-    return "\n".join(
-        [
-            f"demo bench: {result['seconds']:g} s in real time, slave at N = {result['sections']}",
-            "               RTF    tick p50   tick p99   late ticks",
-            row("master (1 kHz)", result["master"]),
-            row("slave (process)", result["slave"]),
-            f"machine probe, constant 0.5 ms of work: p50 {p['p50_ms']:.3f} ms, p99 {p['p99_ms']:.3f} ms",
-            f"contact, last second: |F_operator - F_robot| max {result['contact_force_error_max_n']:.3f} N; "
-            f"haptic faults latched {result['master']['haptic_faults_latched']}",
+    lines = [
+        f"demo bench: {result['seconds']:g} s in real time, slave at N = {result['sections']}",
+        "               RTF    tick p50   tick p99   late ticks",
+        row("master (1 kHz)", result["master"]),
+        row("slave (process)", result["slave"]),
+        f"machine probe, constant 0.5 ms of work: p50 {p['p50_ms']:.3f} ms, p99 {p['p99_ms']:.3f} ms",
+        f"contact, last second: |F_operator - F_robot| max {result['contact_force_error_max_n']:.3f} N; "
+        f"haptic faults latched {result['master']['haptic_faults_latched']}; "
+        f"robot losses {result['robot_losses']}",
+    ]
+    if "flood" in result:
+        f, q = result["flood"], result["machine_probe_after"]
+        share = "n/a" if f["accepted_share"] is None else f"{100 * f['accepted_share']:.1f} %"
+        tick = f["tick"]
+        lines += [
+            f"flood: {f['datagrams']} junk datagrams to the UDP bridge in {f['flood_s']:.3f} s",
+            f"  master tick during it ({f['ticks']} ticks): "
+            + (
+                "none"
+                if tick["p50_ms"] is None
+                else f"p50 {tick['p50_ms']:.3f} ms, p99 {tick['p99_ms']:.3f} ms, max {tick['max_ms']:.3f} ms"
+            )
+            + f"; late ticks {f['late_ticks']}",
+            f"  device poses accepted during it: {f['poses_accepted']} of {f['poses_sent']} ({share}); "
+            f"whole run {f['accepted_total']} of {f['sent_total']}",
+            f"  bridge drops: {f['dropped']}",
+            f"machine probe after the run: p50 {q['p50_ms']:.3f} ms, p99 {q['p99_ms']:.3f} ms",
         ]
-    )
+    return "\n".join(lines)

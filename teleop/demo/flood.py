@@ -1,0 +1,179 @@
+"""The demo's operator over the UDP bridge while junk floods the bridge's port (``pccbullet bench --demo
+--flood N``).
+
+Besides the master's process (the real :class:`~pccbullet.teleop.mmt.session.MmtSession`, its 1 kHz loop
+paced to the wall clock, reading a :class:`~pccbullet.teleop.udp.bridge.UdpBridge`) and the robot's, two
+processes run:
+
+* **the operator's device** (:func:`udp_operator`): a
+  :class:`~pccbullet.teleop.udp.client.UdpBridgeClient` with the key that shakes hands as the master's
+  loop starts and plays the scripted operator (:func:`~pccbullet.teleop.demo.run.scripted_operator`)
+  from its handshake on, on its own clock: the
+  script's position once a millisecond (nothing while the script has none), its presses as the buttons a
+  UDP device has (``follow``; the palpation arm, the limb after the first, as one ``next_limb``), each held
+  for :data:`PRESS_S`. It records when it sent each pose.
+* **the flooder** (:func:`flood`): once told, sends its junk datagrams to the bridge's port as fast as it
+  can (:func:`junk_packets`: random bytes, HELLO- and POSE-shaped packets with bad tags, in turns) and
+  records when it started and ended.
+
+:class:`TickRecorder` records each master tick (its start, its time, the bridge's accepted poses);
+:func:`flood_figures` takes the ticks and the poses sent during the flood (from its start to
+:data:`AFTER_S` after its end).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pccbullet.teleop.udp.packets import BUTTON_ACTIONS, POSE_SIZE, encode_hello, encode_pose
+
+PRESS_S = 0.05  # s, how long a button is held (its edge counts once; a pose carrying it may be lost)
+AFTER_S = 0.1  # s, the window of the figures goes on this long after the flood's last datagram
+CONNECT_S = 10.0  # s, longest wait of the device for its handshake once the master's loop starts
+BAD_KEY = b"not-the-key-not-the-key!"
+BUTTONS = {"follow": 1 << BUTTON_ACTIONS.index("follow"), "next_limb": 1 << BUTTON_ACTIONS.index("next_limb")}
+
+
+def junk_packets(seed: int = 0) -> list[bytes]:
+    """The flood's datagrams, sent in turns: 64 of random bytes of a POSE's size, 32 HELLOs and 32 POSEs
+    with tags of another key."""
+    rng = np.random.default_rng(seed)
+    kinds = [
+        encode_hello(1.0, bytes(16), key=BAD_KEY),
+        encode_pose(1, 1.0, (0.0, 0.0, 0.0), key=BAD_KEY, session=1),
+    ]
+    return [rng.bytes(POSE_SIZE) for _ in range(64)] + kinds * 32
+
+
+def flood(address: tuple[str, int], junk: int, go: Any, out: Any) -> None:
+    """Process: wait for ``go`` (an event), send ``junk`` datagrams to ``address`` as fast as possible,
+    put ``(start, end)`` (``time.monotonic``, s) on ``out``."""
+    packets = junk_packets()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    go.wait()
+    start = time.monotonic()
+    for i in range(junk):
+        try:
+            sock.sendto(packets[i % len(packets)], address)
+        except OSError:  # a full send buffer: the datagram is lost, as on a real network
+            pass
+    out.put((start, time.monotonic()))
+    sock.close()
+
+
+def _buttons(presses: list[tuple[float, str]], limbs: list[str]) -> list[tuple[float, int]]:
+    """The script's presses as ``(time, button bits)`` of a UDP device (a selection: ``next_limb``
+    presses from the first limb; the demo's operator selects the second limb only)."""
+    out = []
+    for t, action in presses:
+        if action == "follow":
+            out.append((t, BUTTONS["follow"]))
+        elif action.startswith("select:") and limbs.index(action[7:]) == 1:
+            out.append((t, BUTTONS["next_limb"]))
+        elif action != f"select:{limbs[0]}":
+            raise ValueError(f"press {action!r} has no UDP button here")
+    return out
+
+
+def udp_operator(
+    address: tuple[str, int], key: bytes, limbs: list[str], events: tuple[Any, Any, Any], out: Any
+) -> None:
+    """Process: once imported, sets ``ready``; when ``begin`` is set, shakes hands and plays the scripted
+    operator over UDP from the handshake until ``stop`` (``events``: ready, begin, stop); puts the
+    ``time.monotonic`` of every pose sent on ``out``."""
+    from pccbullet.teleop.demo.run import scripted_operator
+    from pccbullet.teleop.udp.client import UdpBridgeClient
+
+    ready, begin, stop = events
+    script = scripted_operator()
+    presses = _buttons(script.presses, limbs)
+    client = UdpBridgeClient(address, key=key)
+    ready.set()
+    begin.wait()
+    client.connect(timeout=CONNECT_S)
+    start = time.monotonic()
+    sent: list[float] = []
+    k = 0
+    while not stop.is_set():
+        now = time.monotonic()
+        t = now - start
+        position = script.position_at(t)
+        if position is not None:
+            buttons = sum(b for t0, b in presses if t0 <= t < t0 + PRESS_S)
+            if client.send_pose(position, buttons=buttons):
+                sent.append(now)
+        client.recv_force()
+        k += 1
+        delay = start + k * 1e-3 - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+    client.close()
+    out.put(sent)
+
+
+class TickRecorder:
+    """Wraps ``session.tick`` (an instance attribute, for this session only) and records, for each of at
+    most ``ticks`` ticks: its start (``time.monotonic``, s), its time (s) and ``accepted()`` after it."""
+
+    def __init__(self, session: Any, accepted: Callable[[], int], ticks: int) -> None:
+        self.start = np.zeros(ticks)
+        self.busy = np.zeros(ticks)
+        self.accepted = np.zeros(ticks, dtype=np.int64)
+        self.n = 0
+        tick = session.tick
+        clock = time.monotonic
+
+        def timed(device: Any, *, deadline_met: bool = True) -> np.ndarray:
+            t0 = clock()
+            force = tick(device, deadline_met=deadline_met)
+            i = self.n
+            if i < ticks:
+                self.start[i], self.busy[i], self.accepted[i] = t0, clock() - t0, accepted()
+                self.n = i + 1
+            return force
+
+        session.tick = timed
+
+
+def flood_figures(
+    ticks: TickRecorder, window: tuple[float, float], sent: list[float], dt: float
+) -> dict[str, Any]:
+    """The master ticks and the device's poses from ``window[0]`` to ``window[1] + AFTER_S``
+    (``time.monotonic``, s): tick p50/p99/max (ms), ticks ending more than ``dt`` late (deadlines from
+    the first tick's start, every ``dt``), poses sent and accepted, and the share accepted."""
+    n = ticks.n
+    start, busy, accepted = ticks.start[:n], ticks.busy[:n], ticks.accepted[:n]
+    t0, t1 = window[0], window[1] + AFTER_S
+    inside = np.flatnonzero((start >= t0) & (start <= t1))
+    late = (start + busy) - (start[0] + dt * np.arange(1, n + 1)) if n else np.zeros(0)
+    sent_in = sum(t0 <= s <= t1 for s in sent)
+    tick: dict[str, float | None] = {"p50_ms": None, "p99_ms": None, "max_ms": None}
+    accepted_in = 0
+    if len(inside):
+        before = accepted[inside[0] - 1] if inside[0] > 0 else 0
+        accepted_in = int(accepted[inside[-1]] - before)
+        ms = busy[inside] * 1e3
+        tick = {
+            "p50_ms": float(np.median(ms)),
+            "p99_ms": float(np.percentile(ms, 99)),
+            "max_ms": float(ms.max()),
+        }
+    return {
+        "ticks": int(len(inside)),
+        "tick": tick,
+        "late_ticks": int((late[inside] > dt).sum()) if len(inside) else 0,
+        "poses_sent": int(sent_in),
+        "poses_accepted": accepted_in,
+        "accepted_share": accepted_in / sent_in if sent_in else None,
+    }
+
+
+def fresh_key() -> bytes:
+    """A random 32-byte HMAC key for one bench (the user's key file is not touched)."""
+    return os.urandom(32)
