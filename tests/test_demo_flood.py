@@ -11,7 +11,16 @@ import numpy as np
 import pytest
 
 from pccbullet.teleop.demo.bench import bench_demo, format_demo
-from pccbullet.teleop.demo.flood import AFTER_S, BUTTONS, TickRecorder, _buttons, flood_figures, junk_packets
+from pccbullet.teleop.demo.flood import (
+    AFTER_S,
+    BUTTONS,
+    SchedLog,
+    TickRecorder,
+    _buttons,
+    flood_figures,
+    junk_packets,
+    sched_stat,
+)
 from pccbullet.teleop.demo.run import scripted_operator
 from pccbullet.teleop.udp.bridge import UdpBridge
 from pccbullet.teleop.udp.client import UdpBridgeClient
@@ -104,6 +113,17 @@ def test_the_flood_bench_runs_the_real_session_with_the_operator_over_udp() -> N
     out = format_demo(result)
     assert "junk datagrams to the UDP bridge" in out and "device poses accepted during it" in out
     assert "machine probe after the run" in out and "machine probe, constant 0.5 ms" in out
+    assert set(f["waiting_for_a_core"]) == {"master", "robot", "device", "flooder"}
+    assert "share of it waiting for a core: master" in out
+
+
+def test_the_share_of_time_a_process_waited_for_a_core() -> None:
+    run, wait = sched_stat()  # type: ignore[misc]
+    assert run > 0 and wait >= 0 and sched_stat(2**22 + 12345) is None  # no such process
+    log = SchedLog({"a": "self"})
+    log.samples = [(10.0, {"a": (1.0, 0.5)}), (10.5, {"a": (1.2, 0.6)}), (11.0, {"a": (1.4, 0.9)})]
+    assert log.waited(10.0, 11.0) == {"a": pytest.approx(0.4)}  # 0.4 s of 1 s
+    assert log.waited(10.6, 10.9) == {"a": None}  # no two samples inside
 
 
 def test_flood_needs_the_demo_bench_and_a_count(capsys) -> None:

@@ -19,7 +19,15 @@ import multiprocessing as mp
 from typing import Any
 
 from pccbullet.sim.bench import machine_jitter
-from pccbullet.teleop.demo.flood import TickRecorder, flood, flood_figures, fresh_key, udp_operator
+from pccbullet.teleop.demo.flood import (
+    AFTER_S,
+    SchedLog,
+    TickRecorder,
+    flood,
+    flood_figures,
+    fresh_key,
+    udp_operator,
+)
 from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
 from pccbullet.teleop.haptics import HapticParams
 from pccbullet.teleop.mmt.config import MmtConfig
@@ -99,8 +107,12 @@ def _run_flooded(
     if not ready.wait(START_S):
         raise ConfigurationError(f"the UDP device process did not start within {START_S:g} s")
     ticks = TickRecorder(session, lambda: bridge.accepted, int(round(seconds / session.world.dt)))
+    robot_pid = getattr(session.slave, "pid", None)
+    pids = {"master": "self", "robot": robot_pid, "device": device.pid, "flooder": flooder.pid}
+    sched = SchedLog({name: pid for name, pid in pids.items() if pid is not None})
 
     def on_visual(frame: int, t: float) -> None:
+        sched.sample()  # 50 Hz: how long each process waited for a core
         if frame == 0:  # the device shakes hands now, its poses read from the first ticks on
             begin.set()
         if t >= flood_at and not go.is_set():
@@ -123,6 +135,7 @@ def _run_flooded(
     window, sent = sorted(results, key=lambda r: isinstance(r, list))
     figures = flood_figures(ticks, window, sent, session.world.dt)
     figures.update(
+        waiting_for_a_core=sched.waited(window[0], window[1] + AFTER_S),
         datagrams=junk,
         flood_s=window[1] - window[0],
         sent_total=len(sent),
@@ -155,6 +168,7 @@ def format_demo(result: dict[str, Any]) -> str:
     ]
     if "flood" in result:
         f, q = result["flood"], result["machine_probe_after"]
+        waited = f["waiting_for_a_core"]
         share = "n/a" if f["accepted_share"] is None else f"{100 * f['accepted_share']:.1f} %"
         tick = f["tick"]
         lines += [
@@ -169,6 +183,8 @@ def format_demo(result: dict[str, Any]) -> str:
             f"  device poses accepted during it: {f['poses_accepted']} of {f['poses_sent']} ({share}); "
             f"whole run {f['accepted_total']} of {f['sent_total']}",
             f"  bridge drops: {f['dropped']}",
+            "  share of it waiting for a core: "
+            + ", ".join(f"{name} {'n/a' if w is None else f'{100 * w:.0f} %'}" for name, w in waited.items()),
             f"machine probe after the run: p50 {q['p50_ms']:.3f} ms, p99 {q['p99_ms']:.3f} ms",
         ]
     return "\n".join(lines)

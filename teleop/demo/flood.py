@@ -174,6 +174,42 @@ def flood_figures(
     }
 
 
+def sched_stat(pid: int | str = "self") -> tuple[float, float] | None:
+    """Time (s) a process's main thread has run and has waited runnable for a core (``/proc/PID/schedstat``,
+    Linux); ``None`` where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as fh:
+            run, wait = fh.read().split()[:2]
+    except (OSError, ValueError):
+        return None
+    return int(run) * 1e-9, int(wait) * 1e-9
+
+
+class SchedLog:
+    """Samples of :func:`sched_stat` of named processes (``time.monotonic``, s), taken by :meth:`sample`."""
+
+    def __init__(self, pids: dict[str, int | str]) -> None:
+        self.pids = pids
+        self.samples: list[tuple[float, dict[str, tuple[float, float] | None]]] = []
+
+    def sample(self) -> None:
+        """One sample of every process now."""
+        self.samples.append((time.monotonic(), {name: sched_stat(pid) for name, pid in self.pids.items()}))
+
+    def waited(self, t0: float, t1: float) -> dict[str, float | None]:
+        """Per process, the share of ``[t0, t1]`` (between the samples nearest inside it) that it waited
+        for a core while runnable (``None`` without two samples or a stat)."""
+        inside = [(t, stats) for t, stats in self.samples if t0 <= t <= t1]
+        out: dict[str, float | None] = {name: None for name in self.pids}
+        if len(inside) < 2:
+            return out
+        (ta, a), (tb, b) = inside[0], inside[-1]
+        for name in self.pids:
+            if a[name] is not None and b[name] is not None:
+                out[name] = (b[name][1] - a[name][1]) / (tb - ta)  # type: ignore[index]
+        return out
+
+
 def fresh_key() -> bytes:
     """A random 32-byte HMAC key for one bench (the user's key file is not touched)."""
     return os.urandom(32)
