@@ -227,7 +227,6 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
 
 
 def _demo(args: argparse.Namespace) -> int:
-
     if args.help_keys:
         from pccbullet.teleop.devices.keys import key_table
 
