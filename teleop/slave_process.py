@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.sim.loop import SPIN_WINDOW_S, wait_until
+from pccbullet.sim.loop import wait_until
 from pccbullet.teleop.mmt.video import camera_frame, encode_frame, video_plan
 from pccbullet.urdf_gen.errors import ConfigurationError
 
@@ -32,9 +32,15 @@ COLLECT_EVERY = 5  # master ticks between two looks at the pipe (a poll is a sys
 START_TIMEOUT_S = 120.0  # s, longest wait for the slave process to build its world
 MASTER_CHECK_TICKS = 50  # robot ticks between two checks that the master process lives (50 ms)
 MASTER_CHECK_S = 0.05  # s, the same check's period while the robot waits for the start
+# s, the part of each wait of the robot's loop that is spun, not slept: none. The robot catches up by
+# absolute deadlines after a late wake-up, and its reports cross a link with 20 ms of jitter; spinning
+# kept a whole core busy that the master, the operator's device and the viewer need on 2 cores
+ROBOT_SPIN_S = 0.0
 
 
-def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_poses: bool) -> None:
+def _slave_main(
+    robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_poses: bool, spin_window: float
+) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the master ends the session and stops us
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     master = os.getppid()
@@ -47,7 +53,7 @@ def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_pose
         while not go.wait(MASTER_CHECK_S):
             if os.getppid() != master:
                 return
-        stats = _slave_loop(slave, conn, stop, record_poses, master)
+        stats = _slave_loop(slave, conn, stop, record_poses, master, spin_window)
         if stats is not None:
             conn.send(("stats", stats))
     except (OSError, EOFError):  # the master's end of the pipe is gone (BrokenPipeError is an OSError)
@@ -56,7 +62,9 @@ def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_pose
         slave.close()
 
 
-def _slave_loop(slave: Any, conn: Any, stop: Any, record_poses: bool, master: int) -> dict | None:
+def _slave_loop(
+    slave: Any, conn: Any, stop: Any, record_poses: bool, master: int, spin_window: float
+) -> dict | None:
     """The robot's 1 kHz loop until ``stop`` is set; its statistics, or ``None`` when the master process
     died (the process is then re-parented: checked every :data:`MASTER_CHECK_TICKS` ticks)."""
     dt = slave.world.dt
@@ -94,7 +102,7 @@ def _slave_loop(slave: Any, conn: Any, stop: Any, record_poses: bool, master: in
         k += 1
         deadline = start + k * dt
         if t1 < deadline:
-            wait_until(deadline, SPIN_WINDOW_S)
+            wait_until(deadline, spin_window)
         elif t1 - deadline > dt:
             late += 1
     wall = max(clock() - start, 1e-12)
@@ -117,15 +125,20 @@ class SlaveProcess:
     Args:
         robot: bundled name or TOML path (the slave loads it itself). cfg: the session's config.
         record_poses: send the limbs' joint vectors at 10 Hz (:attr:`poses`).
+        spin_window: the part of each wait of the robot's loop spun, not slept (s; ``None``:
+            :data:`ROBOT_SPIN_S`).
     """
 
-    def __init__(self, robot: str, cfg: Any, *, record_poses: bool = False) -> None:
+    def __init__(
+        self, robot: str, cfg: Any, *, record_poses: bool = False, spin_window: float | None = None
+    ) -> None:
         ctx = mp.get_context("spawn")
+        spin = ROBOT_SPIN_S if spin_window is None else spin_window
         self._conn, child = ctx.Pipe()
         self._go, self._stop = ctx.Event(), ctx.Event()
         self._process = ctx.Process(
             target=_slave_main,
-            args=(robot, cfg, child, self._go, self._stop, record_poses),
+            args=(robot, cfg, child, self._go, self._stop, record_poses, spin),
             daemon=True,
         )
         self._process.start()

@@ -146,7 +146,8 @@ def flood_figures(
 ) -> dict[str, Any]:
     """The master ticks and the device's poses from ``window[0]`` to ``window[1] + AFTER_S``
     (``time.monotonic``, s): tick p50/p99/max (ms), ticks ending more than ``dt`` late (deadlines from
-    the first tick's start, every ``dt``), poses sent and accepted, and the share accepted."""
+    the first tick's start, every ``dt``), poses sent and accepted, and the share accepted; and the
+    poses sent and accepted over the run (from its first tick's start to its last's)."""
     n = ticks.n
     start, busy, accepted = ticks.start[:n], ticks.busy[:n], ticks.accepted[:n]
     t0, t1 = window[0], window[1] + AFTER_S
@@ -164,7 +165,10 @@ def flood_figures(
             "p99_ms": float(np.percentile(ms, 99)),
             "max_ms": float(ms.max()),
         }
+    run_sent = sum(start[0] <= s <= start[-1] for s in sent) if n else 0
     return {
+        "run_poses_sent": int(run_sent),
+        "run_poses_accepted": int(accepted[-1]) if n else 0,
         "ticks": int(len(inside)),
         "tick": tick,
         "late_ticks": int((late[inside] > dt).sum()) if len(inside) else 0,

@@ -213,6 +213,7 @@ def _run_headless(
                 visual_every=n_sub,
                 catch_sigint=True,
                 stop=operator.stop,
+                priority=realtime,
             )
         finally:
             operator.close()
@@ -355,6 +356,7 @@ def _run_gui(
             spin_window=0.0,
             catch_sigint=True,
             stop=device.stop,
+            priority=True,
         )
     finally:
         device.close()
