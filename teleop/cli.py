@@ -103,6 +103,12 @@ def _parser() -> argparse.ArgumentParser:
         "to the bridge's port 6 s into the session (0: no flood); reports the master tick and the poses "
         "accepted during the flood",
     )
+    b.add_argument(
+        "--normal-priority",
+        action="store_true",
+        help="with --demo: the master's loop at normal priority, as any user has (default: real-time "
+        "scheduling where the system allows it)",
+    )
 
     b.set_defaults(handler=_bench)
 
@@ -271,14 +277,16 @@ def _demo(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from pccbullet.sim.bench import format_table, run_bench
 
-    if args.flood is not None and not args.demo:
-        raise ConfigurationError("--flood needs --demo; allowed: pccbullet bench --demo --flood N")
+    if (args.flood is not None or args.normal_priority) and not args.demo:
+        raise ConfigurationError(
+            "--flood and --normal-priority need --demo; allowed: pccbullet bench --demo --flood N"
+        )
     if args.demo:
         from pccbullet.teleop.demo.bench import bench_demo, format_demo
 
         sections = 10 if args.sections is None else args.sections[0]
         kw = {"seconds": args.seconds} if args.seconds else {}
-        demo = bench_demo(sections=sections, flood_n=args.flood, **kw)
+        demo = bench_demo(sections=sections, flood_n=args.flood, priority=not args.normal_priority, **kw)
         print(json.dumps(demo, indent=2) if args.json else format_demo(demo))
         return 0
 

@@ -131,6 +131,6 @@ def test_flood_needs_the_demo_bench_and_a_count(capsys) -> None:
     from pccbullet.teleop.cli import main
 
     assert main(["bench", "--flood", "10"]) == 2
-    assert "--flood needs --demo" in capsys.readouterr().err
+    assert "--flood and --normal-priority need --demo" in capsys.readouterr().err
     assert main(["bench", "--demo", "--flood", "-1"]) == 2
     assert "--flood" in capsys.readouterr().err

@@ -44,18 +44,21 @@ def bench_demo(
     sections: int = 10,
     flood_n: int | None = None,
     flood_at: float = FLOOD_AT_S,
+    priority: bool = True,
 ) -> dict[str, Any]:
     """One real-time run of ``seconds`` simulated seconds (default: the whole scripted session, so that
     its last second of contact is the session's steady one) at N = ``sections``; returns the figures.
     ``flood_n``: the operator over UDP and that many junk datagrams at ``flood_at`` s of the session
-    (module docstring); ``None``: the scripted operator in this process."""
+    (module docstring); ``None``: the scripted operator in this process. ``priority``: the master's loop
+    asks for real-time scheduling (:mod:`pccbullet.teleop.realtime`); ``False``: the normal priority any
+    user has."""
     probe = machine_jitter()
     extra: dict[str, Any] = {}
     with MmtSession(MmtConfig(sections=sections), slave="process") as session:
         if flood_n is None:
-            stats = session.run(scripted_operator(), seconds, realtime=True, priority=True)
+            stats = session.run(scripted_operator(), seconds, realtime=True, priority=priority)
         else:
-            stats, extra = _run_flooded(session, seconds, flood_n, flood_at)
+            stats, extra = _run_flooded(session, seconds, flood_n, flood_at, priority)
         metrics = session.metrics()
         robot = session.robot_report()
     slave: dict[str, Any] = stats.pop("slave")  # type: ignore[assignment]
@@ -88,7 +91,7 @@ def bench_demo(
 
 
 def _run_flooded(
-    session: MmtSession, seconds: float, junk: int, flood_at: float
+    session: MmtSession, seconds: float, junk: int, flood_at: float, priority: bool
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The session with the operator over UDP and the flood; (the loop's statistics, the flood's figures)."""
     from pccbullet.teleop.udp.bridge import UdpBridge
@@ -120,7 +123,7 @@ def _run_flooded(
             go.set()
 
     try:
-        stats = session.run(bridge, seconds, realtime=True, on_visual=on_visual, priority=True)
+        stats = session.run(bridge, seconds, realtime=True, on_visual=on_visual, priority=priority)
         go.set()  # a run shorter than flood_at floods after it: the window then holds no tick
         stop.set()
         results = [out.get(timeout=RESULT_WAIT_S), out.get(timeout=RESULT_WAIT_S)]
