@@ -8,12 +8,15 @@ the processes in microseconds. Besides the link's packets the process sends, at 
 observer records (its haptic tip and sensor force) for the session log, and at 10 Hz, when asked, the
 joint vectors of its limbs for the demo's GIF. On :meth:`SlaveProcess.close` it reports its loop
 statistics (real-time factor, tick p50/p99, late ticks), or, when the process ended before, its exit code.
-The robot's process ends by itself, quietly, within :data:`MASTER_CHECK_TICKS` ticks when the master's
-process dies (it is re-parented) or the pipe to it breaks.
+Its loop sleeps its waits; started with ``priority`` it runs under real-time scheduling where the system
+allows it, below the master's loop (:mod:`pccbullet.teleop.realtime`). The robot's process ends by
+itself, quietly, within :data:`MASTER_CHECK_TICKS` ticks when the master's process dies (it is
+re-parented) or the pipe to it breaks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import signal
@@ -24,6 +27,7 @@ import numpy as np
 
 from pccbullet.sim.loop import wait_until
 from pccbullet.teleop.mmt.video import camera_frame, encode_frame, video_plan
+from pccbullet.teleop.realtime import RT_PRIORITY
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 OBSERVE_EVERY = 20  # ticks between two observer samples (50 Hz)
@@ -36,14 +40,17 @@ MASTER_CHECK_S = 0.05  # s, the same check's period while the robot waits for th
 # absolute deadlines after a late wake-up, and its reports cross a link with 20 ms of jitter; spinning
 # kept a whole core busy that the master, the operator's device and the viewer need on 2 cores
 ROBOT_SPIN_S = 0.0
+ROBOT_RT_PRIORITY = RT_PRIORITY - 10  # the robot's loop, when real-time: below the master's
 
 
 def _slave_main(
-    robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_poses: bool, spin_window: float
+    robot: str, cfg: Any, conn: Any, events: tuple[Any, Any, Any], record_poses: bool, spin_window: float
 ) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the master ends the session and stops us
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     master = os.getppid()
+    go, stop, priority = events
+    from pccbullet.teleop.realtime import realtime_priority
     from pccbullet.teleop.slave import Slave
     from pccbullet.urdf_gen.spec_loader import load_robot
 
@@ -53,8 +60,10 @@ def _slave_main(
         while not go.wait(MASTER_CHECK_S):
             if os.getppid() != master:
                 return
-        stats = _slave_loop(slave, conn, stop, record_poses, master, spin_window)
+        with realtime_priority(ROBOT_RT_PRIORITY) if priority.value else contextlib.nullcontext(False) as rt:
+            stats = _slave_loop(slave, conn, stop, record_poses, master, spin_window)
         if stats is not None:
+            stats["realtime_priority"] = rt
             conn.send(("stats", stats))
     except (OSError, EOFError):  # the master's end of the pipe is gone (BrokenPipeError is an OSError)
         pass
@@ -136,9 +145,10 @@ class SlaveProcess:
         spin = ROBOT_SPIN_S if spin_window is None else spin_window
         self._conn, child = ctx.Pipe()
         self._go, self._stop = ctx.Event(), ctx.Event()
+        self._priority = ctx.Value("b", 0)
         self._process = ctx.Process(
             target=_slave_main,
-            args=(robot, cfg, child, self._go, self._stop, record_poses, spin),
+            args=(robot, cfg, child, (self._go, self._stop, self._priority), record_poses, spin),
             daemon=True,
         )
         self._process.start()
@@ -159,8 +169,10 @@ class SlaveProcess:
                 )
         self._conn.recv()  # ("ready", None)
 
-    def start(self) -> None:
-        """Let the slave's loop run (it waits after building its world)."""
+    def start(self, priority: bool = False) -> None:
+        """Let the slave's loop run (it waits after building its world); ``priority``: under real-time
+        scheduling where the system allows it, below the master's (:data:`ROBOT_RT_PRIORITY`)."""
+        self._priority.value = int(priority)
         self._go.set()
 
     def receive(self, payload: bytes) -> None:

@@ -13,6 +13,7 @@ from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.realtime import RT_PRIORITY, realtime_priority
+from pccbullet.teleop.slave_process import ROBOT_RT_PRIORITY
 
 ROOT = os.geteuid() == 0
 
@@ -60,3 +61,12 @@ def test_a_real_time_session_says_whether_it_had_the_priority_and_gives_it_back(
         plain = s.run(device, 0.1, realtime=True)
     assert stats["realtime_priority"] is ROOT and plain["realtime_priority"] is False
     assert os.sched_getscheduler(0) == before
+
+
+def test_a_robot_in_its_own_process_runs_under_real_time_scheduling_below_the_master() -> None:
+    device = ScriptedDevice(waypoints=[(0.0, (0.55, 0.06, -0.40))])
+    with MmtSession(MmtConfig(sections=3), slave="process") as s:
+        stats = s.run(device, 0.3, realtime=True, priority=True)
+    assert stats["realtime_priority"] is ROOT
+    assert stats["slave"]["realtime_priority"] is ROOT  # type: ignore[index]
+    assert ROBOT_RT_PRIORITY < RT_PRIORITY

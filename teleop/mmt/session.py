@@ -207,8 +207,9 @@ class MmtSession:
 
         ``catch_sigint``: Ctrl-C ends the run cleanly (the statistics say ``interrupted``).
         ``priority`` (real time): the loop runs under real-time scheduling where the system allows it
-        (:func:`~pccbullet.teleop.realtime.realtime_priority`), sleeping its waits; the statistics'
-        ``realtime_priority`` says whether it did."""
+        (:func:`~pccbullet.teleop.realtime.realtime_priority`), sleeping its waits, and a robot in its own
+        process too, below it; the statistics' ``realtime_priority`` (and the robot's) say whether they
+        did."""
         if not spin_window >= 0:  # Loop checks it too, but only after the session's log was replaced
             raise ConfigurationError(f"spin_window = {spin_window!r} s is invalid; allowed: >= 0")
         if not (duration > 0 and math.isfinite(duration)):
@@ -232,7 +233,7 @@ class MmtSession:
                 stop=stop,
             )
             if isinstance(self.slave, SlaveProcess):
-                self.slave.start()
+                self.slave.start(priority=realtime and priority)
             stats: dict[str, object] = dict(loop.run(duration, catch_sigint=catch_sigint).as_dict())
         stats["realtime_priority"] = rt
         stats["deadline_misses"] = stats["overruns"] if realtime else 0
