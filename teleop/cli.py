@@ -106,8 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--normal-priority",
         action="store_true",
-        help="with --demo: the master's loop at normal priority, as any user has (default: real-time "
-        "scheduling where the system allows it)",
+        help="with --demo: the master's and the robot's loops at normal priority, as any user has (default: "
+        "real-time scheduling where the system allows it)",
     )
 
     b.set_defaults(handler=_bench)

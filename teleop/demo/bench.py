@@ -49,9 +49,9 @@ def bench_demo(
     """One real-time run of ``seconds`` simulated seconds (default: the whole scripted session, so that
     its last second of contact is the session's steady one) at N = ``sections``; returns the figures.
     ``flood_n``: the operator over UDP and that many junk datagrams at ``flood_at`` s of the session
-    (module docstring); ``None``: the scripted operator in this process. ``priority``: the master's loop
-    asks for real-time scheduling (:mod:`pccbullet.teleop.realtime`); ``False``: the normal priority any
-    user has."""
+    (module docstring); ``None``: the scripted operator in this process. ``priority``: the master's and
+    the robot's loops ask for real-time scheduling (:mod:`pccbullet.teleop.realtime`); ``False``: the
+    normal priority any user has."""
     probe = machine_jitter()
     extra: dict[str, Any] = {}
     with MmtSession(MmtConfig(sections=sections), slave="process") as session:
