@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from pccbullet.sim.loop import SPIN_WINDOW_S, wait_until
-from pccbullet.teleop.demo.flood import flood
+from pccbullet.teleop.demo.flood import flood, stream_poses
 from pccbullet.teleop.udp.bridge import UdpBridge
 from pccbullet.teleop.udp.client import UdpBridgeClient
 
@@ -50,17 +50,8 @@ def _calibrate() -> None:
 def _device(address: tuple[str, int], seconds: float, out: mp.Queue) -> None:
     client = UdpBridgeClient(address, key=KEY, resync_after=60.0)
     client.connect(timeout=10.0)
-    sent: list[float] = []
-    start = time.monotonic()
-    k = 0
-    while time.monotonic() - start < seconds:
-        if client.send_pose((0.05, 0.0, 0.1)):
-            sent.append(time.monotonic())
-        client.recv_force()
-        k += 1
-        delay = start + k * 1e-3 - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
+    end = time.monotonic() + seconds
+    sent = stream_poses(client, lambda t: ((0.05, 0.0, 0.1), 0), lambda: time.monotonic() >= end)
     client.close()
     out.put(sent)
 

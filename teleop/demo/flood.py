@@ -97,24 +97,38 @@ def udp_operator(
     ready.set()
     begin.wait()
     client.connect(timeout=CONNECT_S)
+
+    def pose(t: float) -> tuple[Any, int] | None:
+        position = script.position_at(t)
+        if position is None:
+            return None
+        return position, sum(b for t0, b in presses if t0 <= t < t0 + PRESS_S)
+
+    sent = stream_poses(client, pose, stop.is_set)
+    client.close()
+    out.put(sent)
+
+
+def stream_poses(
+    client: Any, pose: Callable[[float], tuple[Any, int] | None], done: Callable[[], bool]
+) -> list[float]:
+    """Send ``pose(t)`` (position ``(3,)`` m and button bits, or ``None``: nothing) through ``client`` (a
+    connected :class:`~pccbullet.teleop.udp.client.UdpBridgeClient`) once a millisecond of ``t`` (s since
+    the call), reading the forces, until ``done()``; returns the ``time.monotonic`` of every pose sent."""
     start = time.monotonic()
     sent: list[float] = []
     k = 0
-    while not stop.is_set():
+    while not done():
         now = time.monotonic()
-        t = now - start
-        position = script.position_at(t)
-        if position is not None:
-            buttons = sum(b for t0, b in presses if t0 <= t < t0 + PRESS_S)
-            if client.send_pose(position, buttons=buttons):
-                sent.append(now)
+        value = pose(now - start)
+        if value is not None and client.send_pose(value[0], buttons=value[1]):
+            sent.append(now)
         client.recv_force()
         k += 1
         delay = start + k * 1e-3 - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-    client.close()
-    out.put(sent)
+    return sent
 
 
 class TickRecorder:
