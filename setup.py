@@ -21,6 +21,7 @@ setup(
     package_data={
         "pccbullet": ["py.typed"],
         "pccbullet.assets": ["robots/*.toml", "experiments/*.toml", "poses/*.toml"],
+        "pccbullet.sim.webview": ["page/*.html", "page/*.js", "page/vendor/*"],  # the web view's page
     },
     include_package_data=False,
 )

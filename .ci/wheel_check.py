@@ -66,7 +66,7 @@ def main() -> int:
                 f"pccbullet/{p.relative_to(ROOT)}"
                 for home in HOMES
                 for p in (ROOT / home).rglob("*")
-                if p.suffix in (".py", ".toml")
+                if p.suffix in (".py", ".toml", ".html", ".js")
                 and "__pycache__" not in p.parts
                 and f"pccbullet/{p.relative_to(ROOT)}" not in names
             ]
@@ -141,8 +141,33 @@ def main() -> int:
         check("pccbullet demo --headless --duration 2", demo)
         leftovers = sorted(p.name for p in work.iterdir() if p.name not in ("u", "r", "d"))
         check("nothing written outside the --out folders", lambda: _assert_empty(leftovers))
+        check(
+            "the web view serves its page and vendored scripts from site-packages", lambda: web_view(py, work)
+        )
     print(f"wheel: {passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
+
+
+def web_view(py: Path, work: Path) -> None:
+    """Start a web view in the installed package and fetch its page and scripts (no network needed)."""
+    code = (
+        "import urllib.request, pccbullet as pcb\n"
+        "with pcb.WebView() as view:\n"
+        "    for path in ('', 'static/app.js', 'static/three.module.min.js', 'static/three.core.min.js',"
+        " 'static/OrbitControls.js'):\n"
+        "        body = urllib.request.urlopen(f'http://127.0.0.1:{view.port}/{path}', timeout=60).read()\n"
+        "        print(path or 'page', len(body))\n"
+    )
+    out = run([str(py), "-c", code], cwd=work, timeout=600).stdout
+    sizes = dict(line.split() for line in out.splitlines())
+    assert set(sizes) == {
+        "page",
+        "static/app.js",
+        "static/three.module.min.js",
+        "static/three.core.min.js",
+        "static/OrbitControls.js",
+    }, out
+    assert int(sizes["static/three.core.min.js"]) > 100_000, out
 
 
 def _assert_empty(leftovers: list[str]) -> None:

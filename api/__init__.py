@@ -57,6 +57,7 @@ _API: dict[str, str] = {
     "add_sphere": "pccbullet.sim.environment",
     "add_object": "pccbullet.sim.environment",
     "force_sensor": "pccbullet.sim.environment",
+    "WebView": "pccbullet.sim.webview.view",
     # models
     "LimbModel": "pccbullet.sim.models.newton_euler.model",
     "static_equilibrium": "pccbullet.sim.models.newton_euler.statics",
@@ -101,6 +102,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.sim.models.newton_euler.model import LimbModel
     from pccbullet.sim.models.newton_euler.statics import static_equilibrium
     from pccbullet.sim.robot import Robot
+    from pccbullet.sim.webview.view import WebView
     from pccbullet.sim.world import World
     from pccbullet.urdf_gen.errors import (
         ConfigurationError,

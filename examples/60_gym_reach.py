@@ -1,4 +1,4 @@
-"""The Gymnasium env pccbullet/UrsulaReach-v0: random actions, steps per second in both modes.
+"""The Gymnasium env pccbullet/UrsulaReach-v1: random actions, steps per second in both modes.
 
 pip install -e ".[rl]"; python examples/60_gym_reach.py [STEPS]
 """
@@ -8,9 +8,13 @@ import time
 
 import gymnasium as gym
 
+from pccbullet.sim.bench import machine_jitter
+
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+probe = machine_jitter()  # the constant-work probe: 0.5 ms of work, timed 2000 times
+print(f"probe: p50 {probe['p50_ms']:.3f} ms, p99 {probe['p99_ms']:.3f} ms")
 for mode in ("kinematic", "dynamic"):
-    env = gym.make("pccbullet.sim.rl:pccbullet/UrsulaReach-v0", mode=mode)  # camera tentacle, N = 5
+    env = gym.make("pccbullet.sim.rl:pccbullet/UrsulaReach-v1", mode=mode)  # camera tentacle, N = 5
     env.reset(seed=0)
     env.action_space.seed(0)
     actions = [env.action_space.sample() for _ in range(steps)]

@@ -1,11 +1,11 @@
 """The dynamic chain and the Newton-Euler model against the PyElastica golden data (no PyElastica needed).
 
 Prints, for the URSULA camera tentacle clamped horizontally in air and in water, the settled tip of the
-dynamic chain (pccbullet.sim.world, N sections, critical damping for a fast settle) and the static tip of the
-Newton-Euler model (pccbullet.sim.models.newton_euler.statics) at N = 5, 10, 20, each without and with the
-opt-in shear (pccbullet.sim.shear.ChainShear, static_equilibrium(shear=True)), and their distance from
-Elastica's extrapolated limit in tests/data/elastica_camera_tentacle.json (written by
-60_elastica_reference.py).
+dynamic chain (pccbullet.sim.world, N sections, critical damping for a fast settle: the rod chain, whose
+chords shear in its step, and the RRP chain without and with its opt-in shear, pccbullet.sim.shear.ChainShear)
+and the static tip of the Newton-Euler model (pccbullet.sim.models.newton_euler.statics, without and with
+static_equilibrium(shear=True)) at N = 5, 10, 20, and their distance from Elastica's extrapolated limit in
+tests/data/elastica_camera_tentacle.json (written by 60_elastica_reference.py).
 
 Usage: python examples/61_elastica_comparison.py
 """
@@ -36,11 +36,11 @@ def reference(medium: str) -> np.ndarray:
     return np.array([-z, 0.0, x])
 
 
-def chain_tip(n: int, medium: str, shear: bool = False) -> np.ndarray:
+def chain_tip(n: int, medium: str, shear: bool = False, chain: str = "rrp") -> np.ndarray:
     spec = load_robot("ursula", sections=n)
     limb = spec.limb("camera")
     limb = dataclasses.replace(limb, material=dataclasses.replace(limb.material, damping_ratio=1.0))
-    with World(medium=medium) as world:
+    with World(medium=medium, chain=chain) as world:
         robot = world.load_robot(dataclasses.replace(spec, limbs=(limb,)))
         T = np.linalg.inv(robot.T_world_limbbase("camera"))
         sh = ChainShear(robot, "camera") if shear else None
@@ -55,6 +55,10 @@ def chain_tip(n: int, medium: str, shear: bool = False) -> np.ndarray:
                 break
             tip = new
         return new
+
+
+def rod_tip(n: int, medium: str, shear: bool = False) -> np.ndarray:  # noqa: ARG001 -- its own shear
+    return chain_tip(n, medium, chain="rod")
 
 
 def model_tip(n: int, medium: str, shear: bool = False) -> np.ndarray:
@@ -73,9 +77,10 @@ def main() -> None:
         print(f"{medium}: Elastica limit {np.round(ref[[0, 2]] * 1e3, 2)}")
         for n in (5, 10, 20):
             for name, fn, shear in (
-                ("chain", chain_tip, False),
+                ("rod chain", rod_tip, False),
+                ("RRP chain", chain_tip, False),
                 ("model", model_tip, False),
-                ("chain + shear", chain_tip, True),
+                ("RRP + shear", chain_tip, True),
                 ("model + shear", model_tip, True),
             ):
                 tip = fn(n, medium, shear)

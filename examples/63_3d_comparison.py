@@ -196,6 +196,7 @@ def chain_static(
     tip_torque: tuple[float, float, float] | None = None,
     torque_via: str = "offset",
     chain: str = "rrp",
+    external_loads: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Settle the dynamic chain (N = ``n``, critical damping) commanded to PCC ``bend``, ``plane``; gravity
     down (on the URSULA mount: limb base +x) or off; an optional dead tip torque (N m, limb base frame).
@@ -205,14 +206,15 @@ def chain_static(
     spring step accounts for;
     ``"pybullet"``: ``pb.applyExternalTorque`` on the tip link. The implicit step does not know of a load
     PyBullet adds: at rest its springs then hold ``(I + (dt C + dt^2 K) M^-1) J^T tau`` instead of
-    ``J^T tau``, too compliant wherever ``dt^2 K`` is not small against the joint's inertia.
+    ``J^T tau``, too compliant wherever ``dt^2 K`` is not small against the joint's inertia, unless the
+    limb estimates such loads (``external_loads``, :class:`pccbullet.sim.dynamics.CompliantLimb`).
 
     Returns:
         tip position ``(3,)`` (m) and tip rotation ``(3, 3)`` in the limb base frame, simulated seconds.
     """
     g = (0.0, 0.0, -STANDARD_GRAVITY) if gravity else (0.0, 0.0, 0.0)
     with World(medium=medium, gravity=g, chain=chain) as world:
-        robot = world.load_robot(_camera_only(n, damping_ratio=1.0))
+        robot = world.load_robot(_camera_only(n, damping_ratio=1.0), external_loads=external_loads)
         limb = robot.limb(LIMB)
         robot.set_pcc(LIMB, [PccConfig(bend, plane, limb.segments[0].length)], mode="reset")
         T_base_world = np.linalg.inv(robot.T_world_limbbase(LIMB))
@@ -231,13 +233,12 @@ def chain_static(
                     if torque_via == "pybullet":
                         load = (scale * torque_world).tolist()
                         pb.applyExternalTorque(body, link, load, pb.WORLD_FRAME, physicsClientId=cid)
-                    else:  # PyBullet's Jacobian of a fixed-base body is in its root frame: the limb base
-                        q = robot.joints(LIMB).tolist()
-                        zero = [0.0] * len(q)
-                        _, J_w = pb.calculateJacobian(
-                            body, link, [0.0, 0.0, 0.0], q, zero, zero, physicsClientId=cid
+                    else:  # J^T tau in the limb base frame, from the limb's own chain model
+                        compliant = robot.compliant[LIMB]
+                        q, _ = compliant.read_state()
+                        compliant.offset[:] = compliant.chain.generalized_force(
+                            q, naming.tip_link(LIMB), torque=scale * torque_base
                         )
-                        robot.compliant[LIMB].offset[:] = np.asarray(J_w).T @ (scale * torque_base)
                 world.step(1)
             T = T_base_world @ robot.tip_pose(LIMB)
             moved = float(np.linalg.norm(T[:3, 3] - tip))
@@ -341,9 +342,10 @@ def model_frequency(n: int, medium: str) -> float:
 
 
 def compare(data: dict, setup: Setup, implementation: str, n: int) -> dict[str, float]:  # type: ignore[type-arg]
-    """Run one case on ``"chain"`` (RRP), ``"rod"`` (the rod chain), ``"model"`` or ``"chain-pb"``,
-    ``"rod-pb"`` (the chain with the tip torque applied by PyBullet, see :func:`chain_static`) with N =
-    ``n``; errors against the golden data."""
+    """Run one case on ``"chain"`` (RRP), ``"rod"`` (the rod chain), ``"model"``, ``"chain-pb"``,
+    ``"rod-pb"`` (the chain with the tip torque applied by PyBullet, see :func:`chain_static`) or
+    ``"rod-est"`` (the same, the limb estimating the load) with N = ``n``; errors against the golden
+    data."""
     L = data["length_m"]
     ref = reference(data, setup, implementation)
     if setup.kind == "vibration":
@@ -358,7 +360,7 @@ def compare(data: dict, setup: Setup, implementation: str, n: int) -> dict[str, 
         torque = tuple(data["cases"][setup.golden]["setup"]["tip_torque"])
     if implementation != "model":
         plane = math.radians(setup.angle_deg) if setup.kind == "straight" else setup.plane
-        via = "pybullet" if implementation.endswith("-pb") else "offset"
+        via = "pybullet" if implementation.endswith(("-pb", "-est")) else "offset"
         tip, R, _ = chain_static(
             n,
             setup.medium,
@@ -368,6 +370,7 @@ def compare(data: dict, setup: Setup, implementation: str, n: int) -> dict[str, 
             tip_torque=torque,
             torque_via=via,
             chain="rod" if implementation.startswith("rod") else "rrp",
+            external_loads=implementation.endswith("-est"),
         )
     else:
         gravity = None
@@ -402,7 +405,7 @@ def main() -> None:
         "--impl",
         nargs="+",
         default=["chain", "rod", "model", "chain-pb"],
-        help="chain (RRP), rod (the rod chain), model; chain-pb, rod-pb: torque only",
+        help="chain (RRP), rod (the rod chain), model; chain-pb, rod-pb, rod-est: torque only",
     )
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
@@ -416,7 +419,7 @@ def main() -> None:
     for setup in setups(tuple(args.cases)):
         for n in args.sections:
             for impl in args.impl:
-                if impl.endswith("-pb") and setup.kind != "torque":
+                if impl.endswith(("-pb", "-est")) and setup.kind != "torque":
                     continue
                 t0 = time.perf_counter()
                 r = compare(data, setup, impl, n)

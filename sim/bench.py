@@ -61,14 +61,14 @@ def _sweep(robot: Any) -> tuple[Any, Any]:
 
 
 def bench_world(
-    robot: str, mode: str, sections: int, medium: str = "water", seconds: float = 1.0, chain: str = "rrp"
+    robot: str, mode: str, sections: int, medium: str = "water", seconds: float = 1.0, chain: str = "rod"
 ) -> dict[str, Any]:
     """One row of the table: run ``seconds`` of simulated time in batch mode and return the loop stats.
     ``chain`` applies to the dynamic mode (kinematic worlds pose RRP chains)."""
     chain = chain if mode == "dynamic" else "rrp"
     with World(mode=mode, medium=medium, chain=chain) as world:
         handle = world.load_robot(robot, sections=sections)
-        joints = sum(len(handle.joint_indices(limb.name)) for limb in handle.spec.limbs)
+        joints = sum(handle.joint_count(limb.name) for limb in handle.spec.limbs)
         on_tick, on_visual = _sweep(handle)
         loop = Loop(world, on_tick=on_tick, on_visual=on_visual)
         loop.run(WARMUP_STEPS * world.dt)
@@ -123,14 +123,31 @@ def machine_jitter(step_ms: float = 0.5, steps: int = 2000) -> dict[str, float]:
     return {"step_ms": step_ms, "p50_ms": p50, "p99_ms": p99, "p99_over_p50": p99 / p50}
 
 
+PEERS = ("mujoco",)
+
+
+def check_peer(peer: str | None) -> None:
+    """Raise :class:`~pccbullet.urdf_gen.errors.PccBulletError` (one line) unless ``peer`` is ``None`` or a
+    peer whose simulator imports here: checked before any benchmark runs."""
+    from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
+
+    if peer is None:
+        return
+    if peer not in PEERS:
+        raise ConfigurationError(f"peer = {peer!r} is invalid; allowed: None, " + ", ".join(map(repr, PEERS)))
+    try:
+        import mujoco  # noqa: F401
+    except ImportError as exc:
+        raise PccBulletError(
+            f"--peer mujoco needs MuJoCo, which does not import here ({exc}): pip install 'pccbullet[mujoco]'"
+        ) from exc
+
+
 def bench_mujoco(robot: str, sections: int, seconds: float = 1.0, dt: float = 1e-3) -> dict[str, Any]:
     """Step every limb URDF of ``robot`` in MuJoCo at ``dt``; steps per second of the whole robot."""
-    try:
-        import mujoco
-    except ImportError as exc:  # pragma: no cover - depends on the extra
-        from pccbullet.urdf_gen.errors import PccBulletError
+    check_peer("mujoco")
+    import mujoco
 
-        raise PccBulletError("--peer mujoco needs MuJoCo: pip install 'pccbullet[mujoco]'") from exc
     spec = load_robot(robot, sections=sections)
     with tempfile.TemporaryDirectory(prefix="pccbullet_bench_") as tmp:
         out = write_urdf(spec, tmp)
@@ -164,10 +181,12 @@ def run_bench(
     seconds: float = 1.0,
     peer: str | None = None,
     models: bool = True,
-    chain: str = "rrp",
+    chain: str = "rod",
 ) -> dict[str, Any]:
     """The whole benchmark as a dict: ``rows`` (PyBullet), ``peer`` rows, ``models`` (model step costs);
-    ``chain``: the dynamic rows' chain, ``"rrp"`` or ``"rod"``."""
+    ``chain``: the dynamic rows' chain, ``"rrp"`` or ``"rod"``. The peer is checked first
+    (:func:`check_peer`): a missing simulator is reported before anything runs."""
+    check_peer(peer)
     jobs = [(r, m, n) for r in robots for m in modes for n in sections]
     rows = []
     for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False):

@@ -60,7 +60,6 @@ its ``added_mass_coefficient``), the same record the Newton–Euler model reads.
 from __future__ import annotations
 
 import math
-from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -70,15 +69,15 @@ from pccbullet.sim.bullet_internals import capi
 from pccbullet.sim.chain.kernels import ADDED_MASS
 from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.chain.solve import spring_torques
+from pccbullet.sim.limb_joints import LimbJoints
 from pccbullet.sim.medium import Medium
+from pccbullet.sim.models.newton_euler.statics import shear_coefficient
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mass_properties
 from pccbullet.urdf_gen.pcc import rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec
 from pccbullet.urdf_gen.types import FloatArray
-
-_POSITION, _VELOCITY = itemgetter(0), itemgetter(1)  # fields of a getJointStates entry
 
 
 def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
@@ -113,6 +112,20 @@ def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
     return np.array(out)
 
 
+def chord_shear_compliance(limb: LimbSpec) -> dict[str, float]:
+    """Shear compliance ``1 / (kappa G A)`` (1/N) of every chord of ``limb``'s rod chain, by slice link name:
+    ``A`` at the chord's mid radius, ``kappa = 6 (1 + nu) / (7 + 6 nu)`` (Cowper, solid circle)."""
+    mat = limb.material
+    kappa = shear_coefficient(mat.poisson_ratio)
+    out = {}
+    for s, seg in enumerate(limb.segments, start=1):
+        n = seg.sections
+        for k in range(1, n + 1):
+            area = math.pi * seg.radius_at((k - 0.5) / n) ** 2
+            out[naming.section_prefix(limb.name, s, k)] = 1.0 / (kappa * mat.shear_modulus * area)
+    return out
+
+
 def first_natural_frequency(K: FloatArray, M: FloatArray) -> float:
     """Lowest ``omega`` (rad/s) of ``M q'' + diag(K) q = 0``; ``K`` ``(n,)``, ``M`` ``(n, n)``."""
     from scipy.linalg import eigh
@@ -139,82 +152,132 @@ class CompliantLimb:
         robot: the loaded robot (``pccbullet.sim.robot.Robot``).
         limb: limb name.
         medium_: the surrounding fluid.
+        shear: give a rod chain's chords their shear compliance (:mod:`pccbullet.sim.chain.springs`);
+            ignored on the RRP chain.
+        external_loads: put the loads PyBullet adds itself (``applyExternalForce``, contacts), estimated
+            from the last step, into the implicit solve (:func:`pccbullet.sim.chain.solve.spring_torques`).
+            Without them the springs hold ``(1 + (dt C + dt^2 K) M^-1) J^T f`` against a load ``f``
+            instead of ``J^T f``: too compliant wherever ``dt C + dt^2 K`` is not small against the
+            joint's inertia (a rod's twist and chords at its thin tip). Off by default: a steady load
+            (a dead torque, a limb resting on a static body) converges to exact, but an impact between
+            two limbs that both estimate diverges within a few steps (seen in the demo's session).
+
+    Vectors (``target``, ``offset``, ``K``, ``C``) have one entry per velocity entry of the chain: on the
+    rod chain a node's three are its x-y-z Euler angles in ``target`` (:mod:`pccbullet.urdf_gen.rod`) and
+    its torque's child-axis components in ``offset``.
     """
 
-    def __init__(self, robot: object, limb: str, medium_: Medium) -> None:
+    def __init__(
+        self, robot: object, limb: str, medium_: Medium, *, shear: bool = True, external_loads: bool = False
+    ) -> None:
         self.spec = robot.limb(limb)  # type: ignore[attr-defined]
+        self.joints: LimbJoints = robot.limb_joints(limb)  # type: ignore[attr-defined]
+        """The limb's joints in PyBullet, over its bodies (:mod:`pccbullet.sim.limb_joints`)."""
         self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
         self.client: int = robot.world.client  # type: ignore[attr-defined]
         self.dt: float = robot.world.dt  # type: ignore[attr-defined]
         self.medium = medium_
-        self.idx = robot.joint_indices(limb).tolist()  # type: ignore[attr-defined]
         rest = robot.pcc_joints(limb, rest_configs(self.spec.segments))  # type: ignore[attr-defined]
-        n_joints = pb.getNumJoints(self.body, physicsClientId=self.client)
-        info = [pb.getJointInfo(self.body, j, physicsClientId=self.client) for j in range(n_joints)]
-        movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
-        if movable != self.idx:
-            raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
-        # The material springs are the physics; the spec's limits bound the *targets* (Robot.pcc_joints).
-        # A hard limit row, e.g. at a chord resting on its upper limit, would fight the implicit spring:
-        # the limb is loaded without limit constraints (pccbullet.sim.robot.limit_free_urdf).
-        if any(info[j][8] <= info[j][9] for j in self.idx):  # lower <= upper: PyBullet made a limit row
-            raise ConfigurationError(
-                f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
-                "limit-free URDF of pccbullet.sim.robot.limit_free_urdf (World.load_robot loads it)"
-            )
+        names = []
+        for body, idx in self.joints.parts:
+            n_joints = pb.getNumJoints(body, physicsClientId=self.client)
+            info = [pb.getJointInfo(body, j, physicsClientId=self.client) for j in range(n_joints)]
+            movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
+            if movable != list(idx):
+                raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
+            # The material springs are the physics; the spec's limits bound the *targets*
+            # (Robot.pcc_joints). A hard limit row, e.g. at a chord resting on its upper limit, would fight
+            # the implicit spring: the limb is loaded without limit constraints (robot.limit_free_urdf).
+            if any(info[j][8] <= info[j][9] for j in idx):  # lower <= upper: PyBullet made a limit row
+                raise ConfigurationError(
+                    f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
+                    "limit-free URDF of pccbullet.sim.robot.limit_free_urdf (World.load_robot loads it)"
+                )
+            names += [info[j][1].decode() for j in idx]
         self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
         R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
         self.gravity_base = R_world_base.T @ np.asarray(self.gravity_world)
         self.kind: str = robot.chain  # type: ignore[attr-defined]
         """The chain's topology, ``"rrp"`` or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`)."""
-        self.chain = self._chain(robot.urdfs.limbs[limb], [info[j][1].decode() for j in self.idx])  # type: ignore[attr-defined]
+        self.chain = self._chain(robot.urdfs.limbs[limb], names)  # type: ignore[attr-defined]
+        self.shear: bool = bool(shear) and self.kind == "rod"
+        """Whether the chords shear (rod chains; :mod:`pccbullet.sim.chain.solve`)."""
+        if self.shear:
+            self.chain = self.chain.with_shear(chord_shear_compliance(self.spec))
         self.K = joint_stiffness(self.spec, self.kind)
-        M_rest = self.chain.mass_matrix(rest) + self.chain.added_mass_matrix(rest)
+        q_rest = self.chain.positions(rest)
+        M_rest = self.chain.mass_matrix(q_rest) + self.chain.added_mass_matrix(q_rest)
         self.omega_1 = first_natural_frequency(self.K, M_rest)
         self.C = (2.0 * self.spec.material.damping_ratio / self.omega_1) * self.K
         self.target = rest.copy()
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
-        pb.setJointMotorControlArray(
-            self.body,
-            self.idx,
-            pb.VELOCITY_CONTROL,
-            forces=[0.0] * len(self.idx),
-            physicsClientId=self.client,
-        )
-        self._direct = self._direct_io([info[j] for j in self.idx])
+        self.qdd = np.zeros_like(rest)
+        """The accelerations ``(n_dof,)`` the last step solved for (PyBullet integrates the same)."""
+        self.external_loads = bool(external_loads)
+        """Whether the loads PyBullet adds are estimated and put into the implicit solve."""
+        self.memory = np.full((2, len(rest)), np.nan)
+        """The step's memory: the last step's joint velocities (row 0; NaN: none) and the external
+        generalized force estimated from it (row 1, :attr:`external_force`)."""
+        self.joints.release_motors()
+        self._direct = self._direct_io()
         self.direct_io: bool = self._direct is not None
         """Whether :meth:`apply` talks to PyBullet's C API directly
         (:mod:`pccbullet.sim.bullet_internals.capi`), else through ``getJointStates`` and
-        ``setJointMotorControlArray``; the torques are the same either way."""
+        ``setJointMotorControlArray`` (their multi-dof forms on a rod chain); the torques are the same."""
+
+    @property
+    def external_force(self) -> FloatArray:
+        """The generalized force ``(n_dof,)`` of the loads PyBullet added in the last step (contacts,
+        external forces), as the step estimated it; zeros without an estimate."""
+        return np.nan_to_num(self.memory[1])
+
+    def forget(self) -> None:
+        """Drop the last step's state (after a reset: its velocities say nothing about external loads)."""
+        self.memory[:] = np.nan
+
+    @property
+    def idx(self) -> list[int]:
+        """PyBullet indices of the limb's movable joints in :attr:`body`, chain order (a limb in one body;
+        a limb loaded in parts has them in :attr:`joints`)."""
+        if len(self.joints.parts) > 1:
+            raise ConfigurationError(
+                f"limb '{self.spec.name}' is loaded as {len(self.joints.parts)} bodies; its joints are in "
+                "CompliantLimb.joints.parts"
+            )
+        return list(self.joints.parts[0][1])
 
     @property
     def added_mass(self) -> float:
         """The medium's added mass on the limb's slices, summed (kg): ``C_a rho_w`` times their volume."""
         return float(self.chain.params[:, ADDED_MASS].sum())
 
-    def _direct_io(self, info: list[tuple]) -> tuple | None:  # type: ignore[type-arg]
+    def read_state(self) -> tuple[FloatArray, FloatArray]:
+        """The chain's position vector ``(n_q,)`` (quaternions for a rod's nodes) and velocities
+        ``(n_dof,)``, through PyBullet's Python functions."""
+        return self.joints.read()
+
+    def _direct_io(self) -> tuple | None:  # type: ignore[type-arg]
         """The fixed arguments of :func:`pccbullet.sim.bullet_internals.capi.limb_step` for this limb, or
         ``None`` where the C API is unavailable, does not read back exactly what ``getJointStates`` reads or
         refuses a torque command."""
         api = capi.c_api()
         if api is None:
             return None
-        n = len(self.idx)
-        qidx = np.array([row[3] for row in info], np.int64)
-        uidx = np.array([row[4] for row in info], np.int64)
+        ch = self.chain
         slot, handle = np.uint64(api.slot(self.client)), np.uint64(api.handle(self.client))
         out = np.zeros(capi.OUT_SLOTS, np.uint64)
-        q, qd = np.empty(n), np.empty(n)
-        code = capi.read_joint_state(api.functions, slot, handle, self.body, qidx, uidx, out, q, qd)
-        states = pb.getJointStates(self.body, self.idx, physicsClientId=self.client)
-        if code != capi.OK or q.tolist() != [s[0] for s in states] or qd.tolist() != [s[1] for s in states]:
+        q, qd = np.empty(ch.n_q), np.empty(ch.n_dof)
+        qidx, uidx, qsplit, usplit = self.joints.state_indices()
+        bodies = np.array(self.joints.bodies, np.int64)
+        io = (api.functions, slot, handle, bodies, qidx, uidx, qsplit, usplit, out)
+        code = capi.read_joint_state(*io, q, qd)
+        q_py, qd_py = self.read_state()
+        if code != capi.OK or q.tolist() != q_py.tolist() or qd.tolist() != qd_py.tolist():
             return None
         # the command path too, with zero torques for the next step (apply sends new ones before it)
-        if capi.send_joint_torques(api.functions, slot, handle, self.body, uidx, np.zeros(n)) != capi.OK:
+        if capi.send_joint_torques(*io[:4], uidx, usplit, np.zeros(ch.n_dof)) != capi.OK:
             return None
-        ch = self.chain
-        fixed = (api.functions, slot, handle, self.body, qidx, uidx, out)
-        return (*fixed, ch.parent, ch.jtype, ch.dof, ch.params, q, qd, np.empty(n))
+        return (*io, ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, np.empty(ch.n_dof))
 
     def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
         """The limb's URDF as a compiled chain, with this medium's buoyancy, slice drag and added mass."""
@@ -249,28 +312,27 @@ class CompliantLimb:
         if direct is not None:
             *head, q, qd, tau = direct
             code = capi.limb_step(  # type: ignore[call-arg]  # numba's Dispatcher stub takes no args
-                *head, self.gravity_base, self.target, self.offset, self.K, self.C, self.dt, q, qd, tau
-            )
+                *head, self.gravity_base, self.target, self.offset, self.K, self.C, self.dt, q, qd, tau,
+                self.qdd, self.memory,
+            )  # fmt: skip
+            if not self.external_loads:
+                self.memory[0, 0] = np.nan
             if code != capi.OK:
                 raise pb.error(f"limb body {self.body}, client {self.client}: {capi.ERRORS[code]}")
             return
-        cid = self.client
-        states = pb.getJointStates(self.body, self.idx, physicsClientId=cid)
-        n = len(states)
-        q = np.fromiter(map(_POSITION, states), float, n)  # C-level iteration: 30 % less than listcomps
-        qd = np.fromiter(map(_VELOCITY, states), float, n)
-        tau = self.torques(q, qd)
-        pb.setJointMotorControlArray(
-            self.body, self.idx, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=cid
-        )
+        q, qd = self.read_state()
+        self.joints.send_torques(self.torques(q, qd))
 
     def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
-        """Implicit spring-damper torques for joint state ``q``, ``qd`` (see module docstring), ``(n,)``,
-        including the fluid's generalized forces."""
+        """Implicit spring-damper torques for the position vector ``q (n_q,)`` and velocities ``qd
+        (n_dof,)`` (see module docstring), ``(n_dof,)``, including the fluid's generalized forces; the
+        accelerations the step solved for are left in :attr:`qdd`."""
         ch = self.chain
-        tau = np.empty(len(self.idx))
+        tau = np.empty(ch.n_dof)
         spring_torques(
-            ch.parent, ch.jtype, ch.dof, ch.params, q, qd, self.gravity_base,
-            self.target, self.offset, self.K, self.C, self.dt, tau,
+            ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, self.gravity_base,
+            self.target, self.offset, self.K, self.C, self.dt, tau, self.qdd, self.memory,
         )  # fmt: skip
+        if not self.external_loads:
+            self.memory[0, 0] = np.nan
         return tau

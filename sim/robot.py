@@ -18,12 +18,14 @@ from scipy.spatial.transform import Rotation
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.dynamics import CompliantLimb
+from pccbullet.sim.limb_joints import LimbJoints
+from pccbullet.sim.limb_parts import attach, no_collisions_within, part_base_link, plan_cuts, split_urdf
 from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
-from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, pcc_from_joints, rest_configs
+from pccbullet.urdf_gen.pcc import PccConfig, check_config, limb_joints, pcc_from_joints, rest_configs
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
-from pccbullet.urdf_gen.rod import check_chain, joints_per_segment, rod_limb_joints
+from pccbullet.urdf_gen.rod import check_chain, joint_kinds, joints_per_segment, rod_limb_joints
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 from pccbullet.urdf_gen.urdf_writer import UrdfOutput
@@ -143,42 +145,63 @@ class Robot:
             str(urdfs.head), position, useFixedBase=True, flags=flags, physicsClientId=cid
         )
         self.bodies: dict[str, int] = {}
+        """Each limb's body (its first part's, the one fixed to the head)."""
         self.compliant: dict[str, CompliantLimb] = {}
         self._links: dict[str, tuple[int, int]] = {naming.HEAD_LINK: (self.head, -1)}
-        self._limb_joints: dict[str, FloatArray] = {}
+        self._joints: dict[str, LimbJoints] = {}
         for limb in spec.limbs:
             T = self.T_world_head @ limb.T_head_base()
             quat = Rotation.from_matrix(T[:3, :3]).as_quat()  # x, y, z, w like PyBullet
-            body = pb.loadURDF(
-                str(loaded[limb.name]),
-                T[:3, 3].tolist(),
-                quat.tolist(),
-                useFixedBase=True,
-                flags=flags,
-                physicsClientId=cid,
-            )
-            self.bodies[limb.name] = body
-            # Bullet damps every multibody link by default (linear and angular 0.04: a freely spinning
-            # limb lost 21 % of its kinetic energy per second). The material and the fluid are the
-            # damping here; none is added.
-            pb.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
-            self._links[naming.base_link(limb.name)] = (body, -1)
-            joints = {}
-            for j in range(pb.getNumJoints(body, physicsClientId=cid)):
-                info = pb.getJointInfo(body, j, physicsClientId=cid)
-                joints[info[1].decode()] = j
-                self._links[info[12].decode()] = (body, j)
+            cuts = plan_cuts(loaded[limb.name], limb)
+            files = split_urdf(loaded[limb.name], cuts, world.scratch_dir())
+            parts, attachments, joints = [], [], {}
+            for p, path in enumerate(files):
+                body = pb.loadURDF(
+                    str(path),
+                    T[:3, 3].tolist(),
+                    quat.tolist(),
+                    useFixedBase=p == 0,
+                    flags=flags,
+                    physicsClientId=cid,
+                )
+                parts.append(body)
+                # Bullet damps every multibody link by default (linear and angular 0.04: a freely spinning
+                # limb lost 21 % of its kinetic energy per second). The material and the fluid are the
+                # damping here; none is added.
+                pb.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
+                root = part_base_link(cuts[p - 1]) if p else naming.base_link(limb.name)
+                self._links[root] = (body, -1)
+                for j in range(pb.getNumJoints(body, physicsClientId=cid)):
+                    info = pb.getJointInfo(body, j, physicsClientId=cid)
+                    joints[info[1].decode()] = (body, j)
+                    self._links[info[12].decode()] = (body, j)
+                if p > 0:  # on the first half of the cut slice
+                    cut = self._links[cuts[p - 1]]
+                    attachments.append(attach(cid, cut[0], cut[1], body))
+                # PyBullet gives every link a collider, an empty one where the URDF has no shape (the links
+                # inside a section's joints, markers): those can never touch anything, yet their boxes
+                # pair with every neighbour in the broadphase. They are left out of every pair (group and
+                # mask 0).
+                for j in range(-1, pb.getNumJoints(body, physicsClientId=cid)):
+                    if not pb.getCollisionShapeData(body, j, physicsClientId=cid):
+                        pb.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=cid)
+            self.bodies[limb.name] = parts[0]
+            if len(parts) > 1:
+                no_collisions_within(cid, tuple(parts))
             names = naming.limb_joint_names(limb, self.chain)
-            self._limb_joints[limb.name] = np.array([joints[n] for n in names])
-            # PyBullet gives every link a collider, an empty one where the URDF has no shape (the links
-            # inside a section's joints, markers): those can never touch anything, yet their boxes pair
-            # with every neighbour in the broadphase. They are left out of every pair (group and mask 0).
-            for j in range(-1, pb.getNumJoints(body, physicsClientId=cid)):
-                if not pb.getCollisionShapeData(body, j, physicsClientId=cid):
-                    pb.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=cid)
+            by_part = [tuple(joints[n][1] for n in names if joints[n][0] == body) for body in parts]
+            self._joints[limb.name] = LimbJoints(
+                cid,
+                self.chain,
+                tuple(seg.sections for seg in limb.segments),
+                tuple(zip(parts, by_part, strict=True)),
+                tuple(k == "spherical" for k in joint_kinds(limb, self.chain)),
+                tuple(attachments),
+                tuple(str(f) for f in files),
+            )
             # The first section's slice sits on the bow plate: it cannot collide with its own mount.
             first = self._links[naming.section_prefix(limb.name, 1, 1)][1]
-            pb.setCollisionFilterPair(self.head, body, -1, first, 0, physicsClientId=cid)
+            pb.setCollisionFilterPair(self.head, parts[0], -1, first, 0, physicsClientId=cid)
             # Start straight at rest length: all-zero joints would mean chords of length 0.
             self.set_pcc(limb.name, rest_configs(limb.segments))
 
@@ -186,11 +209,22 @@ class Robot:
         """The spec of limb ``name``."""
         return self.spec.limb(name)
 
-    def joint_indices(self, limb: str) -> FloatArray:
-        """PyBullet joint indices in the limb's body, joint-vector order: ``(3 N_total + segments,) int``
-        (RRP) or ``(4 N_total + 3 segments,) int`` (rod)."""
+    def limb_joints(self, limb: str) -> LimbJoints:
+        """The limb's movable joints in PyBullet, over its parts (:mod:`pccbullet.sim.limb_joints`)."""
         self.limb(limb)
-        return self._limb_joints[limb]
+        return self._joints[limb]
+
+    def joint_indices(self, limb: str) -> FloatArray:
+        """PyBullet indices of the limb's movable joints, chain order: ``(3 N_total + segments,) int`` on the
+        RRP chain (one per joint-vector entry), ``(2 N_total + segments,) int`` on the rod chain (a spherical
+        node stands for three entries of the joint vector). A limb loaded as several bodies (parts) has
+        indices in each of them: :meth:`limb_joints` says which."""
+        return np.array([j for _, idx in self.limb_joints(limb).parts for j in idx])
+
+    def joint_count(self, limb: str) -> int:
+        """Length of the limb's joint vector: ``3 N_total + segments`` (RRP), ``4 N_total + 3 segments``
+        (rod)."""
+        return self.limb_joints(limb).n_dof
 
     def pcc_joints(self, limb: str, configs: Sequence[PccConfig], *, check_limits: bool = True) -> FloatArray:
         """Joint vector of ``limb`` for per-segment PCC ``configs`` (validated against the spec's limits)."""
@@ -201,22 +235,7 @@ class Robot:
             )
         if check_limits:
             for s, (c, seg) in enumerate(zip(configs, spec.segments, strict=True), start=1):
-                # written as "not within" so that NaN fails too
-                if not abs(c.bend) <= seg.bend_max + 1e-12:
-                    raise ConfigurationError(
-                        f"limb '{limb}' segment {s}: bend = {np.degrees(c.bend):.6g} deg is out of range; "
-                        f"allowed: [-{np.degrees(seg.bend_max):g}, {np.degrees(seg.bend_max):g}] deg"
-                    )
-                if not abs(c.plane) <= seg.plane_max + 1e-12:
-                    raise ConfigurationError(
-                        f"limb '{limb}' segment {s}: plane = {np.degrees(c.plane):.6g} deg is out of range; "
-                        f"allowed: [-{np.degrees(seg.plane_max):g}, {np.degrees(seg.plane_max):g}] deg"
-                    )
-                if not seg.length_min - 1e-12 <= c.length <= seg.length_max + 1e-12:
-                    raise ConfigurationError(
-                        f"limb '{limb}' segment {s}: length = {c.length:.6g} m is out of range; "
-                        f"allowed: [{seg.length_min:g}, {seg.length_max:g}] m"
-                    )
+                check_config(c, seg, f"limb '{limb}' segment {s}")
         sections = [seg.sections for seg in spec.segments]
         return rod_limb_joints(configs, sections) if self.chain == "rod" else limb_joints(configs, sections)
 
@@ -244,17 +263,16 @@ class Robot:
         value must be finite."""
         if self.world.closed:
             raise WorldClosedError("Robot")
-        idx = self.joint_indices(limb)
-        body = self.bodies[limb]
+        joints = self.limb_joints(limb)
         q = np.asarray(q, dtype=float)
-        if q.shape != idx.shape:
-            raise ConfigurationError(f"limb '{limb}' takes {idx.shape[0]} joint values; got shape {q.shape}")
+        count = joints.n_dof
+        if q.shape != (count,):
+            raise ConfigurationError(f"limb '{limb}' takes {count} joint values; got shape {q.shape}")
         if not np.isfinite(q).all():
             bad = int(np.flatnonzero(~np.isfinite(q))[0])
             raise ConfigurationError(
                 f"limb '{limb}' joint value {bad} = {float(q[bad])!r} is invalid; allowed: finite numbers"
             )
-        cid = self.world.client
         if mode in ("reset", "target") and limb in self.compliant:
             self.compliant[limb].target = q.copy()
             if mode == "target":
@@ -264,41 +282,31 @@ class Robot:
                 f"limb '{limb}' has no spring joints; mode 'target' needs a compliant robot"
             )
         if mode == "reset":
+            if limb in self.compliant:
+                self.compliant[limb].forget()
             self.world.mark_moved()
             # the reset moves the links' tree boxes: with the world's broadphase margin held, as in its
             # steps (without it: 90 us instead of 20 us for a 62-joint URSULA limb whose pose changes)
             with self.world.holding_globals():
-                pb.resetJointStatesMultiDof(
-                    body, idx.tolist(), [[v] for v in q], [[0.0]] * len(q), physicsClientId=cid
-                )
+                joints.reset(q)
         elif mode == "position":
-            pb.setJointMotorControlArray(
-                body,
-                idx.tolist(),
-                pb.POSITION_CONTROL,
-                targetPositions=q.tolist(),
-                forces=[force] * len(q),
-                physicsClientId=cid,
-            )
+            joints.position_targets(q, force)
         else:
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'reset', 'position', 'target'")
 
     def joints(self, limb: str) -> FloatArray:
-        """Current joint vector of ``limb`` (rad for revolute, m for chord joints), joint-vector order."""
+        """Current joint vector of ``limb`` (rad for revolute, m for chord joints; a rod node's x-y-z Euler
+        angles), joint-vector order."""
         if self.world.closed:
             raise WorldClosedError("Robot")
-        idx = self.joint_indices(limb).tolist()
-        states = pb.getJointStates(self.bodies[limb], idx, physicsClientId=self.world.client)
-        return np.array([s[0] for s in states])
+        return self.limb_joints(limb).vector()
 
     def joint_velocities(self, limb: str) -> FloatArray:
-        """Current joint velocities of ``limb`` (rad/s, chord joints m/s), joint-vector order,
-        ``(3 N_total + segments,) float``. PyBullet's: a kinematic reset sets them to 0."""
+        """Current joint velocities of ``limb`` (rad/s, chord joints m/s), joint-vector order (the rates of
+        a rod node's Euler angles). PyBullet's: a kinematic reset sets them to 0."""
         if self.world.closed:
             raise WorldClosedError("Robot")
-        idx = self.joint_indices(limb).tolist()
-        states = pb.getJointStates(self.bodies[limb], idx, physicsClientId=self.world.client)
-        return np.array([s[1] for s in states])
+        return self.limb_joints(limb).rates()
 
     def link_pose(self, link: str) -> Transform:
         """World pose of a URDF link frame (not its centre of mass), ``(4, 4) float``."""
@@ -308,9 +316,10 @@ class Robot:
             raise ConfigurationError(f"robot '{self.spec.name}' has no link {link!r}")
         body, idx = self._links[link]
         cid = self.world.client
-        if idx == -1:
-            # Root links have their inertial frame at the link origin (flange and head: COM at 0).
+        if idx == -1:  # PyBullet gives a base's inertial frame: back to its link frame
             pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
+            info = pb.getDynamicsInfo(body, -1, physicsClientId=cid)
+            pos, orn = pb.multiplyTransforms(pos, orn, *pb.invertTransform(info[3], info[4]))
             return pose_matrix(pos, orn)
         state = pb.getLinkState(body, idx, computeForwardKinematics=True, physicsClientId=cid)
         return pose_matrix(state[4], state[5])

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.sim.mirror import ViewerBody, bodies_of, limb_frames
+from pccbullet.sim.viewer_frames import PendingOverlay
 from pccbullet.sim.viewer_overlay import Overlay, camera_link, render_inset
 from pccbullet.urdf_gen.errors import ConfigurationError
 
@@ -34,16 +36,6 @@ VIEWER_NICE = 10  # added to the GUI viewer process's nice value
 
 
 @dataclass(frozen=True, slots=True)
-class ViewerBody:
-    """One body to mirror: its URDF, base pose and (for limbs) the joint indices in vector order."""
-
-    urdf: str
-    position: tuple[float, float, float]
-    orientation: tuple[float, float, float, float]
-    joints: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class ViewerShape:
     """A static primitive shown by the viewer: ``kind`` ``"plane"`` (horizontal, at ``position`` z) or
     ``"sphere"`` (``radius`` m); ``rgba`` colour. Frames may move it by name."""
@@ -53,22 +45,6 @@ class ViewerShape:
     position: tuple[float, float, float]
     radius: float = 0.0
     rgba: tuple[float, float, float, float] = (0.6, 0.6, 0.6, 1.0)
-
-
-def bodies_of(robot: Any) -> dict[str, ViewerBody]:
-    """The head and limb bodies of a loaded :class:`~pccbullet.sim.robot.Robot`, keyed by name (``"head"``,
-    limbs)."""
-    from pccbullet.sim.bullet import pb
-
-    cid = robot.world.client
-    out = {}
-    for name, path, body in [("head", robot.urdfs.head, robot.head)] + [
-        (limb, robot.urdfs.limbs[limb], robot.bodies[limb]) for limb in robot.bodies
-    ]:
-        pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
-        joints = tuple(int(j) for j in robot.joint_indices(name)) if name != "head" else ()
-        out[name] = ViewerBody(str(path), tuple(pos), tuple(orn), joints)
-    return out
 
 
 def _add_shape(pb: Any, cid: int, shape: ViewerShape) -> int:
@@ -100,9 +76,10 @@ def _apply_frame(
         overlay.image(np.frombuffer(data, dtype=np.uint8).reshape(h, w, 3), caption)
     for name, pos in frame.pop("shapes", {}).items():
         pb.resetBasePositionAndOrientation(shape_ids[name], pos, [0, 0, 0, 1], physicsClientId=cid)
-    for name, q in frame.items():
-        idx = list(bodies[name].joints)
-        pb.resetJointStatesMultiDof(ids[name], idx, [[v] for v in q], physicsClientId=cid)
+    for name, (base, positions) in frame.items():
+        if base is not None:
+            pb.resetBasePositionAndOrientation(ids[name], base[0], base[1], physicsClientId=cid)
+        pb.resetJointStatesMultiDof(ids[name], list(bodies[name].joints), positions, physicsClientId=cid)
 
 
 def _yield_cpu() -> int | None:
@@ -204,8 +181,10 @@ def _viewer_main(
         applied += 1
         if inset is not None and overlay is not None and not images and applied % INSET_EVERY == 0:
             render_inset(pb, cid, inset, overlay)
-    shown = {  # what the viewer shows at the end: the first three joints of every limb
-        name: [pb.getJointState(ids[name], j, physicsClientId=cid)[0] for j in b.joints[:3]]
+    shown = {  # what the viewer shows at the end: the first three position entries of every limb body
+        name: [
+            v for s in pb.getJointStatesMultiDof(ids[name], b.joints[:3], physicsClientId=cid) for v in s[0]
+        ][:3]
         for name, b in bodies.items()
         if b.joints
     }
@@ -250,7 +229,7 @@ class ViewerProcess:
         self._scene: mp.Queue = ctx.Queue(maxsize=1)
         self._closed: dict[str, Any] | None = None  # the report, once closed
         self._held: set[int] = set()
-        self._pending: dict[str, Any] = {}  # overlay content not yet in a frame the viewer got
+        self._overlay = PendingOverlay()  # HUD and image not yet in a frame the viewer got
         self.dropped = 0
         self.sent = 0
         self._robot = robot
@@ -306,23 +285,13 @@ class ViewerProcess:
         counts a drop) if the viewer lags. ``hud``: lines (text, rgb 0..1) shown at the top left of the
         window; ``image``: an RGB image ``(h, w, 3) uint8`` and its caption, shown in the panel at the
         top right (instead of the viewer's own camera inset)."""
-        frame: dict[str, Any] = {
-            limb: np.asarray(self._robot.joints(limb)).tolist() for limb in self._robot.bodies
-        }
+        frame: dict[str, Any] = limb_frames(self._robot)
         if shapes:
             frame["shapes"] = shapes
-        if hud is not None:  # kept until a frame carries it (a dropped frame must not lose it)
-            self._pending["hud"] = [(str(line), tuple(map(float, rgb))) for line, rgb in hud]
-        if image is not None:
-            rgb = np.ascontiguousarray(image[0], dtype=np.uint8)
-            self._pending["image"] = (rgb.shape[0], rgb.shape[1], rgb.tobytes(), str(image[1]))
-        frame.update(self._pending)
-        try:
-            self._frames.put_nowait(frame)
-        except queue.Full:
+        self._overlay.note(hud, image)  # kept until a frame carries it (a dropped frame must not lose it)
+        if not self._overlay.offer(self._frames, frame):
             self.dropped += 1
             return False
-        self._pending.clear()
         self.sent += 1
         return True
 
@@ -351,7 +320,7 @@ class ViewerProcess:
         return out
 
     def close(self, timeout: float = 10.0) -> dict[str, Any]:
-        """Stop the viewer; returns its report (frames applied, first joints of each limb it last showed).
+        """Stop the viewer; returns its report (frames applied, first joint positions of each limb body).
 
         The viewer shows every frame already queued, then ends; the stop request needs no room in the
         (possibly full) frame queue. A viewer that does not answer within ``timeout`` s is killed;

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.process_globals import (
@@ -40,6 +41,9 @@ from pccbullet.urdf_gen.rod import check_chain
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.urdf_writer import write_urdf
+
+if TYPE_CHECKING:
+    from pccbullet.sim.webview.view import WebView
 
 PHYSICS_DT = 1e-3  # s, physics time step
 STANDARD_GRAVITY = 9.80665  # m/s^2
@@ -91,9 +95,10 @@ class World:
             (:mod:`pccbullet.sim.dynamics`), or PyBullet position motors with ``load_robot(...,
             compliant=False)``.
         medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy, drag and added mass in dynamic mode.
-        chain: the limbs' topology in dynamic mode: ``"rrp"``, the paper's sections (exact for PCC
-            kinematics, not a rod), or ``"rod"``, sections that bend about both axes, twist and stretch
-            (:mod:`pccbullet.urdf_gen.rod`). Kinematic worlds load ``"rrp"`` only.
+        chain: the limbs' topology: ``"rod"``, sections that bend about both axes, twist, stretch and shear
+            (:mod:`pccbullet.urdf_gen.rod`; the default in dynamic mode), or ``"rrp"``, the paper's sections
+            (exact for PCC kinematics, not a rod: the default in kinematic mode, kept in dynamic mode for
+            comparison).
     """
 
     def __init__(
@@ -104,7 +109,7 @@ class World:
         gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
         mode: str = "dynamic",
         medium: str = "air",
-        chain: str = "rrp",
+        chain: str | None = None,
     ) -> None:
         if not (_is_real(dt) and 0.0 < dt <= MAX_DT):  # NaN fails too
             raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step in (0, {MAX_DT:g}] s")
@@ -115,13 +120,8 @@ class World:
             )
         if mode not in ("kinematic", "dynamic"):
             raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
-        self.chain = check_chain(chain)
-        """The limbs' topology, ``"rrp"`` or ``"rod"``."""
-        if chain == "rod" and mode != "dynamic":
-            raise ConfigurationError(
-                f"chain = 'rod' is invalid in mode = {mode!r}; allowed: 'rrp' (kinematic worlds pose the "
-                "paper's RRP sections), or mode = 'dynamic'"
-            )
+        self.chain = check_chain(chain if chain is not None else ("rod" if mode == "dynamic" else "rrp"))
+        """The limbs' topology, ``"rod"`` or ``"rrp"``."""
         self.mode = mode
         self.gravity = tuple(float(v) for v in g)
         self._closed = False
@@ -169,6 +169,7 @@ class World:
         position: Sequence[float] = (0.0, 0.0, 0.0),
         compliant: bool | None = None,
         limbs: Sequence[str] | None = None,
+        external_loads: bool = False,
     ) -> Robot:
         """Generate the robot's URDF and load it with a fixed head.
 
@@ -180,6 +181,9 @@ class World:
             compliant: material spring-damper joints (default: in dynamic mode).
             limbs: load only these limbs (names, in this order); ``None`` loads all. The returned
                 robot's ``spec`` then holds these limbs only.
+            external_loads: compliant limbs put the loads PyBullet adds (``applyExternalForce``,
+                contacts), estimated from the last step, into their implicit step
+                (:class:`pccbullet.sim.dynamics.CompliantLimb`; off by default: see there).
 
         Raises:
             ConfigurationError: ``limbs`` is empty, repeats a name or names a limb the robot lacks.
@@ -203,14 +207,15 @@ class World:
             handle = Robot(self, spec, urdfs, position, joint_limits=not compliant, chain=self.chain)
         if compliant:
             handle.compliant = {
-                limb.name: CompliantLimb(handle, limb.name, self.medium) for limb in spec.limbs
+                limb.name: CompliantLimb(handle, limb.name, self.medium, external_loads=external_loads)
+                for limb in spec.limbs
             }
         self.robots.append(handle)
         log.info(
             "loaded robot %s: limbs %s, %d joints, %s mode%s, %s chain",
             spec.name,
             ", ".join(limb.name for limb in spec.limbs),
-            sum(len(handle.joint_indices(limb.name)) for limb in spec.limbs),
+            sum(handle.joint_count(limb.name) for limb in spec.limbs),
             self.mode,
             ", compliant" if compliant else "",
             self.chain,
@@ -288,6 +293,13 @@ class World:
             self.time += self.dt
             for hook in self.step_hooks:
                 hook()
+
+    def show(self, **options: Any) -> WebView:
+        """Show this world live in the browser or a notebook cell; returns the web view
+        (:func:`pccbullet.sim.webview.show`, ``options``: its ``view``, ``host``, ``port``, ``token``)."""
+        from pccbullet.sim.webview import show
+
+        return show(self, **options)
 
     @property
     def closed(self) -> bool:

@@ -16,28 +16,27 @@ modules: ``robots``, ``urdf``, ``pose`` by :mod:`pccbullet.teleop.robot_commands
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import json
 import logging
 import math
 import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
 from pccbullet.sim.export.register import register_export
+from pccbullet.sim.webview.cli import add_web_args, start_web_view
 from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
+from pccbullet.teleop.interrupts import ctrl_c_guarded
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
 from pccbullet.urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, clip
+from pccbullet.urdf_gen.errors import PccBulletError, UsageError, clip
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
@@ -78,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--medium", default="water", choices=["air", "water", "seawater"], help="dynamic-mode medium"
     )
-    b.add_argument("--chain", default="rrp", choices=["rrp", "rod"], help="dynamic-mode chain (default rrp)")
+    b.add_argument("--chain", default="rod", choices=["rod", "rrp"], help="dynamic-mode chain (default rod)")
     b.add_argument(
         "--seconds",
         type=real(0.0, 3600.0, lo_open=True),
@@ -110,6 +109,11 @@ def _parser() -> argparse.ArgumentParser:
         "real-time scheduling where the system allows it)",
     )
 
+    add_web_args(
+        b,
+        "with --demo: web: serve the demo's web view, wait for a page to open it, then run",
+        ("none", "web"),
+    )
     b.set_defaults(handler=_bench)
 
     d = sub.add_parser("demo", help="the URSULA squid demo")
@@ -154,6 +158,11 @@ def _parser() -> argparse.ArgumentParser:
         "--no-gif",
         action="store_true",
         help="headless: skip demo.gif (the summary, plots and camera image are written first anyway)",
+    )
+    add_web_args(
+        d,
+        "auto: the GUI window with a display, else headless; web: a page in the browser (drive it there)",
+        ("auto", "web"),
     )
     d.set_defaults(handler=_demo)
     return p
@@ -247,9 +256,8 @@ def _demo(args: argparse.Namespace) -> int:
     if args.device == "udp":
         udp_port_free(args.udp_port)
 
-    viewer = None
-    if not args.headless and os.environ.get("DISPLAY"):
-        # the window comes up before the demo's modules (PyBullet, numba, models) are even imported
+    viewer: Any = start_web_view(args)  # the page (--view web) or the window comes up before the demo's
+    if viewer is None and not args.headless and os.environ.get("DISPLAY"):  # modules are even imported
         from pccbullet.sim.viewer import ViewerProcess
 
         viewer = ViewerProcess(None, gui=True)
@@ -266,6 +274,7 @@ def _demo(args: argparse.Namespace) -> int:
             viewer=viewer,
             gif=not args.no_gif,
             link=args.link,
+            view=args.view,
         )
     finally:
         if viewer is not None:
@@ -277,16 +286,22 @@ def _demo(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from pccbullet.sim.bench import format_table, run_bench
 
+    if args.view == "web" and not args.demo:
+        raise UsageError("argument --view: web shows the demo's bench; allowed: with --demo only")
     if (args.flood is not None or args.normal_priority) and not args.demo:
-        raise ConfigurationError(
+        raise UsageError(
             "--flood and --normal-priority need --demo; allowed: pccbullet bench --demo --flood N"
         )
+    if args.flood is not None and args.view == "web":
+        raise UsageError("argument --flood: a flood run has no web view; allowed: --view none with --flood")
     if args.demo:
         from pccbullet.teleop.demo.bench import bench_demo, format_demo
+        from pccbullet.teleop.demo.run import DEFAULT_DURATION_S
 
         sections = 10 if args.sections is None else args.sections[0]
-        kw = {"seconds": args.seconds} if args.seconds else {}
-        demo = bench_demo(sections=sections, flood_n=args.flood, priority=not args.normal_priority, **kw)
+        view = start_web_view(args)
+        seconds = args.seconds or DEFAULT_DURATION_S
+        demo = bench_demo(seconds, sections, flood_n=args.flood, priority=not args.normal_priority, view=view)
         print(json.dumps(demo, indent=2) if args.json else format_demo(demo))
         return 0
 
@@ -304,55 +319,16 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ignore_sigint() -> None:
-    """Ignore SIGINT from now on (the interpreter is exiting: :func:`main`'s exit callback)."""
-    with contextlib.suppress(ValueError):  # only the main thread may set a handler
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-REDELIVER_S = 0.01  # s, delay of a Ctrl-C delivered again (the program has left the callback by then)
-
-
-def _redeliver_sigint() -> None:
-    time.sleep(REDELIVER_S)
-    os.kill(os.getpid(), signal.SIGINT)
-
-
-def _unraisable_hook(hook: Callable[[Any], object]) -> Callable[[Any], object]:
-    """``hook`` except for a :class:`KeyboardInterrupt` raised where Python cannot raise it (a weakref
-    callback or a ``__del__`` run by the garbage collector: it prints "Exception ignored in ..." and
-    drops it): that Ctrl-C is delivered again :data:`REDELIVER_S` later, from a thread, to be raised
-    where the program runs (raised here, it would be raised in this hook: dropped again)."""
-
-    def unraisable(info: Any) -> object:
-        if isinstance(info.exc_value, KeyboardInterrupt):
-            threading.Thread(target=_redeliver_sigint, name="ctrl-c", daemon=True).start()
-            return None
-        return hook(info)
-
-    return unraisable
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``pccbullet``; returns the exit status (2 for bad input, 130 on Ctrl-C).
 
     Bad arguments, bad files and failing file-system writes print one line ``pccbullet: error: ...`` on
-    stderr (the traceback only at ``-vv``), never a traceback alone. A Ctrl-C that lands in a callback of
-    the garbage collector is not lost (:func:`sys.unraisablehook`, while ``main`` runs). Once the status
-    is decided, a Ctrl-C while the interpreter exits changes nothing: an exit callback, registered last
-    so that it runs first, ignores SIGINT.
+    stderr (the traceback only at ``-vv``), never a traceback alone. No Ctrl-C is lost in a callback of
+    the garbage collector, and one while the interpreter exits changes nothing
+    (:func:`~pccbullet.teleop.interrupts.ctrl_c_guarded`).
     """
-    previous = sys.unraisablehook
-    sys.unraisablehook = _unraisable_hook(previous)
-    try:
+    with ctrl_c_guarded():
         return _main(argv)
-    finally:
-        sys.unraisablehook = previous
-        # After the demo the interpreter's exit takes ~1 s (the other exit callbacks, then the garbage of
-        # numba, PyBullet, VTK): a Ctrl-C then would be raised in a callback ("Exception ignored in ...")
-        # or, once the interpreter has reset its handlers, kill the process (-2), its outputs whole.
-        atexit.unregister(_ignore_sigint)
-        atexit.register(_ignore_sigint)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -1,8 +1,10 @@
 """``pccbullet robots``, ``urdf`` and ``pose``: the robot-file subcommands, registered on the CLI's
 subparsers (:mod:`pccbullet.teleop.cli`).
 
-Units at this edge: degrees (``--bend``, ``--plane``) and metres (``--length``); pose files
-(``--pose-file``, :mod:`pccbullet.urdf_gen.pose_file`) in degrees and millimetres; SI inside. Handlers return
+Units at this edge: degrees (``--bend``, ``--plane``) and metres (``--length``, ``--set``'s third value, see
+:mod:`pccbullet.teleop.pose_args`); pose files (``--pose-file``, TOML or JSON,
+:mod:`pccbullet.urdf_gen.pose_file`) in degrees and millimetres; SI inside. Every configuration is checked
+against the robot's limits before PyBullet is loaded (and the first run's compile starts). Handlers return
 an exit status (0); bad input raises :class:`~pccbullet.urdf_gen.errors.PccBulletError`, which the
 top-level CLI turns into status 2.
 """
@@ -16,15 +18,17 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.teleop.pose_args import apply_sets, check_limits, parse_set
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.atomic import removed_on_failure
 from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
 from pccbullet.urdf_gen.cli_args import integer, out_dir, real
-from pccbullet.urdf_gen.errors import PccBulletError, UsageError
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, UsageError, clip
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
 from pccbullet.urdf_gen.pose_file import load_pose_file
 from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.urdf_parts import MESH_URI_FORMS, check_mesh_uri
 
 SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
 
@@ -37,7 +41,7 @@ def register_robots(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def register_urdf(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``urdf ROBOT --out DIR [--sections N] [--combined]``."""
+    """Add ``urdf ROBOT --out DIR [--sections N] [--combined] [--mesh-uri URI]``."""
     u = subparsers.add_parser("urdf", help="write URDFs (PCC robots: head + one per limb, meshes) of a robot")
     u.add_argument("robot", help="bundled robot name (e.g. ursula) or path to a robot TOML")
     u.add_argument("--out", required=True, type=out_dir, help="output folder (created if missing)")
@@ -49,13 +53,31 @@ def register_urdf(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="also write ROBOT.urdf, the whole robot in one file (for ROS, Pinocchio, MuJoCo)",
     )
+    u.add_argument(
+        "--mesh-uri",
+        type=_mesh_uri,
+        default=None,
+        metavar="URI",
+        help="mesh references for ROS: package://PACKAGE/meshes (RViz, robot_state_publisher), or file:// "
+        "(absolute paths of the written meshes); default: meshes/NAME.stl beside the URDF",
+    )
     u.set_defaults(handler=urdf_command)
     return u
 
 
+def _mesh_uri(text: str) -> str:
+    """``--mesh-uri``'s ``type=``: one of :data:`~pccbullet.urdf_gen.urdf_parts.MESH_URI_FORMS`."""
+    try:
+        return check_mesh_uri(text)
+    except ConfigurationError:
+        message = f"{clip(repr(text))} is invalid; allowed: {MESH_URI_FORMS}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
 def register_pose(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``pose ROBOT --limb L --bend DEG --plane DEG [--length M] [--segment K] [--sections N] [--json]``
-    and ``pose [ROBOT] --pose-file FILE [--limb L] [--sections N] [--json]``."""
+    """Add ``pose ROBOT --limb L --bend DEG --plane DEG [--length M] [--segment K] [--sections N] [--json]``,
+    ``pose ROBOT --set LIMB:SEG:BEND,PLANE[,LENGTH] [--set ...]`` and ``pose [ROBOT] --pose-file FILE
+    [--set ...] [--limb L] [--sections N] [--json]``."""
     q = subparsers.add_parser("pose", help="section joints and tip pose of a limb for a PCC configuration")
     q.add_argument(
         "robot",
@@ -84,7 +106,18 @@ def register_pose(subparsers: Any) -> argparse.ArgumentParser:
     q.add_argument(
         "--pose-file",
         default=None,
-        help="pose file (TOML, or a bundled name such as ursula_fig10): every limb's segments in deg/mm",
+        help="pose file (TOML or JSON, or a bundled name such as ursula_fig10): every limb's segments in "
+        "deg/mm",
+    )
+    q.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        type=parse_set,
+        default=[],
+        metavar="LIMB:SEG:BEND,PLANE[,LENGTH]",
+        help="pose one segment (deg, deg, m; repeat for a whole configuration; with --pose-file: "
+        "replaces that segment of the file's)",
     )
     q.add_argument(
         "--sections", type=SECTIONS, default=None, help="sections per segment N (default: the file's)"
@@ -108,7 +141,7 @@ def pose_command(args: argparse.Namespace) -> int:
     """Handler of ``pose``: section joints and tip pose of one limb for one segment's PCC configuration
     (``--bend``/``--plane`` in degrees, ``--length`` in metres), or of the limbs of a pose file
     (``--pose-file``); prints a table or JSON, returns 0."""
-    if args.pose_file is not None:
+    if args.pose_file is not None or args.sets:
         return _pose_file_command(args)
     missing = [
         flag
@@ -137,13 +170,15 @@ def pose_command(args: argparse.Namespace) -> int:
     seg = limb.segments[segment - 1]
     length = seg.length if args.length is None else args.length
     configs[segment - 1] = PccConfig(math.radians(args.bend), math.radians(args.plane), length)
+    check_limits(spec, {limb.name: configs})  # before PyBullet and the first (slow) compile
     (out,) = _limb_reports(spec, {limb.name: configs})
     _print_report(out, args.json)
     return 0
 
 
 def _pose_file_command(args: argparse.Namespace) -> int:
-    """``pose --pose-file``: a report per limb of the file's robot (or of ``--limb`` alone)."""
+    """``pose --pose-file`` and/or ``--set``: a report per posed limb (every limb of a pose file's robot,
+    or ``--limb`` alone), each configuration checked before PyBullet is loaded."""
     given = [
         flag
         for flag, v in (
@@ -155,19 +190,32 @@ def _pose_file_command(args: argparse.Namespace) -> int:
         if v is not None
     ]
     if given:
+        with_what = "--pose-file" if args.pose_file is not None else "--set"
         raise UsageError(
-            f"{', '.join(given)} cannot be combined with --pose-file (see 'pccbullet pose --help')"
+            f"{', '.join(given)} cannot be combined with {with_what} (see 'pccbullet pose --help')"
         )
     if args.robot is not None:
         _pcc_only(args.robot, "pose")
-    pose = load_pose_file(args.pose_file, args.robot, sections=args.sections)
-    spec = pose.robot
-    names = [spec.limb(args.limb).name] if args.limb is not None else [limb.name for limb in spec.limbs]
-    reports = _limb_reports(spec, {name: pose.limb_configs(name) for name in names})
+    elif args.pose_file is None:
+        raise UsageError(
+            "the following arguments are required with --set: ROBOT (see 'pccbullet pose --help')"
+        )
+    if args.pose_file is not None:
+        pose = load_pose_file(args.pose_file, args.robot, sections=args.sections)
+        spec, source, description = pose.robot, str(pose.source), pose.description
+        poses = {limb.name: pose.limb_configs(limb.name) for limb in spec.limbs}
+    else:
+        spec = load_robot(args.robot, sections=args.sections)
+        source, description, poses = "--set", "segments from the command line", {}
+    poses = apply_sets(spec, poses, args.sets)  # each entry checked, before PyBullet is loaded
+    names = [spec.limb(args.limb).name] if args.limb is not None else list(poses)
+    reports = _limb_reports(
+        spec, {name: poses.get(name) or rest_configs(spec.limb(name).segments) for name in names}
+    )
     if args.json:
-        print(json.dumps({"pose_file": str(pose.source), "limbs": reports}, indent=2))  # noqa: T201
+        print(json.dumps({"pose_file": source, "limbs": reports}, indent=2))  # noqa: T201
         return 0
-    print(f"{pose.source}: {pose.description}")  # noqa: T201
+    print(f"{source}: {description}")  # noqa: T201
     for out in reports:
         _print_report(out, False, joints=False)
     return 0
@@ -179,7 +227,7 @@ def _limb_reports(spec: RobotSpec, poses: dict[str, list[PccConfig]]) -> list[di
     from pccbullet.sim.world import World  # PyBullet is the check, not only the arithmetic
 
     reports = []
-    with World() as world:
+    with World(mode="kinematic") as world:
         robot = world.load_robot(spec)
         for name, configs in poses.items():
             limb = spec.limb(name)
@@ -245,7 +293,9 @@ def _print_report(out: dict[str, Any], as_json: bool, *, joints: bool = True) ->
 def urdf_command(args: argparse.Namespace) -> int:
     """Handler of ``urdf``: write the robot's URDFs (and meshes) into ``--out``; prints them, returns 0."""
     with removed_on_failure(args.out):  # a full disk leaves no half set of files
-        urdfs = write_robot_urdf(args.robot, args.out, sections=args.sections, combined=args.combined)
+        urdfs = write_robot_urdf(
+            args.robot, args.out, sections=args.sections, combined=args.combined, mesh_uri=args.mesh_uri
+        )
     meshes = sorted((urdfs[0].parent / "meshes").glob("*.stl"))
     print(f"wrote {len(urdfs)} URDF files and {len(meshes)} meshes to {urdfs[0].parent}")  # noqa: T201
     for path in urdfs:

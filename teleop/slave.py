@@ -22,7 +22,6 @@ from dataclasses import astuple
 
 import numpy as np
 
-from pccbullet.sim.bullet import pb
 from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.ik import clamp_config
@@ -59,7 +58,7 @@ class Slave:
 
     def __init__(self, spec: RobotSpec, cfg: MmtConfig) -> None:
         self.cfg = cfg
-        self.world = World(mode="dynamic", medium=cfg.medium)
+        self.world = World(mode="dynamic", medium=cfg.medium, chain=cfg.chain)
         self.robot = self.world.load_robot(spec)
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
@@ -161,9 +160,7 @@ class Slave:
         """Bit i set: limb i's joints all move slower than :data:`SETTLED_RATE`."""
         mask = 0
         for i, (name, _) in enumerate(self.shape):
-            idx = self.robot.joint_indices(name).tolist()
-            states = pb.getJointStates(self.robot.bodies[name], idx, physicsClientId=self.world.client)
-            if max(abs(st[1]) for st in states) < SETTLED_RATE:
+            if np.abs(self.robot.joint_velocities(name)).max() < SETTLED_RATE:
                 mask |= 1 << i
         return mask
 

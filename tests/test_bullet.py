@@ -267,7 +267,16 @@ def test_limit_free_copy_keeps_everything_but_the_limits(tmp_path) -> None:
 
 
 def test_compliant_limbs_have_no_limit_rows_kinematic_ones_keep_them() -> None:
-    with World(mode="dynamic", gravity=(0, 0, 0)) as world:
+    with World(mode="dynamic", gravity=(0, 0, 0)) as world:  # the rod chain: spherical joints, no limits
+        robot = world.load_robot("ursula", sections=2)
+        info = [
+            pb.getJointInfo(robot.bodies["camera"], int(j), physicsClientId=world.client)
+            for j in robot.joint_indices("camera")
+        ]
+        assert {i[2] for i in info} == {pb.JOINT_SPHERICAL, pb.JOINT_PRISMATIC} and all(
+            i[8] > i[9] for i in info
+        )
+    with World(mode="dynamic", gravity=(0, 0, 0), chain="rrp") as world:
         robot = world.load_robot("ursula", sections=2)
         body = robot.bodies["camera"]
         idx = robot.joint_indices("camera")

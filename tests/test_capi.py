@@ -49,8 +49,8 @@ def _run(steps: int, sections: int = 5) -> tuple[list[bool], np.ndarray, int, tu
             if i % 10 == 9:
                 row = []
                 for c in robot.compliant.values():
-                    for s in pb.getJointStates(c.body, c.idx, physicsClientId=world.client):
-                        row += [s[0], s[1]]
+                    q, qd = c.read_state()
+                    row += [*q, *qd]
                 rows.append(row)
                 contacts = max(contacts, len(pb.getContactPoints(physicsClientId=world.client)))
         missing = world.bullet_globals.missing
@@ -94,39 +94,42 @@ def test_the_safe_switch_gives_bit_identical_trajectories(monkeypatch: pytest.Mo
 
 
 @needs_c_api
-def test_limb_step_reads_what_get_joint_states_reads_and_sends_what_it_is_given() -> None:
+@pytest.mark.parametrize(("chain", "sections"), [("rrp", 5), ("rod", 5), ("rod", 14)])
+def test_limb_step_reads_what_get_joint_states_reads_and_sends_what_it_is_given(
+    chain: str, sections: int
+) -> None:
+    """On one body and on a limb in parts (rod, N = 14: two bodies)."""
     api = capi.c_api()
     assert api is not None
-    with World(mode="dynamic", medium="water") as world:
-        robot = world.load_robot("ursula", sections=5)
+    with World(mode="dynamic", medium="water", chain=chain) as world:
+        robot = world.load_robot("ursula", sections=sections, limbs=["grasper"])
         world.step(50)
         limb = robot.compliant["grasper"]
-        functions, slot, handle, body, qidx, uidx, out = limb._direct[:7]
-        n = len(limb.idx)
-        q, qd = np.empty(n), np.empty(n)
-        assert capi.read_joint_state(functions, slot, handle, body, qidx, uidx, out, q, qd) == capi.OK
-        states = pb.getJointStates(limb.body, limb.idx, physicsClientId=world.client)
-        assert q.tolist() == [s[0] for s in states] and qd.tolist() == [s[1] for s in states]
+        assert len(limb.joints.parts) == (2 if sections == 14 else 1)
+        functions, slot, handle, bodies, qidx, uidx, qsplit, usplit, out = limb._direct[:9]
+        q, qd = np.empty(limb.chain.n_q), np.empty(limb.chain.n_dof)
+        io = (functions, slot, handle, bodies, qidx, uidx, qsplit, usplit, out)
+        assert capi.read_joint_state(*io, q, qd) == capi.OK
+        q_py, qd_py = limb.read_state()
+        assert q.tolist() == q_py.tolist() and qd.tolist() == qd_py.tolist()
         assert np.abs(qd).max() > 0  # a moving limb, not zeros
-        tau = np.linspace(-0.01, 0.01, n)
-        assert capi.send_joint_torques(functions, slot, handle, body, uidx, tau) == capi.OK
+        tau = np.linspace(-1e-4, 1e-4, limb.chain.n_dof)
+        assert capi.send_joint_torques(functions, slot, handle, bodies, uidx, usplit, tau) == capi.OK
         # the torques act on the next step: the same step again from the same state with the
-        # Python function gives the same joint velocities
+        # Python functions gives the same joint velocities
         state = pb.saveState(physicsClientId=world.client)
         pb.stepSimulation(physicsClientId=world.client)
-        after_c = [s[1] for s in pb.getJointStates(limb.body, limb.idx, physicsClientId=world.client)]
+        after_c = limb.read_state()[1].tolist()
         pb.restoreState(state, physicsClientId=world.client)
-        pb.setJointMotorControlArray(
-            limb.body, limb.idx, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=world.client
-        )
+        limb.joints.send_torques(tau)
         pb.stepSimulation(physicsClientId=world.client)
-        after_py = [s[1] for s in pb.getJointStates(limb.body, limb.idx, physicsClientId=world.client)]
-        assert after_c == after_py
+        assert after_c == limb.read_state()[1].tolist()
         # a body that does not exist, a handle that is not this client's
-        assert capi.read_joint_state(functions, slot, handle, 999, qidx, uidx, out, q, qd) == capi.ERR_STATE
+        missing = np.full_like(bodies, 999)
+        assert capi.read_joint_state(functions, slot, handle, missing, *io[4:], q, qd) == capi.ERR_STATE
         wrong = np.uint64(int(handle) + 8)
-        assert capi.read_joint_state(functions, slot, wrong, body, qidx, uidx, out, q, qd) == capi.ERR_CLIENT
-        assert capi.send_joint_torques(functions, slot, wrong, body, uidx, tau) == capi.ERR_CLIENT
+        assert capi.read_joint_state(functions, slot, wrong, *io[3:], q, qd) == capi.ERR_CLIENT
+        assert capi.send_joint_torques(functions, slot, wrong, bodies, uidx, usplit, tau) == capi.ERR_CLIENT
 
 
 @needs_c_api

@@ -17,7 +17,7 @@ G0 = 9.80665
 
 
 def _sag(shear: bool) -> float:
-    with World(medium="air") as world:
+    with World(medium="air", chain="rrp") as world:
         robot = world.load_robot(ROD)
         z0 = robot.tip_pose("rod")[2, 3]
         sh = ChainShear(robot, "rod") if shear else None
@@ -40,7 +40,7 @@ def test_shear_adds_the_timoshenko_sag_of_a_uniform_cantilever() -> None:
 
 
 def test_update_moves_only_bend_targets_in_opposite_pairs() -> None:
-    with World(medium="air") as world:
+    with World(medium="air", chain="rrp") as world:
         robot = world.load_robot(ROD)
         sh = ChainShear(robot, "rod")
         world.step(50)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -232,3 +233,106 @@ def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> N
     assert summary["device"] == "udp"
     assert summary["udp"]["accepted"] > 20
     assert summary["udp"]["dropped"]["size"] > 20
+
+
+def test_pose_a_whole_configuration_from_sets_and_from_a_json_file(capsys, tmp_path) -> None:
+    """``--set`` per segment, a JSON pose file, and the two together give the same reports."""
+    from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
+
+    argv = ["pose", "ursula", "--set", "camera:1:90,30", "--set", "grasper:2:-30,15,0.295", "--json"]
+    assert main(argv) == 0
+    by_sets = {r["limb"]: r for r in json.loads(capsys.readouterr().out)["limbs"]}
+    assert sorted(by_sets) == ["camera", "grasper"]
+    camera = limb_transform([PccConfig(math.pi / 2, math.radians(30), 0.6)])[:3, 3]
+    np.testing.assert_allclose(by_sets["camera"]["tip_in_limb_base"]["position_m"], camera, atol=1e-12)
+    assert [s["bend_deg"] for s in by_sets["grasper"]["segments"]] == pytest.approx([0.0, -30.0])
+    assert by_sets["grasper"]["segments"][1]["length_m"] == pytest.approx(0.295)
+    pose = {
+        "robot": "ursula",
+        "limbs": {
+            "camera": {"segments": [{"bend_deg": 90, "plane_deg": 30}]},
+            "grasper": {"segments": [{"bend_deg": 0, "plane_deg": 0}, {"bend_deg": -30, "plane_deg": 15}]},
+        },
+    }
+    path = tmp_path / "pose.json"
+    path.write_text(json.dumps(pose))
+    # the file's grasper segment 2 at rest length; --set replaces it with the 0.295 m one
+    assert main(["pose", "--pose-file", str(path), "--set", "grasper:2:-30,15,0.295", "--json"]) == 0
+    by_file = {r["limb"]: r for r in json.loads(capsys.readouterr().out)["limbs"]}
+    assert sorted(by_file) == ["camera", "grasper", "light", "palpation"]  # a pose file poses every limb
+    for name in ("camera", "grasper"):
+        assert by_file[name]["tip_in_head"] == by_sets[name]["tip_in_head"]
+        assert by_file[name]["joints"] == by_sets[name]["joints"]
+
+
+BAD_POSES = {
+    "single": (
+        ["pose", "ursula", "--limb", "camera", "--bend", "9999", "--plane", "0"],
+        "pccbullet: error: limb 'camera' segment 1: bend = 9999 deg is out of range; allowed: [-180, 180] deg",
+    ),
+    "set": (
+        ["pose", "ursula", "--set", "light:1:10,0", "--set", "grasper:2:0,0,0.4"],
+        "pccbullet: error: --set 'grasper:2:0,0,0.4': limb 'grasper' segment 2: length = 0.4 m is out of "
+        "range; allowed: [0.29, 0.3] m",
+    ),
+    "set-limb": (
+        ["pose", "ursula", "--set", "tail:1:10,0"],
+        "pccbullet: error: --set 'tail:1:10,0': robot 'ursula' has no limb 'tail'; allowed: grasper, "
+        "palpation, camera, light",
+    ),
+    "set-format": (
+        ["pose", "ursula", "--set", "camera:1:90"],
+        "pccbullet: error: argument --set: 'camera:1:90' is invalid; allowed: LIMB:SEG:BEND,PLANE[,LENGTH] in "
+        "deg, deg, m (e.g. camera:1:90,30 or grasper:2:-30,15,0.295) (see 'pccbullet pose --help')",
+    ),
+    "set-no-robot": (
+        ["pose", "--set", "camera:1:90,0"],
+        "pccbullet: error: the following arguments are required with --set: ROBOT (see 'pccbullet pose --help')",
+    ),
+    "json-file": (
+        ["pose", "--pose-file", "POSE"],
+        "pccbullet: error: POSE: field 'limbs.camera.segments[0].bend_deg' = 270 is invalid; allowed: a "
+        "number in [-180, 180] (limb 'camera' segment 1: bend_max_deg)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_POSES))
+def test_pose_rejects_bad_input_before_pybullet_is_loaded(tmp_path, case) -> None:
+    """In a fresh process: one line, exit 2, and neither PyBullet nor the World imported (so no numba
+    kernel compiled). Before: ``--bend 9999`` was refused only after the World's first compile (~40 s)."""
+    import subprocess
+    import sys
+
+    argv, line = BAD_POSES[case]
+    pose = tmp_path / "bad.json"
+    pose.write_text(
+        json.dumps(
+            {"robot": "ursula", "limbs": {"camera": {"segments": [{"bend_deg": 270, "plane_deg": 0}]}}}
+        )
+    )
+    argv = [str(pose) if a == "POSE" else a for a in argv]
+    code = (
+        "import sys\nfrom pccbullet.teleop.cli import main\nrc = main(sys.argv[1:])\n"
+        "print(rc, 'pybullet' in sys.modules, 'pccbullet.sim.world' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=600)
+    assert proc.stdout.split() == ["2", "False", "False"], proc.stderr[-2000:]
+    assert [ln for ln in proc.stderr.splitlines() if ln.startswith("pccbullet")] == [
+        line.replace("POSE", str(pose))
+    ]
+
+
+def test_bench_peer_mujoco_without_mujoco_says_so_before_running(capsys, monkeypatch) -> None:
+    """Before: the whole PyBullet bench ran first, then the missing peer was reported."""
+    import pccbullet.sim.bench as bench
+
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco -> ImportError, installed or not
+    ran = []
+    monkeypatch.setattr(bench, "bench_world", lambda *a, **k: ran.append(a))
+    argv = ["bench", "--peer", "mujoco", "--mode", "kinematic", "--sections", "5", "--no-models"]
+    assert main(argv) == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("pccbullet")]
+    assert ran == []
+    assert len(err) == 1 and err[0].startswith("pccbullet: error: --peer mujoco needs MuJoCo, which does not")
+    assert err[0].endswith("pip install 'pccbullet[mujoco]'")

@@ -16,7 +16,7 @@ from pccbullet.teleop.demo.flood import (
     BUTTONS,
     SchedLog,
     TickRecorder,
-    _buttons,
+    button_plan,
     flood_figures,
     junk_packets,
     sched_stat,
@@ -29,15 +29,20 @@ LIMBS = ["grasper", "palpation", "camera", "light"]
 KEY = b"a-test-key-of-32-bytes-for-udp!!"
 
 
-def test_the_udp_operator_presses_the_scripts_buttons() -> None:
-    """The scripted operator's presses as UDP buttons: follow at 0 s, the palpation arm (the limb after the
-    first, which is selected at the start) as one next-limb press at 4.01 s."""
-    assert _buttons(scripted_operator().presses, LIMBS) == [
-        (0.0, BUTTONS["follow"]),
-        (4.01, BUTTONS["next_limb"]),
+def test_the_udp_operator_presses_a_button_a_pose_and_selects_limbs_by_next_limb() -> None:
+    """Presses as a UDP device makes them, one edge a pose: follow and the camera (two limbs on from the
+    grasper) at 0 s merged, the grasper (two on from the camera) at 2.01 s, the palpation arm at 5.01 s;
+    the demo's scripted operator has no press a UDP device cannot make."""
+    follow, step = BUTTONS["follow"], BUTTONS["next_limb"]
+    presses = [(0.0, "follow"), (0.0, "select:camera"), (2.01, "select:grasper"), (5.01, "select:palpation")]
+    assert button_plan(presses, LIMBS) == [
+        (0.0, [follow | step, 0, step, 0]),
+        (2.01, [step, 0, step, 0]),
+        (5.01, [step, 0]),
     ]
-    with pytest.raises(ValueError, match="select:camera"):
-        _buttons([(1.0, "select:camera")], LIMBS)
+    assert button_plan(scripted_operator().presses, LIMBS)
+    with pytest.raises(ValueError, match="'bend\\+' has no UDP button"):
+        button_plan([(1.0, "bend+")], LIMBS)
 
 
 def test_the_junk_never_moves_the_arm_and_the_device_keeps_its_session() -> None:
@@ -110,6 +115,8 @@ def test_the_flood_bench_runs_the_real_session_with_the_operator_over_udp() -> N
     assert result["master"]["ticks"] == 2000 and f["datagrams"] == 20_000
     assert f["ticks"] > 0 and f["poses_sent"] > 0 and f["poses_accepted"] > 0
     assert 0 < f["run_poses_accepted"] <= f["run_poses_sent"] + 5  # + those read by the last tick
+    selects = [a[7:] for t, a in scripted_operator().presses if a.startswith("select:") and t < 2.0]
+    assert f["limb_selected"] == selects[-1]  # the device's buttons selected it
     assert sum(f["dropped"].values()) > 0
     out = format_demo(result)
     assert "junk datagrams to the UDP bridge" in out and "device poses accepted during it" in out

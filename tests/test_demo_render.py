@@ -10,6 +10,7 @@ import numpy as np
 from pccbullet.sim.world import World
 from pccbullet.teleop.demo.outputs import EXTERNAL_VIEW
 from pccbullet.teleop.demo.render import SpotlitRenderer
+from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.urdf_gen.pcc import PccConfig
 
 
@@ -24,9 +25,9 @@ def test_the_lamp_lights_the_seabed_where_the_light_arm_points() -> None:
         built = _vtk_modules()
         try:
             robot.set_pcc("light", [PccConfig(math.radians(80), 0.0, 0.6)])  # bent down at the seabed
-            down = lamp.render(robot, (0.45, 0.06, -0.54)).astype(float)
+            down = lamp.render(robot, MmtConfig().rock_true).astype(float)
             robot.set_pcc("light", [PccConfig(math.radians(80), math.pi, 0.6)])  # bent up, at the open water
-            up = lamp.render(robot, (0.45, 0.06, -0.54)).astype(float)
+            up = lamp.render(robot, MmtConfig().rock_true).astype(float)
         finally:
             lamp.close()
     assert down.shape == (240, 320, 3)

@@ -59,8 +59,9 @@ def test_bundled_experiment_twice_gives_identical_csv(tmp_path: Path) -> None:
     b = run_experiment(path, tmp_path / "b", progress=False)
     assert (tmp_path / "a" / "run.csv").read_bytes() == (tmp_path / "b" / "run.csv").read_bytes()
     assert len(a.time) == 101 and a.time[-1] == pytest.approx(1.0)
-    # Gravity sags the position-controlled arm a little, but it follows the 45/-45 deg targets.
-    assert b.columns["grasper_s1_bend_rad"][-1] == pytest.approx(math.radians(45), abs=0.05)
+    # The compliant arm (rod chain) follows its 45 deg spring target in water, 0.4 s after the ramp
+    # (50.7 deg: the net weight and the still swinging second segment)
+    assert b.columns["grasper_s1_bend_rad"][-1] == pytest.approx(math.radians(45), abs=0.12)
 
 
 def test_kinematic_run_records_the_pcc_geometry(tmp_path: Path) -> None:

@@ -77,19 +77,21 @@ def test_kinematic_step_without_contacts_defers_the_refresh() -> None:
 @pytest.mark.parametrize("mode", ["kinematic", "dynamic"])
 def test_bench_world_row(mode: str) -> None:
     row = bench_world("ursula", mode, 2, "water", seconds=0.05)
-    assert row["joints"] == 2 * 7 * 2 + 2 * 7  # (3N + 1) per segment, 6 segments at N = 2
+    rod = mode == "dynamic"  # the default chains: rod in dynamic worlds, RRP in kinematic ones
+    # (4 N + 3) (rod) or (3 N + 1) (RRP) joint-vector entries per segment, 6 segments at N = 2
+    assert row["joints"] == (6 * 11 if rod else 6 * 7)
     assert row["physics_steps"] == 50 and row["physics_rate_hz"] > 0
     # the timed parts lie inside the loop's wall time; kinematic limbs have no spring joints to control
     assert row["pybullet_ms"] > 0 and row["other_ms"] > 0  # other = wall - timed parts
     assert (row["controller_ms"] > 0) == (mode == "dynamic")
     table = format_table({"rows": [row], "peer": [], "models": {}})
-    assert f"ursula     {mode:<10} rrp     2     42" in table
+    assert f"ursula     {mode:<10} {'rod' if rod else 'rrp'}     2     {66 if rod else 42}" in table
 
 
 def test_bench_world_row_of_the_rod_chain() -> None:
-    row = bench_world("ursula", "dynamic", 2, "water", seconds=0.02, chain="rod")
-    assert row["chain"] == "rod" and row["joints"] == 4 * 11 + 2 * 11  # (4N + 3) per segment at N = 2
-    assert "ursula     dynamic    rod     2     66" in format_table({"rows": [row], "peer": [], "models": {}})
+    row = bench_world("ursula", "dynamic", 2, "water", seconds=0.02, chain="rrp")
+    assert row["chain"] == "rrp" and row["joints"] == 6 * 7  # (3N + 1) per segment at N = 2
+    assert "ursula     dynamic    rrp     2     42" in format_table({"rows": [row], "peer": [], "models": {}})
     # a kinematic world poses RRP chains whatever the bench's chain
     assert bench_world("ursula", "kinematic", 2, "water", seconds=0.02, chain="rod")["chain"] == "rrp"
 

@@ -19,7 +19,7 @@ from pccbullet.teleop.predict import segment_ends
 
 def test_slave_in_its_own_process_tracks_the_commands_and_reports() -> None:
     device = ScriptedDevice(
-        waypoints=[(0.0, (0.55, 0.06, -0.40)), (1.0, (0.50, 0.06, -0.45))],
+        waypoints=[(0.0, (0.475, 0.12, -0.41)), (1.0, (0.44, 0.15, -0.45))],
         presses=[(0.0, "select:palpation")],
     )
     with MmtSession(MmtConfig(sections=3), slave="process") as s:
@@ -64,7 +64,7 @@ def test_udp_force_packets_are_non_zero_while_the_palpation_arm_presses_the_rock
     def device() -> None:
         client = UdpBridgeClient(bridge.address)
         while not stop.is_set():
-            client.send_pose((0.45, 0.06, -0.50))  # into the modelled rock, in the arm's plane
+            client.send_pose((0.40, 0.18, -0.50))  # into the modelled rock, out of the arm's plane
             f = client.recv_force()
             if f is not None:
                 forces.append(float(np.linalg.norm(f)))
@@ -149,7 +149,7 @@ def test_a_killed_robot_is_lost_the_force_fades_and_the_session_says_so() -> Non
     ``slave`` entry says the process ended early with signal 9."""
     t_kill = 2.0
     device = ScriptedDevice(
-        waypoints=[(0.0, (0.55, 0.06, -0.40)), (1.0, (0.45, 0.06, -0.50))],
+        waypoints=[(0.0, (0.475, 0.12, -0.41)), (1.0, (0.40, 0.18, -0.50))],
         presses=[(0.0, "select:palpation")],
     )
     with MmtSession(MmtConfig(sections=3), slave="process") as s:
@@ -171,7 +171,7 @@ def test_a_killed_robot_is_lost_the_force_fades_and_the_session_says_so() -> Non
 
 def test_a_stopped_robot_is_lost_and_found_again() -> None:
     """``SIGSTOP`` of the robot's process for 1.5 s (master time) and ``SIGCONT``: lost, then heard again."""
-    device = ScriptedDevice(waypoints=[(0.0, (0.55, 0.06, -0.40))], presses=[(0.0, "select:palpation")])
+    device = ScriptedDevice(waypoints=[(0.0, (0.475, 0.12, -0.41))], presses=[(0.0, "select:palpation")])
     with MmtSession(MmtConfig(sections=3), slave="process") as s:
         kills = [(1.0, signal.SIGSTOP), (2.5, signal.SIGCONT)]
         stats = s.run(device, 5.0, realtime=True, on_visual=_kill_at(s, kills))

@@ -97,10 +97,12 @@ def test_pool_equals_serial_and_resume(tmp_path: Path) -> None:
 
 
 def test_failing_run_has_no_marker_and_is_retried(tmp_path: Path) -> None:
-    sweep = write_sweep(tmp_path, '[[parameters]]\npath = "inputs.bend.end"\nvalues = [30, 270]\n')
+    # plane 360 deg is the camera's limit: the checks before dispatch pass it, the input's seeded noise
+    # (1 deg) takes the run past it
+    sweep = write_sweep(tmp_path, '[[parameters]]\npath = "inputs.plane.value"\nvalues = [0, 360]\n')
     res = run_sweep(sweep, tmp_path / "out", engine="serial", progress=False)
     assert res.completed == ("run_0000",)
-    assert res.failed[0][0] == "run_0001" and "inputs.bend" in res.failed[0][1]
+    assert res.failed[0][0] == "run_0001" and "field 'inputs.plane'" in res.failed[0][1]
     assert not (tmp_path / "out" / "run_0001" / DONE).exists()
     retry = run_sweep(sweep, tmp_path / "out", engine="serial", progress=False)
     assert retry.skipped == ("run_0000",) and retry.failed[0][0] == "run_0001"
@@ -131,8 +133,16 @@ def test_bad_sweeps(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match=r"sweep\.toml: field 'parameters\.path' = 'inputs\.nope\.end'"):
         plan_sweep(sweep, tmp_path / "o")
     sweep = write_sweep(tmp_path, '[[parameters]]\npath = "duration_s"\nvalues = [-1.0]\n')
-    with pytest.raises(SpecError, match=r"exp\.toml: field 'duration_s' = -1\.0"):
+    with pytest.raises(
+        SpecError,
+        match=r"sweep\.toml: field 'parameters\[0\]\.values\[0\]' = -1\.0 is invalid; allowed: a number "
+        r"in \(0, 3600\] for 'duration_s' in exp\.toml$",
+    ):
         plan_sweep(sweep, tmp_path / "o")
+    (tmp_path / "exp.toml").write_text(EXPERIMENT.replace("duration_s = 0.2", "duration_s = -0.2"))
+    sweep.write_text(sweep.read_text().replace("duration_s", "sections").replace("-1.0", "3"))
+    with pytest.raises(SpecError, match=r"exp\.toml: field 'duration_s' = -0\.2 is invalid"):
+        plan_sweep(sweep, tmp_path / "o")  # the experiment's own error names the experiment file
     with pytest.raises(ConfigurationError, match="engine = 'mpi'"):
         run_sweep(sweep, tmp_path / "o", engine="mpi")
     table = {"a": [{"b": 1}]}
@@ -367,3 +377,90 @@ def test_a_held_lock_refuses_a_second_sweep_and_is_released(tmp_path: Path) -> N
         with pytest.raises(ConfigurationError, match=rf"in use by another sweep \(process {os.getpid()}\)"):
             run_sweep(sweep, out, engine="serial", progress=False)
     assert run_sweep(sweep, out, engine="serial", progress=False).completed  # released
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            '[30, "ninety"]',
+            r"field 'parameters\[0\]\.values\[1\]' = 'ninety' is invalid; allowed: a number of degrees in "
+            r"\[-180, 180\] for 'inputs\.bend\.end' \(it drives camera\.s1\.bend_deg\) in exp\.toml$",
+        ),
+        (
+            "[30, 9999]",
+            r"field 'parameters\[0\]\.values\[1\]' = 9999 is invalid; allowed: a number of degrees in "
+            r"\[-180, 180\] for 'inputs\.bend\.end' \(it drives camera\.s1\.bend_deg; with this value the "
+            r"input reaches 9999 deg\) in exp\.toml$",
+        ),
+    ],
+    ids=["word", "out-of-range"],
+)
+def test_every_sweep_value_is_checked_before_any_run(tmp_path: Path, capsys, values, message) -> None:
+    """Before: the first run's value alone was checked; a bad later one failed when its run ran, naming the
+    experiment file and giving radians."""
+    from pccbullet.teleop.cli import main
+
+    sweep = write_sweep(tmp_path, f'[[parameters]]\npath = "inputs.bend.end"\nvalues = {values}\n')
+    with pytest.raises(SpecError, match="sweep\\.toml: " + message):
+        plan_sweep(sweep, tmp_path / "o")
+    assert main(["sweep", str(sweep), "--out", str(tmp_path / "o"), "--engine", "serial", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"pccbullet: error: {sweep}: field 'parameters[0]")
+    assert not (tmp_path / "o").exists()  # nothing dispatched, not even the sweep folder
+
+
+def test_sweep_checks_name_the_unit_each_input_was_written_in(tmp_path: Path) -> None:
+    # a sine's amplitude on a degree input; a random design's draw on a length in millimetres
+    sweep = write_sweep(
+        tmp_path,
+        '[[parameters]]\npath = "inputs.plane.value"\nvalues = [0, 400]\n',
+    )
+    with pytest.raises(
+        SpecError,
+        match=r"'parameters\[0\]\.values\[1\]' = 400 is invalid; allowed: a number of degrees in \[-360, 360\] "
+        r"for 'inputs\.plane\.value' \(it drives camera\.s1\.plane_deg; with this value the input reaches "
+        r"400 deg\)",
+    ):
+        plan_sweep(sweep, tmp_path / "o")
+    exp = EXPERIMENT + '[inputs.length]\ntarget = "camera.s1.length_mm"\nkind = "constant"\nvalue = 600\n'
+    (tmp_path / "exp.toml").write_text(exp)
+    sweep.write_text(
+        'experiment = "exp.toml"\ndesign = "random"\nseed = 1\nsamples = 3\n'
+        '[[parameters]]\npath = "inputs.length.value"\nlow = 500\nhigh = 5000\n'
+    )
+    with pytest.raises(
+        SpecError,
+        match=r"field 'parameters\[0\]\.low\.\.high' = [0-9.]+ is invalid; allowed: a number of millimetres in "
+        r"\[[0-9.]+, [0-9.]+\] for 'inputs\.length\.value' \(it drives camera\.s1\.length_mm;",
+    ):
+        plan_sweep(sweep, tmp_path / "o")
+
+
+@pytest.mark.parametrize(
+    ("kind", "t_end", "expected"),
+    [
+        ('kind = "ramp"\nt0_s = 0.5\nt1_s = 2.0\nstart = 0\nend = 90', 1.0, (0.0, 30.0)),
+        ('kind = "step"\nt0_s = 0.5\nbefore = 10\nafter = -5', 1.0, (-5.0, 10.0)),
+        ('kind = "step"\nt0_s = 2.0\nbefore = 10\nafter = -5', 1.0, (10.0, 10.0)),
+        ('kind = "sine"\namplitude = 2\nfrequency_hz = 0.25\noffset = 1', 1.0, (1.0, 3.0)),
+        ('kind = "sine"\namplitude = 2\nfrequency_hz = 0.25\noffset = 1', 3.0, (-1.0, 3.0)),
+        ('kind = "sine"\namplitude = 2\nfrequency_hz = 5\nphase_deg = 90', 0.05, (0.0, 2.0)),
+        ('kind = "waypoints"\ntimes_s = [0, 1, 2]\nvalues = [0, 7, -3]', 1.5, (0.0, 7.0)),
+    ],
+    ids=["ramp-cut", "step", "step-later", "sine-quarter", "sine-whole", "sine-crest", "waypoints"],
+)
+def test_profile_extremes_over_a_run(kind: str, t_end: float, expected: tuple[float, float]) -> None:
+    """Noise-free extremes over [0, t_end], checked against a dense sampling (10^6 points)."""
+    import tomllib
+
+    import numpy as np
+
+    from pccbullet.sim.experiments.inputs import parse_profile
+    from pccbullet.urdf_gen.toml_fields import Fields
+
+    profile = parse_profile(Fields(tomllib.loads(kind), Path("x.toml")), Path("."))
+    lo, hi = profile.extremes(t_end)
+    dense = profile.value(np.linspace(0.0, t_end, 1_000_001))
+    assert (lo, hi) == pytest.approx(expected, abs=1e-9)
+    assert (lo, hi) == pytest.approx((dense.min(), dense.max()), abs=1e-4)  # a grid step of slope <= 10 per s

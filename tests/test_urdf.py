@@ -13,7 +13,6 @@ import trimesh
 
 from pccbullet.sim.bullet import pb
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mass_properties, frustum_mesh, inertia_is_physical
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.urdf_parts import MARKER_MASS
@@ -152,13 +151,12 @@ def test_compiles_in_mujoco_without_log(urdfs, tmp_path, monkeypatch) -> None:
     assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
 
 
-def test_too_many_sections_for_pybullet_is_refused(tmp_path) -> None:
-    spec = load_robot("ursula", sections=21)
-    with pytest.raises(
-        ConfigurationError,
-        match=r"limb .grasper. \(rrp chain\) needs 129 links; PyBullet handles at most 127 per body \(bullet3 #4621\); allowed: at most 20 sections",
-    ):
-        write_urdf(spec, tmp_path)
+def test_urdfs_larger_than_a_pybullet_body_are_written(tmp_path) -> None:
+    """PyBullet's per-body state is not the URDF's business: the files are whole at any N (a world loads
+    such limbs in parts, pccbullet.sim.limb_parts)."""
+    urdfs = write_urdf(load_robot("ursula", sections=40), tmp_path)
+    root = ET.parse(urdfs.limbs["grasper"]).getroot()
+    assert len([j for j in root.findall("joint") if j.get("type") != "fixed"]) == 2 * (3 * 40 + 1)
 
 
 def test_output_goes_only_where_asked(tmp_path, monkeypatch) -> None:

@@ -65,7 +65,12 @@ def bundled() -> list[BundledRobot]:
 
 
 def write_robot_urdf(
-    robot: str | Path, out_dir: str | Path, *, sections: int | None = None, combined: bool = False
+    robot: str | Path,
+    out_dir: str | Path,
+    *,
+    sections: int | None = None,
+    combined: bool = False,
+    mesh_uri: str | None = None,
 ) -> list[Path]:
     """Write the URDF files of a robot of any kind into ``out_dir`` (created if missing).
 
@@ -75,6 +80,8 @@ def write_robot_urdf(
         sections: N per segment (``pcc`` robots only).
         combined: ``pcc`` robots: also ``{name}.urdf``, the whole robot in one file. The other kinds are
             always one file.
+        mesh_uri: ``pcc`` robots: the mesh references, ``package://PKG/meshes`` or ``file://``
+            (:func:`pccbullet.urdf_gen.urdf_parts.apply_mesh_uri`); the other kinds have no meshes.
 
     Returns:
         The URDF files written (meshes not listed), absolute paths.
@@ -87,18 +94,25 @@ def write_robot_urdf(
     out = Path(out_dir).expanduser().resolve()
     if kind != "pcc" and sections is not None:
         raise SpecError("<argument>", "sections", sections, f"not given: {path.stem!r} is a {kind} robot")
-    written = _write(path, kind, out, sections, combined)
+    if kind != "pcc" and mesh_uri is not None:
+        raise SpecError(
+            "<argument>", "mesh_uri", mesh_uri, f"not given: {path.stem!r} is a {kind} robot (no meshes)"
+        )
+    written = _write(path, kind, out, sections, combined, mesh_uri)
     for file in written:
         log.info("wrote %s", file)
     return written
 
 
-def _write(path: Path, kind: str, out: Path, sections: int | None, combined: bool) -> list[Path]:
+def _write(
+    path: Path, kind: str, out: Path, sections: int | None, combined: bool, mesh_uri: str | None = None
+) -> list[Path]:
     if kind == "pcc":
         from pccbullet.urdf_gen.spec_loader import load_robot
         from pccbullet.urdf_gen.urdf_writer import write_urdf
 
-        return write_urdf(load_robot(path, sections=sections), out, combined=combined).urdfs
+        spec = load_robot(path, sections=sections)
+        return write_urdf(spec, out, combined=combined, mesh_uri=mesh_uri).urdfs
     if kind == "rolling_snake":
         from pccbullet.urdf_gen.rolling_snake.spec import load_rolling_snake
         from pccbullet.urdf_gen.rolling_snake.urdf import write_rolling_snake_urdf

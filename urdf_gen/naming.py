@@ -11,11 +11,9 @@ Segments and sections count from 1. For limb ``grasper``, segment 2, section 3::
 The rod chain of dynamic worlds (:mod:`pccbullet.urdf_gen.rod`) keeps the slice, segment-end, tip and flange
 links; its joints for the same section and the segment's tip node::
 
-    joints  grasper_s2_k3_bend_x, grasper_s2_k3_bend_y (revolute x, y), grasper_s2_k3_twist (revolute z),
-            grasper_s2_k3_chord (prismatic z)
-    links   grasper_s2_k3_a, grasper_s2_k3_b, grasper_s2_k3_c (nearly massless), grasper_s2_k3 (the slice)
-    tip node: grasper_s2_tip_bend_x -> grasper_s2_tip_a, grasper_s2_tip_bend_y -> grasper_s2_tip_b,
-            grasper_s2_tip_twist -> grasper_s2_end
+    joints  grasper_s2_k3_node (spherical), grasper_s2_k3_chord (prismatic z)
+    links   grasper_s2_k3_a (nearly massless), grasper_s2_k3 (the slice)
+    tip node: grasper_s2_tip_node (spherical) -> grasper_s2_end
 """
 
 from __future__ import annotations
@@ -56,7 +54,7 @@ def segment_joint_names(limb: str, segment: int, sections: int) -> list[str]:
     return names
 
 
-ROD_NODE_JOINTS = ("bend_x", "bend_y", "twist")  # a rod node's joints, in chain order
+ROD_NODE = "node"  # a rod node's spherical joint: {section prefix}_node, {tip prefix}_node
 
 
 def rod_tip_prefix(limb: str, segment: int) -> str:
@@ -65,18 +63,18 @@ def rod_tip_prefix(limb: str, segment: int) -> str:
 
 
 def rod_segment_joint_names(limb: str, segment: int, sections: int) -> list[str]:
-    """Rod-chain joint names of one segment in joint-vector order, ``4 N + 3`` names (see
-    :mod:`~pccbullet.urdf_gen.rod`)."""
+    """Rod-chain joint names of one segment in chain order, ``2 N + 1`` names: a spherical node and a
+    chord per section, the tip node (see :mod:`~pccbullet.urdf_gen.rod`)."""
     names = []
     for k in range(1, sections + 1):
         p = section_prefix(limb, segment, k)
-        names += [f"{p}_{j}" for j in ROD_NODE_JOINTS] + [f"{p}_chord"]
-    tip = rod_tip_prefix(limb, segment)
-    return names + [f"{tip}_{j}" for j in ROD_NODE_JOINTS]
+        names += [f"{p}_{ROD_NODE}", f"{p}_chord"]
+    return names + [f"{rod_tip_prefix(limb, segment)}_{ROD_NODE}"]
 
 
 def limb_joint_names(limb: LimbSpec, chain: str = "rrp") -> list[str]:
-    """Joint names of a whole limb in joint-vector order, for the ``"rrp"`` or the ``"rod"`` chain."""
+    """Names of a whole limb's movable joints in chain order, for the ``"rrp"`` or the ``"rod"`` chain (on
+    the RRP chain one per joint-vector entry; a rod node's spherical joint stands for three)."""
     per_segment = rod_segment_joint_names if chain == "rod" else segment_joint_names
     names: list[str] = []
     for s, seg in enumerate(limb.segments, start=1):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -204,6 +205,29 @@ def pcc_from_joints(q: FloatArray) -> PccConfig:
 def rest_configs(segments: Sequence[object]) -> list[PccConfig]:
     """Straight configurations at rest length, one per segment (``SegmentSpec``-like: ``.length``)."""
     return [PccConfig(0.0, 0.0, seg.length) for seg in segments]  # type: ignore[attr-defined]
+
+
+def check_config(config: PccConfig, segment: Any, where: str) -> None:
+    """Raise :class:`ConfigurationError` if ``config`` leaves ``segment``'s limits (a
+    :class:`~pccbullet.urdf_gen.specs.SegmentSpec`: ``bend_max``, ``plane_max``, ``length_min``,
+    ``length_max``); the message starts with ``where`` (e.g. ``limb 'camera' segment 1``) and gives the
+    value and the range in degrees or metres. NaN fails too."""
+    bend_max, plane_max = math.degrees(segment.bend_max), math.degrees(segment.plane_max)
+    if not abs(config.bend) <= segment.bend_max + 1e-12:  # written as "not within" so that NaN fails too
+        raise ConfigurationError(
+            f"{where}: bend = {math.degrees(config.bend):.6g} deg is out of range; "
+            f"allowed: [-{bend_max:g}, {bend_max:g}] deg"
+        )
+    if not abs(config.plane) <= segment.plane_max + 1e-12:
+        raise ConfigurationError(
+            f"{where}: plane = {math.degrees(config.plane):.6g} deg is out of range; "
+            f"allowed: [-{plane_max:g}, {plane_max:g}] deg"
+        )
+    if not segment.length_min - 1e-12 <= config.length <= segment.length_max + 1e-12:
+        raise ConfigurationError(
+            f"{where}: length = {config.length:.6g} m is out of range; "
+            f"allowed: [{segment.length_min:g}, {segment.length_max:g}] m"
+        )
 
 
 def limb_transform(configs: Sequence[PccConfig]) -> Transform:

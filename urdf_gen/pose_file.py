@@ -1,8 +1,8 @@
 """Pose files: a robot's limbs posed segment by segment, in degrees and millimetres.
 
-A pose file is a TOML file read by :func:`load_pose_file` and accepted by ``pccbullet pose --pose-file`` and
-``pccbullet export --pose-file``; the bundled ones (``assets/poses``, e.g. ``ursula_fig10``) are found by
-name. Format::
+A pose file is a TOML file (or a JSON file with the same keys, ``.json``) read by :func:`load_pose_file` and
+accepted by ``pccbullet pose --pose-file`` and ``pccbullet export --pose-file``; the bundled ones
+(``assets/poses``, e.g. ``ursula_fig10``) are found by name. Format::
 
     robot = "ursula"               # bundled robot name or robot TOML path (relative to this file)
     description = "..."            # optional free text
@@ -24,16 +24,25 @@ field (``limbs.camera.segments[0].bend_deg``), the value and the allowed range.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, cap
+from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap, clip
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.spec_loader import load_robot, resolve_robot_path
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec, SegmentSpec
-from pccbullet.urdf_gen.toml_fields import Fields, as_finite, read_toml
+from pccbullet.urdf_gen.toml_fields import (
+    MAX_DEPTH,
+    MAX_TOML_BYTES,
+    Fields,
+    as_finite,
+    nesting_depth,
+    read_limited,
+    read_toml,
+)
 
 __all__ = ["PoseFile", "load_pose_file", "poses_dir", "resolve_pose_path"]
 
@@ -74,7 +83,7 @@ def resolve_pose_path(pose: str | Path) -> Path:
     bundled names otherwise.
     """
     candidate = Path(pose)
-    if candidate.suffix == ".toml" or len(candidate.parts) != 1 or candidate.exists():
+    if candidate.suffix in (".toml", ".json") or len(candidate.parts) != 1 or candidate.exists():
         return candidate
     bundled = poses_dir() / f"{candidate.name}.toml"
     if bundled.is_file():
@@ -99,7 +108,7 @@ def load_pose_file(
         ConfigurationError: an unknown bundled pose name.
     """
     path = resolve_pose_path(pose)
-    f = Fields(read_toml(path), path)
+    f = Fields(_read_table(path), path)
     name = f.string("robot")
     description = f.string("description", default="") if f.has("description") else ""
     if isinstance(robot, RobotSpec):
@@ -123,6 +132,22 @@ def load_pose_file(
     limbs.finish()
     f.finish()
     return PoseFile(path, spec, description, configs)
+
+
+def _read_table(path: Path) -> dict:
+    """A pose file's table: JSON for a ``.json`` file (the same keys as the TOML), else TOML."""
+    if path.suffix.lower() != ".json":
+        return read_toml(path)
+    data = read_limited(path, MAX_TOML_BYTES, "JSON file")
+    try:
+        table = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise SpecError(path, "<file>", clip(str(exc)), "a JSON object in UTF-8") from exc
+    if not isinstance(table, dict) or nesting_depth(table) > MAX_DEPTH:
+        raise SpecError(
+            path, "<file>", type(table).__name__, f"a JSON object nested at most {MAX_DEPTH} deep"
+        )
+    return table
 
 
 def _limb(f: Fields, limb: LimbSpec) -> tuple[PccConfig, ...]:

@@ -1,25 +1,34 @@
-"""The rod chain: a dynamic limb whose sections bend about both cross-section axes, twist and stretch.
+"""The rod chain: a dynamic limb whose sections bend about both cross-section axes, twist, stretch and shear.
 
 Why. The RRP section ``Rz(plane) Ry(bend) Tz(chord)`` of :mod:`pccbullet.urdf_gen.pcc` is exact for PCC
 kinematics, but as a body it is not a rod: nothing bends about a section's own x axis at first order, so
 a load out of the commanded bending plane is taken by the plane joints (torsion springs) and twists the
 limb, and the chain is singular when straight. A real rod bends about both axes, twists and stretches
-everywhere along its length; the rod chain does the same with single-axis joints that PyBullet, the
-compiled kernels (:mod:`pccbullet.sim.chain`) and its C-API joint I/O handle as they are.
+everywhere along its length; the rod chain does the same.
 
 Topology of a segment cut into N sections of rest arc length ``h = L / N``. *Nodes* sit at the section
 boundaries: node 0 at the segment base (it represents ``[0, h/2]`` of the rod), nodes k = 1..N-1 at
-``k h`` (``[k h - h/2, k h + h/2]``) and the tip node at ``L`` (``[L - h/2, L]``). A node is three
-single-axis revolutes in the order bend about x, bend about y, twist about z, i.e. the relative
-rotation ``Rx(a) Ry(b) Rz(c)`` (intrinsic x-y-z Euler angles); each section is a prismatic joint along
-its chord. Per segment, in joint-vector order, ``4 N + 3`` joints::
+``k h`` (``[k h - h/2, k h + h/2]``) and the tip node at ``L`` (``[L - h/2, L]``). A node is one
+spherical joint (PyBullet's ``JOINT_SPHERICAL``: a quaternion, the child's angular velocity in its own
+axes); each section a prismatic joint along its chord. Why a spherical joint and not three revolutes
+(bend x, bend y, twist): it has no singularity at all (no Euler axis ever lines up), it is two links a
+section instead of four, so two-segment limbs fit PyBullet's 128 links per body up to N = 30, and
+PyBullet's step and the kernels' recursions cost per link; the kernels (:mod:`pccbullet.sim.chain`) solve
+its three degrees of freedom together, which also lets its stiffness act in the frame halfway through
+the node's rest turn (:mod:`pccbullet.sim.chain.solve`). PyBullet joints per segment: ``N`` nodes and
+chords, the tip node.
+
+The joint vector users read and write (``Robot.joints``, ``pcc_joints``, spring targets) has ``4 N + 3``
+entries per segment::
 
     [a_1, b_1, c_1, chord_1, ..., a_N, b_N, c_N, chord_N, a_tip, b_tip, c_tip]
 
-where ``a_k, b_k, c_k`` is the node at the base of section k. The two bending axes do not depend on the
-twist (it comes last) and are orthogonal unless ``|b|`` reaches 90 deg, so the straight pose is
-regular. Stiffness: ``E I / l``, ``E I / l``, ``G J / l`` per node (``l`` the length it represents) and
-``E A / h`` per chord (:func:`pccbullet.sim.dynamics.joint_stiffness`).
+where ``a_k, b_k, c_k`` are the x-y-z Euler angles of the node at the base of section k (its rotation
+``Rx(a) Ry(b) Rz(c)``: two bends and a twist, regular for the small turns of a node), converted to and
+from the spherical joints' quaternions by :func:`node_quaternions` and :func:`node_angles_from_quaternions`.
+Stiffness: ``E I / l``, ``E I / l``, ``G J / l`` per node (``l`` the length it represents) and ``E A / h``
+per chord (:func:`pccbullet.sim.dynamics.joint_stiffness`); shear ``kappa G A`` per chord
+(:mod:`pccbullet.sim.chain.solve`).
 
 Rest shape. Chord k of the PCC discretization leaves the base tangent at ``(2k - 1) bend / 2N``, so
 consecutive chords turn by ``bend / N`` about the bending plane's normal, and the first and the tip node by
@@ -32,9 +41,9 @@ exactly into its x-y-z Euler angles (:func:`node_angles`). The PCC frame of a se
 frame turned by ``Rz(P)`` about the backbone: ``T_pcc = T_material Rz(P)`` (:func:`material_twist`). Chord
 lengths are the PCC chords, ``(L / N) sinc(bend / 2N)``.
 
-Link count: ``4 N + 3`` links per segment (two nearly massless links inside each node, the node's
-last link, the slice body; three at the tip node), plus the tip frame and a payload; PyBullet reads back at
-most 128 links per body (:func:`pccbullet.urdf_gen.urdf_writer.limb_link_count`).
+Link count: ``2 N + 1`` links per segment (a nearly massless link after each node, the slice body after
+its chord; the segment's end link after the tip node), plus the tip frame and a payload; PyBullet reads
+back at most 128 links per body (:func:`pccbullet.urdf_gen.urdf_writer.limb_link_count`).
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ import numpy as np
 
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, rot_x, rot_y, rot_z, sinc
+from pccbullet.urdf_gen.specs import LimbSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 
 CHAINS = ("rrp", "rod")  # the dynamic-chain topologies a world can load
@@ -159,3 +169,110 @@ def pcc_frame(T_material: Transform, configs: Sequence[PccConfig]) -> Transform:
     out = np.array(T_material, dtype=float)
     out[:3, :3] = out[:3, :3] @ rot_z(material_twist(configs))
     return out
+
+
+def node_quaternions(angles: FloatArray) -> FloatArray:
+    """Quaternions ``(..., 4)`` (x, y, z, w, PyBullet's order) of ``Rx(a) Ry(b) Rz(c)`` for x-y-z Euler angles
+    ``angles (..., 3)`` (rad)."""
+    half = 0.5 * np.asarray(angles, dtype=float)
+    sa, ca = np.sin(half[..., 0]), np.cos(half[..., 0])
+    sb, cb = np.sin(half[..., 1]), np.cos(half[..., 1])
+    sc, cc = np.sin(half[..., 2]), np.cos(half[..., 2])
+    return np.stack(
+        [
+            sa * cb * cc + ca * sb * sc,
+            ca * sb * cc - sa * cb * sc,
+            ca * cb * sc + sa * sb * cc,
+            ca * cb * cc - sa * sb * sc,
+        ],
+        axis=-1,
+    )
+
+
+def node_angles_from_quaternions(quaternions: FloatArray) -> FloatArray:
+    """x-y-z Euler angles ``(..., 3)`` (rad) of unit quaternions ``(..., 4)`` (x, y, z, w): the inverse of
+    :func:`node_quaternions` for ``|b| < 90 deg``."""
+    x, y, z, w = np.moveaxis(np.asarray(quaternions, dtype=float), -1, 0)
+    r02 = 2.0 * (x * z + y * w)
+    r12 = 2.0 * (y * z - x * w)
+    r22 = 1.0 - 2.0 * (x * x + y * y)
+    r01 = 2.0 * (x * y - z * w)
+    r00 = 1.0 - 2.0 * (y * y + z * z)
+    return np.stack(
+        [np.arctan2(-r12, r22), np.arcsin(np.clip(r02, -1.0, 1.0)), np.arctan2(-r01, r00)], axis=-1
+    )
+
+
+def node_angle_rates(angles: FloatArray, omega: FloatArray) -> FloatArray:
+    """Rates ``(..., 3)`` (rad/s) of a node's x-y-z Euler angles ``angles (..., 3)`` for the child's relative
+    angular velocity ``omega (..., 3)`` in child axes (a spherical joint's velocity):
+    ``omega = [[cb cc, sc, 0], [-cb sc, cc, 0], [sb, 0, 1]] rates``."""
+    angles = np.asarray(angles, dtype=float)
+    w = np.asarray(omega, dtype=float)
+    b, c = angles[..., 1], angles[..., 2]
+    cb, sb, cc, sc = np.cos(b), np.sin(b), np.cos(c), np.sin(c)
+    a_rate = (cc * w[..., 0] - sc * w[..., 1]) / cb
+    b_rate = sc * w[..., 0] + cc * w[..., 1]
+    return np.stack([a_rate, b_rate, w[..., 2] - sb * a_rate], axis=-1)
+
+
+def rod_joint_kinds(sections: Sequence[int]) -> list[str]:
+    """The URDF joint types of a rod limb's movable joints in chain order: per segment ``N`` times
+    ``"spherical", "prismatic"``, then ``"spherical"`` (the tip node)."""
+    kinds: list[str] = []
+    for n in sections:
+        kinds += ["spherical", "prismatic"] * n + ["spherical"]
+    return kinds
+
+
+def joint_kinds(limb: LimbSpec, chain: str) -> list[str]:
+    """The URDF joint types of a limb's movable joints in chain order, on the ``"rrp"`` or ``"rod"``
+    chain."""
+    kinds: list[str] = []
+    for seg in limb.segments:
+        if chain == "rod":
+            kinds += rod_joint_kinds([seg.sections])
+        else:
+            kinds += ["revolute", "revolute", "prismatic"] * seg.sections + ["revolute"]
+    return kinds
+
+
+def rod_joint_states(q: FloatArray, sections: Sequence[int]) -> list[list[float]]:
+    """A rod limb's joint vector ``(sum(4 N_s + 3),)`` as PyBullet's per-joint positions, chain order: a
+    quaternion ``[x, y, z, w]`` per node, ``[length]`` per chord (``resetJointStatesMultiDof``)."""
+    q = np.asarray(q, dtype=float)
+    out: list[list[float]] = []
+    i = 0
+    for kind in rod_joint_kinds(sections):
+        if kind == "spherical":
+            out.append(node_quaternions(q[i : i + 3]).tolist())
+            i += 3
+        else:
+            out.append([float(q[i])])
+            i += 1
+    return out
+
+
+def rod_vector(positions: Sequence[Sequence[float]], sections: Sequence[int]) -> FloatArray:
+    """The inverse of :func:`rod_joint_states`: PyBullet's per-joint positions (a quaternion per node, a
+    length per chord) as the rod joint vector."""
+    out: list[float] = []
+    for kind, value in zip(rod_joint_kinds(sections), positions, strict=True):
+        out += node_angles_from_quaternions(np.asarray(value)).tolist() if kind == "spherical" else [value[0]]
+    return np.array(out)
+
+
+def rod_vector_rates(
+    positions: Sequence[Sequence[float]], velocities: Sequence[Sequence[float]], sections: Sequence[int]
+) -> FloatArray:
+    """Rates of the rod joint vector from PyBullet's per-joint positions and velocities (the nodes'
+    angular velocities in child axes turned into Euler-angle rates, :func:`node_angle_rates`)."""
+    out: list[float] = []
+    for kind, value, rate in zip(rod_joint_kinds(sections), positions, velocities, strict=True):
+        if kind == "spherical":
+            out += node_angle_rates(
+                node_angles_from_quaternions(np.asarray(value)), np.asarray(rate)
+            ).tolist()
+        else:
+            out.append(rate[0])
+    return np.array(out)

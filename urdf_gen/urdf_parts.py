@@ -7,16 +7,23 @@ cylinder) and the nearly massless links inside its joint group, which carry ``IN
 it each with the slice's inertia scaled down, so both PyBullet and MuJoCo see sane, positive-definite
 inertias at 1 ms steps. The last slice of a segment also feeds the links after it (the segment's end), so
 a limb's links sum to the frustum's mass exactly.
+
+Mesh references are relative (``meshes/NAME.stl`` beside the URDF) unless :func:`apply_mesh_uri` points
+them at a ROS package (``package://NAME/meshes``, what RViz and robot_state_publisher resolve) or at
+absolute ``file://`` paths.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
+from pccbullet.urdf_gen.errors import ConfigurationError, cap
 from pccbullet.urdf_gen.geometry import MassProperties, frustum_mass_properties
 from pccbullet.urdf_gen.specs import LimbSpec, SegmentSpec
 
@@ -106,3 +113,33 @@ def section_links(
     add_geometry(body, "visual", ux.mesh(f"{MESH_DIR}/{mesh_name}"), (0, 0, 0), LIMB_RGBA)
     add_geometry(body, "collision", ux.cylinder(0.5 * (r0 + r1), h), (0, 0, -0.5 * h))
     return slice_mp
+
+
+MESH_URI_FORMS = (
+    "package://PACKAGE[/PATH] (a ROS package name: lower case, digits, '_'), file:// (the written meshes' "
+    "absolute paths) or file:///ABSOLUTE/FOLDER"
+)
+_PACKAGE_URI = re.compile(r"^package://[a-z][a-z0-9_]*(/[A-Za-z0-9_.\-]+)*/?$")
+_FILE_URI = re.compile(r"^file://(/[A-Za-z0-9_.\-]+)*/?$")
+
+
+def check_mesh_uri(uri: str) -> str:
+    """``uri`` without a trailing ``/`` if it is one of :data:`MESH_URI_FORMS`, else
+    :class:`~pccbullet.urdf_gen.errors.ConfigurationError` naming the value and the forms."""
+    if not isinstance(uri, str) or not (_PACKAGE_URI.match(uri) or _FILE_URI.match(uri)):
+        raise ConfigurationError(f"mesh_uri = {cap(uri)} is invalid; allowed: {MESH_URI_FORMS}")
+    return uri if uri == "file://" else uri.rstrip("/")
+
+
+def apply_mesh_uri(tree: ET.ElementTree, uri: str | None, mesh_dir: Path) -> None:
+    """Point every ``<mesh filename="meshes/NAME">`` of ``tree`` at ``{uri}/NAME`` (``None``: leave them);
+    ``file://`` alone means the absolute path of ``mesh_dir``, where the meshes are written."""
+    if uri is None:
+        return
+    prefix = check_mesh_uri(uri)
+    if prefix == "file://":
+        prefix = "file://" + Path(mesh_dir).resolve().as_posix()
+    for element in tree.iter("mesh"):
+        name = element.get("filename", "")
+        if name.startswith(f"{MESH_DIR}/"):
+            element.set("filename", f"{prefix}/{name[len(MESH_DIR) + 1 :]}")

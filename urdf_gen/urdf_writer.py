@@ -1,9 +1,9 @@
 """RobotSpec -> URDFs (one for the head, one per limb, each limb an RRP or a rod chain) plus STL meshes.
 
-Why one URDF per limb: PyBullet reads back the state of at most 128 links per body (bullet3 issue
-#4621, ``MAX_DEGREE_OF_FREEDOM``); URSULA at N = 10 has 186 movable joints, one limb at most 62. A limb
-URDF's root link is its flange (``{limb}_base``); the simulator places it at the head's mount pose.
-:data:`MAX_LINKS` is checked before writing.
+Why one URDF per limb: PyBullet's state holds 128 entries per body (bullet3 issue #4621,
+``MAX_DEGREE_OF_FREEDOM``); URSULA at N = 10 has 186 movable joints, one limb at most 62. A limb URDF's
+root link is its flange (``{limb}_base``); the simulator places it at the head's mount pose, as one body
+or, where the limb is larger than a body holds, in parts (:mod:`pccbullet.sim.limb_parts`).
 
 Chains (``chain=``): ``"rrp"`` (default, the paper's, what ``pccbullet urdf`` writes and kinematic worlds
 load): per section three joints (``plane`` revolute z, ``bend`` revolute y, ``chord`` prismatic z, see
@@ -39,7 +39,6 @@ import numpy as np
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.atomic import atomic_path
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import MassProperties, frustum_mesh
 from pccbullet.urdf_gen.pcc import sinc
 from pccbullet.urdf_gen.rod import check_chain
@@ -53,12 +52,13 @@ from pccbullet.urdf_gen.urdf_parts import (
     add_geometry,
     add_joint,
     add_link,
+    apply_mesh_uri,
+    check_mesh_uri,
     marker,
     section_links,
 )
 
 PLANE_LIMIT_INNER = 0.5 * math.pi  # rad, plane joints of sections k > 1 (0 in pure PCC, torsion in dynamics)
-MAX_LINKS = 127  # PyBullet state readback limit per body (links besides the root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,17 +172,10 @@ class _Builder:
 
 def limb_link_count(limb: LimbSpec, chain: str = "rrp") -> int:
     """Links of a limb URDF besides its root: per segment ``3 N + 1`` (RRP: 3 per section, the end link)
-    or ``4 N + 3`` (rod: 4 per section, 3 at the tip node); then the tip frame and the payload."""
-    per_section, per_segment = (4, 3) if chain == "rod" else (3, 1)
+    or ``2 N + 1`` (rod: 2 per section, the end link); then the tip frame and the payload."""
+    per_section, per_segment = (2, 1) if chain == "rod" else (3, 1)
     frames = 1 + (limb.payload is not None)
     return sum(per_section * seg.sections + per_segment for seg in limb.segments) + frames
-
-
-def _most_sections(limb: LimbSpec, chain: str) -> int:
-    """The largest N per segment (all segments alike) that keeps ``limb`` within :data:`MAX_LINKS`."""
-    per_section, per_segment = (4, 3) if chain == "rod" else (3, 1)
-    count = len(limb.segments)
-    return (MAX_LINKS - 1 - (limb.payload is not None) - per_segment * count) // (per_section * count)
 
 
 def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
@@ -201,20 +194,10 @@ def build_limb_urdf(
         chain: ``"rrp"`` (the paper's sections) or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`).
 
     Raises:
-        ConfigurationError: ``chain`` is unknown, or the limb would exceed PyBullet's :data:`MAX_LINKS`
-            links per body.
+        ConfigurationError: ``chain`` is unknown. (A limb larger than a PyBullet body holds is loaded in
+        parts: :mod:`pccbullet.sim.limb_parts`.)
     """
     check_chain(chain)
-    count = limb_link_count(limb, chain)
-    if count > MAX_LINKS:
-        hint = (
-            " (a rod section has 4 links; a spherical joint per node would need 2)" if chain == "rod" else ""
-        )
-        raise ConfigurationError(
-            f"limb '{limb.name}' ({chain} chain) needs {count} links; PyBullet handles at most {MAX_LINKS} "
-            f"per body (bullet3 #4621); allowed: at most {_most_sections(limb, chain)} sections per segment "
-            f"for this limb{hint}"
-        )
     b = _Builder(spec, f"{spec.name}_{limb.name}", chain=chain)
     b.limb(limb)
     return ET.ElementTree(b.robot), b.meshes
@@ -250,6 +233,7 @@ def write_urdf(
     mesh_sections: int = 32,
     combined: bool = False,
     chain: str = "rrp",
+    mesh_uri: str | None = None,
 ) -> UrdfOutput:
     """Write ``{name}_head.urdf``, ``{name}_{limb}.urdf`` per limb and the meshes under ``meshes/``.
 
@@ -261,6 +245,8 @@ def write_urdf(
             always RRP sections).
         chain: the limb files' sections: ``"rrp"`` (the paper's, for users and kinematic worlds) or
             ``"rod"`` (dynamic worlds, :mod:`pccbullet.urdf_gen.rod`).
+        mesh_uri: the files' mesh references: ``None`` (``meshes/NAME.stl``, relative), ``package://PKG/meshes``
+            or ``file://`` (see :func:`pccbullet.urdf_gen.urdf_parts.apply_mesh_uri`).
 
     Returns:
         The absolute paths written.
@@ -268,19 +254,24 @@ def write_urdf(
     out = Path(out_dir).expanduser().resolve()
     # refuse (unknown chain, too many links) before writing
     trees = [build_limb_urdf(spec, limb, chain) for limb in spec.limbs]
+    if mesh_uri is not None:
+        check_mesh_uri(mesh_uri)
     (out / MESH_DIR).mkdir(parents=True, exist_ok=True)
     meshes: dict[str, tuple[float, float, float]] = {}
     limbs: dict[str, Path] = {}
     for limb, (tree, limb_meshes) in zip(spec.limbs, trees, strict=True):
         meshes.update(limb_meshes)
         limbs[limb.name] = out / f"{spec.name}_{limb.name}.urdf"
+        apply_mesh_uri(tree, mesh_uri, out / MESH_DIR)
         ux.write_tree(tree, limbs[limb.name])
     head = out / f"{spec.name}_head.urdf"
     ux.write_tree(build_head_urdf(spec), head)
     whole = None
     if combined:
         whole = out / f"{spec.name}.urdf"
-        ux.write_tree(build_combined_urdf(spec)[0], whole)
+        tree = build_combined_urdf(spec)[0]
+        apply_mesh_uri(tree, mesh_uri, out / MESH_DIR)
+        ux.write_tree(tree, whole)
     written = []
     for name, (r0, r1, h) in meshes.items():
         path = out / MESH_DIR / name

@@ -22,11 +22,11 @@ pinned, ``PCCBULLET_C_API=0`` (this path only) or ``PCCBULLET_SAFE=1`` (every in
 Python functions does not use it either. Those limbs call the Python functions: the same numbers, bit
 for bit (``tests/test_capi.py``).
 
-Compiled-code cache: numba keys each cached kernel to its own source file only. :func:`limb_step` compiles
-:func:`pccbullet.sim.chain.solve.spring_torques` into itself, so after a change to the chain kernels
-(``sim/chain/solve.py``, ``kernels.py``) its cache entry keeps the old code until this file changes too
-(or its ``__pycache__/capi.*`` entries are removed): change both together. ``tests/test_capi.py``, which
-compares this path with the Python one bit for bit, fails on a stale entry.
+Compiled-code cache: numba keys each cached kernel to its own source file only, and :func:`limb_step`
+compiles the chain kernels (:mod:`pccbullet.sim.chain`) into itself. So that a change to them is not
+hidden behind an old cache entry, this module keeps a digest of their sources beside its cache
+(``__pycache__/capi.chain-digest``) and drops its own entries when the digest changes
+(:func:`_drop_stale_cache`). ``tests/test_capi.py`` compares this path with the Python one bit for bit.
 """
 
 from __future__ import annotations
@@ -48,6 +48,35 @@ from pccbullet.sim.bullet_internals.symbols import enabled, extension_object
 from pccbullet.sim.chain.solve import spring_torques
 
 log = logging.getLogger(__name__)
+
+
+def _drop_stale_cache() -> None:
+    """Remove this module's numba cache entries if the chain kernels' sources changed since they were
+    written (the digest of ``sim/chain/*.py`` beside the cache says), and record the current digest."""
+    import hashlib
+    from pathlib import Path
+
+    from pccbullet.sim import chain
+
+    sources = sorted(Path(chain.__file__).parent.glob("*.py"))
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+    here = Path(__file__)
+    cache_dir = here.parent / "__pycache__"
+    if os.environ.get("NUMBA_CACHE_DIR"):  # numba mirrors the source tree there
+        cache_dir = Path(os.environ["NUMBA_CACHE_DIR"]) / here.parent.resolve().relative_to(here.anchor)
+    stamp = cache_dir / f"{here.stem}.chain-digest"
+    try:
+        if stamp.exists() and stamp.read_text() == digest:
+            return
+        for entry in cache_dir.glob(f"{here.stem}.*.nb[ic]"):
+            entry.unlink()
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:  # a read-only install: its cache is as it was built
+        log.debug("numba cache of %s not checked", here, exc_info=True)
+
+
+_drop_stale_cache()
 
 ENV_SWITCH = "PCCBULLET_C_API"  # "0": use PyBullet's Python functions only
 # PyBullet releases whose C API this module was written and tested against (bit-identical
@@ -178,15 +207,14 @@ _NULL = np.uint64(0)
 
 
 @numba.njit(cache=True)
-def read_joint_state(fns, slot, client, body, qidx, uidx, out, q, qd):  # type: ignore[no-untyped-def]
-    """Positions ``q`` and velocities ``qd`` of ``body``'s joints (PyBullet state indices ``qidx``,
-    ``uidx``), as ``getJointStates`` would return them. ``out``: ``(OUT_SLOTS,) uint64`` scratch.
+def read_joint_state(fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out, q, qd):  # type: ignore[no-untyped-def]
+    """Position entries ``q`` and velocity entries ``qd`` of a limb's joints over its bodies ``bodies (P,)``
+    (PyBullet state indices ``qidx`` per position entry, ``uidx`` per velocity entry: a spherical joint has
+    four and three; part ``p``'s entries are ``qsplit[p]:qsplit[p + 1]`` and ``usplit[p]:usplit[p + 1]``),
+    as ``getJointStates(MultiDof)`` would return them. ``out``: ``(OUT_SLOTS,) uint64`` scratch.
     Returns :data:`OK` or an error code."""
     if _load_u64(slot) != client:
         return ERR_CLIENT
-    status = _call_submit(fns[F_SUBMIT], client, _call_request(fns[F_REQUEST], client, body))
-    if status == _NULL or _call_status(fns[F_STATUS], status) != STATUS_ACTUAL_STATE:
-        return ERR_STATE
     w = _WORD
     a0 = np.uint64(out.ctypes.data)  # uint64 arithmetic throughout (mixed with int64, numba gives floats)
     a1 = a0 + w
@@ -194,52 +222,65 @@ def read_joint_state(fns, slot, client, body, qidx, uidx, out, q, qd):  # type: 
     a3 = a2 + w
     a4 = a3 + w
     a5 = a4 + w
-    if _call_actual(fns[F_ACTUAL], status, a0, a1, a2, a3, a4, a5, a5 + w) == 0:
-        return ERR_STATE
-    # out[0]: body id, out[1], out[2]: numbers of position and velocity entries (C ints);
-    # out[4], out[5]: addresses of the position and velocity arrays
-    if np.int64(out[0] & _LOW32) != body:
-        return ERR_STATE
-    nq = np.int64(out[1] & _LOW32)
-    nu = np.int64(out[2] & _LOW32)
-    positions = out[4]
-    velocities = out[5]
-    for j in range(q.shape[0]):
-        if qidx[j] >= nq or uidx[j] >= nu:
+    for part in range(bodies.shape[0]):
+        body = bodies[part]
+        status = _call_submit(fns[F_SUBMIT], client, _call_request(fns[F_REQUEST], client, body))
+        if status == _NULL or _call_status(fns[F_STATUS], status) != STATUS_ACTUAL_STATE:
             return ERR_STATE
-        q[j] = _load_f64(positions + w * np.uint64(qidx[j]))
-        qd[j] = _load_f64(velocities + w * np.uint64(uidx[j]))
+        if _call_actual(fns[F_ACTUAL], status, a0, a1, a2, a3, a4, a5, a5 + w) == 0:
+            return ERR_STATE
+        # out[0]: body id, out[1], out[2]: numbers of position and velocity entries (C ints);
+        # out[4], out[5]: addresses of the position and velocity arrays
+        if np.int64(out[0] & _LOW32) != body:
+            return ERR_STATE
+        nq = np.int64(out[1] & _LOW32)
+        nu = np.int64(out[2] & _LOW32)
+        positions = out[4]
+        velocities = out[5]
+        for j in range(qsplit[part], qsplit[part + 1]):
+            if qidx[j] >= nq:
+                return ERR_STATE
+            q[j] = _load_f64(positions + w * np.uint64(qidx[j]))
+        for j in range(usplit[part], usplit[part + 1]):
+            if uidx[j] >= nu:
+                return ERR_STATE
+            qd[j] = _load_f64(velocities + w * np.uint64(uidx[j]))
     return OK
 
 
 @numba.njit(cache=True)
-def send_joint_torques(fns, slot, client, body, uidx, tau):  # type: ignore[no-untyped-def]
-    """``setJointMotorControlArray(body, joints, TORQUE_CONTROL, forces=tau)``; returns a code."""
+def send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau):  # type: ignore[no-untyped-def]
+    """``setJointMotorControlArray(body, joints, TORQUE_CONTROL, forces=tau)`` for each of a limb's bodies
+    (one entry per velocity entry, PyBullet's ``uidx``; part ``p``'s are ``usplit[p]:usplit[p + 1]``);
+    returns a code."""
     if _load_u64(slot) != client:
         return ERR_CLIENT
-    command = _call_control(fns[F_CONTROL], client, body, CONTROL_MODE_TORQUE)
-    for j in range(tau.shape[0]):
-        _call_torque(fns[F_TORQUE], command, uidx[j], tau[j])
-    status = _call_submit(fns[F_SUBMIT], client, command)
-    if status == _NULL or _call_status(fns[F_STATUS], status) != STATUS_DESIRED_STATE:
-        return ERR_CONTROL
+    for part in range(bodies.shape[0]):
+        command = _call_control(fns[F_CONTROL], client, bodies[part], CONTROL_MODE_TORQUE)
+        for j in range(usplit[part], usplit[part + 1]):
+            _call_torque(fns[F_TORQUE], command, uidx[j], tau[j])
+        status = _call_submit(fns[F_SUBMIT], client, command)
+        if status == _NULL or _call_status(fns[F_STATUS], status) != STATUS_DESIRED_STATE:
+            return ERR_CONTROL
     return OK
 
 
 @numba.njit(cache=True)
 def limb_step(  # type: ignore[no-untyped-def]
-    fns, slot, client, body, qidx, uidx, out,
-    parent, jtype, dof, params, gravity, target, offset, K, C, dt, q, qd, tau,
+    fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out,
+    parent, jtype, dof, qpos, params, gravity, target, offset, K, C, dt, q, qd, tau, qdd, memory,
 ):  # fmt: skip
     """One controller step of a compliant limb: read ``q``, ``qd``; :func:`spring_torques`; send ``tau``.
 
     The arguments after ``out`` are those of :func:`pccbullet.sim.chain.solve.spring_torques`. Returns a code.
     """
-    code = read_joint_state(fns, slot, client, body, qidx, uidx, out, q, qd)
+    code = read_joint_state(fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out, q, qd)
     if code != OK:
         return code
-    spring_torques(parent, jtype, dof, params, q, qd, gravity, target, offset, K, C, dt, tau)
-    return send_joint_torques(fns, slot, client, body, uidx, tau)
+    spring_torques(
+        parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory
+    )
+    return send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau)
 
 
 # --- lookup ----------------------------------------------------------------------------------------

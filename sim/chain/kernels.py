@@ -2,9 +2,14 @@
 
 :func:`bias_and_fluid`: recursive Newton-Euler with ``qdd = 0`` (Coriolis, centrifugal and gravity torques
 ``h(q, qd)``) and, in the same backward pass, the fluid's generalized forces ``J^T f`` (buoyancy, Morison
-drag); :func:`mass_matrix`: the joint-space inertia ``M(q)`` by the composite-rigid-body algorithm.
-Arguments are the flat arrays of :class:`pccbullet.sim.chain.rigid.ChainModel` (``parent``, ``jtype``,
-``dof``, ``params`` with the column layout given there), all in the limb's base frame.
+drag). The joint-space inertia is in :mod:`pccbullet.sim.chain.inertia`. Arguments are the flat arrays of
+:class:`pccbullet.sim.chain.rigid.ChainModel` (``parent``, ``jtype``, ``dof``, ``qpos``, ``params`` with the
+column layout given there), all in the limb's base frame.
+
+Joint types: fixed (0), revolute (1), prismatic (2) and spherical (3). A spherical joint has four position
+entries (the quaternion ``x, y, z, w`` of the child relative to the joint frame, at ``q[qpos[i]:]``) and
+three velocity entries (the child's angular velocity relative to its parent in child axes, at
+``qd[dof[i]:]``), as PyBullet stores them; its generalized forces are the torque's child-axis components.
 """
 
 from __future__ import annotations
@@ -14,11 +19,17 @@ import math
 import numba
 import numpy as np
 
+from pccbullet.sim.chain.rotation import quat_matrix
+
+FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
+
 # Columns of the params array read here besides the kinematic and inertial ones (layout:
-# pccbullet.sim.chain.rigid): the added mass across a link's z axis at its centre of mass (kg) and the
-# added rotary inertia about the transverse axes through it (kg m^2)
+# pccbullet.sim.chain.rigid): the added mass across a link's z axis at its centre of mass (kg), the added
+# rotary inertia about the transverse axes through it (kg m^2), and the shear compliance of a chord joint
+# (1 / (kappa G A), 1/N; pccbullet.sim.chain.solve)
 ADDED_MASS = 31
 ADDED_INERTIA = 32
+SHEAR = 33
 
 
 @numba.njit(cache=True, inline="always")
@@ -26,8 +37,14 @@ def _cross(a0, a1, a2, b0, b1, b2):  # type: ignore[no-untyped-def]
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
+@numba.njit(cache=True, inline="always")
+def joint_dofs(kind):  # type: ignore[no-untyped-def]
+    """Velocity entries of a joint type: 0, 1 or 3."""
+    return 3 if kind == SPHERICAL else (0 if kind == FIXED else 1)
+
+
 @numba.njit(cache=True)
-def _kinematics(parent, jtype, dof, params, q, R, p) -> None:  # type: ignore[no-untyped-def]
+def _kinematics(parent, jtype, qpos, params, q, R, p) -> None:  # type: ignore[no-untyped-def]
     """Link frames in the base frame: rotations ``R (n, 3, 3)`` and origins ``p (n, 3)``."""
     n = parent.shape[0]
     R_j = np.empty((3, 3))
@@ -50,20 +67,25 @@ def _kinematics(parent, jtype, dof, params, q, R, p) -> None:  # type: ignore[no
                 p[i, a] = p[pa, a] + (
                     R[pa, a, 0] * params[i, 9] + R[pa, a, 1] * params[i, 10] + R[pa, a, 2] * params[i, 11]
                 )
-        x, y, z = params[i, 12], params[i, 13], params[i, 14]
-        if jtype[i] == 1:  # R = R_j Rot(axis, q) (Rodrigues)
-            angle = q[dof[i]]
-            c, s = math.cos(angle), math.sin(angle)
-            t = 1.0 - c
-            rot[0, 0] = c + x * x * t
-            rot[0, 1] = x * y * t - z * s
-            rot[0, 2] = x * z * t + y * s
-            rot[1, 0] = y * x * t + z * s
-            rot[1, 1] = c + y * y * t
-            rot[1, 2] = y * z * t - x * s
-            rot[2, 0] = z * x * t - y * s
-            rot[2, 1] = z * y * t + x * s
-            rot[2, 2] = c + z * z * t
+        kind = jtype[i]
+        if kind == REVOLUTE or kind == SPHERICAL:
+            if kind == REVOLUTE:  # R = R_j Rot(axis, q) (Rodrigues)
+                x, y, z = params[i, 12], params[i, 13], params[i, 14]
+                angle = q[qpos[i]]
+                c, s = math.cos(angle), math.sin(angle)
+                t = 1.0 - c
+                rot[0, 0] = c + x * x * t
+                rot[0, 1] = x * y * t - z * s
+                rot[0, 2] = x * z * t + y * s
+                rot[1, 0] = y * x * t + z * s
+                rot[1, 1] = c + y * y * t
+                rot[1, 2] = y * z * t - x * s
+                rot[2, 0] = z * x * t - y * s
+                rot[2, 1] = z * y * t + x * s
+                rot[2, 2] = c + z * z * t
+            else:
+                k = qpos[i]
+                quat_matrix(q[k], q[k + 1], q[k + 2], q[k + 3], rot)
             for a in range(3):
                 for b in range(3):
                     R[i, a, b] = R_j[a, 0] * rot[0, b] + R_j[a, 1] * rot[1, b] + R_j[a, 2] * rot[2, b]
@@ -71,14 +93,15 @@ def _kinematics(parent, jtype, dof, params, q, R, p) -> None:  # type: ignore[no
             for a in range(3):
                 for b in range(3):
                     R[i, a, b] = R_j[a, b]
-            if jtype[i] == 2:
-                qi = q[dof[i]]
+            if kind == PRISMATIC:
+                x, y, z = params[i, 12], params[i, 13], params[i, 14]
+                qi = q[qpos[i]]
                 for a in range(3):
                     p[i, a] += (R_j[a, 0] * x + R_j[a, 1] * y + R_j[a, 2] * z) * qi
 
 
 @numba.njit(cache=True)
-def bias_and_fluid(parent, jtype, dof, params, q, qd, gravity, h, tau_f) -> None:  # type: ignore[no-untyped-def]
+def bias_and_fluid(parent, jtype, dof, qpos, params, q, qd, gravity, h, tau_f) -> None:  # type: ignore[no-untyped-def]
     """Recursive Newton-Euler (``qdd = 0``) with fluid loads; writes ``h`` and ``tau_f`` (``(n_dof,)``).
 
     ``h`` is the torque that holds the chain at ``qdd = 0`` against gravity and velocity products (the
@@ -88,26 +111,33 @@ def bias_and_fluid(parent, jtype, dof, params, q, qd, gravity, h, tau_f) -> None
     n = parent.shape[0]
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
-    _kinematics(parent, jtype, dof, params, q, R, p)
-    _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f)
+    _kinematics(parent, jtype, qpos, params, q, R, p)
+    loads = np.empty((2, n, 3))
+    _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads)
 
 
 @numba.njit(cache=True)
-def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f) -> None:  # type: ignore[no-untyped-def]
-    """:func:`bias_and_fluid` on link frames ``R``, ``p`` from :func:`_kinematics`."""
+def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads) -> None:  # type: ignore[no-untyped-def]
+    """:func:`bias_and_fluid` on link frames ``R``, ``p`` from :func:`_kinematics`.
+
+    Also writes ``loads (2, n, 3)``: ``loads[0, i]`` the net force link ``i``'s joint passes to its subtree
+    (what holds it at ``qdd = 0``, less the fluid's loads on it), ``loads[1, i]`` the same for link ``i``
+    alone; base axes (N). The rod chain's shear reads them (:mod:`pccbullet.sim.chain.solve`).
+    """
     n = parent.shape[0]
     work = np.empty((13, n, 3))  # one allocation for all per-link vectors
     w = work[0]  # angular velocity
     v = work[1]  # velocity of the link origin
     al = work[2]  # angular acceleration
     a = work[3]  # acceleration of the link origin (gravity as a base acceleration)
-    aw = work[4]  # joint axis, base axes
+    aw = work[4]  # joint axis, base axes (1-dof joints)
     d = work[5]  # link origin -> centre of mass, base axes
     F = work[6]  # force on the link (about its centre of mass: N)
     N = work[7]
     Fe = work[8]  # fluid force at the centre of mass
     for i in range(n):
         pa = parent[i]
+        kind = jtype[i]
         axis = params[i, 12:15]
         for k in range(3):
             aw[i, k] = R[i, k, 0] * axis[0] + R[i, k, 1] * axis[1] + R[i, k, 2] * axis[2]
@@ -131,11 +161,18 @@ def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f) -> 
         a0, a1, a2 = ap0 + x0 + y0, ap1 + x1 + y1, ap2 + x2 + y2
         w0, w1, w2 = wp0, wp1, wp2
         l0, l1, l2 = lp0, lp1, lp2
-        if jtype[i] != 0:
-            u = qd[dof[i]]
-            u0, u1, u2 = aw[i, 0] * u, aw[i, 1] * u, aw[i, 2] * u
+        if kind != FIXED:
+            j = dof[i]
+            if kind == SPHERICAL:  # relative angular velocity, child axes -> base axes
+                s0, s1, s2 = qd[j], qd[j + 1], qd[j + 2]
+                u0 = R[i, 0, 0] * s0 + R[i, 0, 1] * s1 + R[i, 0, 2] * s2
+                u1 = R[i, 1, 0] * s0 + R[i, 1, 1] * s1 + R[i, 1, 2] * s2
+                u2 = R[i, 2, 0] * s0 + R[i, 2, 1] * s1 + R[i, 2, 2] * s2
+            else:
+                u = qd[j]
+                u0, u1, u2 = aw[i, 0] * u, aw[i, 1] * u, aw[i, 2] * u
             z0, z1, z2 = _cross(wp0, wp1, wp2, u0, u1, u2)
-            if jtype[i] == 1:
+            if kind != PRISMATIC:
                 w0, w1, w2 = w0 + u0, w1 + u1, w2 + u2
                 l0, l1, l2 = l0 + z0, l1 + z1, l2 + z2
             else:
@@ -186,6 +223,8 @@ def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f) -> 
             fe1 -= cn * vn * n1 + ca * abs(va) * va * t1
             fe2 -= cn * vn * n2 + ca * abs(va) * va * t2
         Fe[i, 0], Fe[i, 1], Fe[i, 2] = fe0, fe1, fe2
+        for k in range(3):
+            loads[1, i, k] = F[i, k] - Fe[i, k]
     # backward: forces and moments (about the link origin) through each joint
     work[9:13] = 0.0
     f = work[9]  # force through the joint (from the parent)
@@ -205,14 +244,19 @@ def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f) -> 
         for k in range(3):
             f[i, k] += F[i, k]
             ff[i, k] += Fe[i, k]
+            loads[0, i, k] = f[i, k] - ff[i, k]
         j = dof[i]
-        if j >= 0:
-            if jtype[i] == 1:
-                h[j] = aw[i, 0] * mo[i, 0] + aw[i, 1] * mo[i, 1] + aw[i, 2] * mo[i, 2]
-                tau_f[j] = aw[i, 0] * mf[i, 0] + aw[i, 1] * mf[i, 1] + aw[i, 2] * mf[i, 2]
-            else:
-                h[j] = aw[i, 0] * f[i, 0] + aw[i, 1] * f[i, 1] + aw[i, 2] * f[i, 2]
-                tau_f[j] = aw[i, 0] * ff[i, 0] + aw[i, 1] * ff[i, 1] + aw[i, 2] * ff[i, 2]
+        kind = jtype[i]
+        if kind == REVOLUTE:
+            h[j] = aw[i, 0] * mo[i, 0] + aw[i, 1] * mo[i, 1] + aw[i, 2] * mo[i, 2]
+            tau_f[j] = aw[i, 0] * mf[i, 0] + aw[i, 1] * mf[i, 1] + aw[i, 2] * mf[i, 2]
+        elif kind == PRISMATIC:
+            h[j] = aw[i, 0] * f[i, 0] + aw[i, 1] * f[i, 1] + aw[i, 2] * f[i, 2]
+            tau_f[j] = aw[i, 0] * ff[i, 0] + aw[i, 1] * ff[i, 1] + aw[i, 2] * ff[i, 2]
+        elif kind == SPHERICAL:  # the moment's child-axis components
+            for k in range(3):
+                h[j + k] = R[i, 0, k] * mo[i, 0] + R[i, 1, k] * mo[i, 1] + R[i, 2, k] * mo[i, 2]
+                tau_f[j + k] = R[i, 0, k] * mf[i, 0] + R[i, 1, k] * mf[i, 1] + R[i, 2, k] * mf[i, 2]
         pa = parent[i]
         if pa >= 0:
             r0, r1, r2 = p[i, 0] - p[pa, 0], p[i, 1] - p[pa, 1], p[i, 2] - p[pa, 2]
@@ -230,87 +274,27 @@ def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f) -> 
 
 
 @numba.njit(cache=True)
-def _inertia_about_origin(params, R, p, i, out):  # type: ignore[no-untyped-def]
-    """Link ``i``'s rotational inertia about the base origin, base axes, into ``out (3, 3)``:
-    ``R Ic R^T + m (|c|^2 E - c c^T)``; returns its centre of mass ``c``."""
-    m = params[i, 15]
-    com = params[i, 16:19]
-    Ic = params[i, 19:28]
-    c0 = p[i, 0] + R[i, 0, 0] * com[0] + R[i, 0, 1] * com[1] + R[i, 0, 2] * com[2]
-    c1 = p[i, 1] + R[i, 1, 0] * com[0] + R[i, 1, 1] * com[1] + R[i, 1, 2] * com[2]
-    c2 = p[i, 2] + R[i, 2, 0] * com[0] + R[i, 2, 1] * com[1] + R[i, 2, 2] * com[2]
-    cc = c0 * c0 + c1 * c1 + c2 * c2
-    for a in range(3):
-        ca = c0 if a == 0 else (c1 if a == 1 else c2)
-        for b in range(3):
-            cb = c0 if b == 0 else (c1 if b == 1 else c2)
-            acc = 0.0
-            for k in range(3):
-                acc += R[i, a, k] * (
-                    Ic[3 * k] * R[i, b, 0] + Ic[3 * k + 1] * R[i, b, 1] + Ic[3 * k + 2] * R[i, b, 2]
-                )
-            out[a, b] = acc + m * ((cc if a == b else 0.0) - ca * cb)
-    return c0, c1, c2
-
-
-@numba.njit(cache=True)
-def mass_matrix(parent, jtype, dof, params, q, M) -> None:  # type: ignore[no-untyped-def]
-    """Composite-rigid-body joint-space inertia; writes ``M (n_dof, n_dof)``."""
-    n = parent.shape[0]
-    R = np.empty((n, 3, 3))
-    p = np.empty((n, 3))
-    _kinematics(parent, jtype, dof, params, q, R, p)
-    m_c = np.zeros(n)  # subtree mass
-    s_c = np.zeros((n, 3))  # subtree first moment about the base origin
-    J_c = np.zeros((n, 3, 3))  # subtree inertia about the base origin
+def joint_axes(jtype, dof, params, R, p, S) -> None:  # type: ignore[no-untyped-def]
+    """Motion subspaces ``S (n_dof, 6)``: per velocity entry ``[axis; p x axis]`` (rotational) or ``[0;
+    axis]`` (prismatic), about the base origin in base axes; a spherical joint's three entries turn about
+    its child's axes through its origin."""
+    n = jtype.shape[0]
     for i in range(n):
-        m = params[i, 15]
-        c0, c1, c2 = _inertia_about_origin(params, R, p, i, J_c[i])
-        s_c[i, 0], s_c[i, 1], s_c[i, 2] = m * c0, m * c1, m * c2
-        m_c[i] = m
-    for i in range(n - 1, -1, -1):
-        pa = parent[i]
-        if pa >= 0:
-            m_c[pa] += m_c[i]
-            s_c[pa] += s_c[i]
-            J_c[pa] += J_c[i]
-    for i in range(n):
-        di = dof[i]
-        if di < 0 or m_c[i] <= 0.0:
+        kind = jtype[i]
+        if kind == FIXED:
             continue
-        mt = m_c[i]
-        g0, g1, g2 = s_c[i, 0] / mt, s_c[i, 1] / mt, s_c[i, 2] / mt  # subtree centre of mass
-        axis = params[i, 12:15]
-        u0 = R[i, 0, 0] * axis[0] + R[i, 0, 1] * axis[1] + R[i, 0, 2] * axis[2]
-        u1 = R[i, 1, 0] * axis[0] + R[i, 1, 1] * axis[1] + R[i, 1, 2] * axis[2]
-        u2 = R[i, 2, 0] * axis[0] + R[i, 2, 1] * axis[1] + R[i, 2, 2] * axis[2]
-        # force F and moment Nc (about the subtree's centre of mass) for a unit joint acceleration
-        if jtype[i] == 1:
-            x0, x1, x2 = _cross(u0, u1, u2, g0 - p[i, 0], g1 - p[i, 1], g2 - p[i, 2])
-            F0, F1, F2 = mt * x0, mt * x1, mt * x2
-            # inertia about the subtree's centre of mass: J_c - m (|g|^2 E - g g^T)
-            gg = g0 * g0 + g1 * g1 + g2 * g2
-            J = J_c[i]
-            gu = g0 * u0 + g1 * u1 + g2 * u2
-            Nc0 = J[0, 0] * u0 + J[0, 1] * u1 + J[0, 2] * u2 - mt * (gg * u0 - g0 * gu)
-            Nc1 = J[1, 0] * u0 + J[1, 1] * u1 + J[1, 2] * u2 - mt * (gg * u1 - g1 * gu)
-            Nc2 = J[2, 0] * u0 + J[2, 1] * u1 + J[2, 2] * u2 - mt * (gg * u2 - g2 * gu)
-        else:
-            F0, F1, F2 = mt * u0, mt * u1, mt * u2
-            Nc0, Nc1, Nc2 = 0.0, 0.0, 0.0
-        j = i
-        while j >= 0:  # the joint itself and its ancestors
-            dj = dof[j]
-            if dj >= 0:
-                axis_j = params[j, 12:15]
-                b0 = R[j, 0, 0] * axis_j[0] + R[j, 0, 1] * axis_j[1] + R[j, 0, 2] * axis_j[2]
-                b1 = R[j, 1, 0] * axis_j[0] + R[j, 1, 1] * axis_j[1] + R[j, 1, 2] * axis_j[2]
-                b2 = R[j, 2, 0] * axis_j[0] + R[j, 2, 1] * axis_j[1] + R[j, 2, 2] * axis_j[2]
-                if jtype[j] == 1:
-                    c0, c1, c2 = _cross(g0 - p[j, 0], g1 - p[j, 1], g2 - p[j, 2], F0, F1, F2)
-                    val = b0 * (Nc0 + c0) + b1 * (Nc1 + c1) + b2 * (Nc2 + c2)
-                else:
-                    val = b0 * F0 + b1 * F1 + b2 * F2
-                M[dj, di] = val
-                M[di, dj] = val
-            j = parent[j]
+        j = dof[i]
+        for k in range(joint_dofs(kind)):
+            if kind == SPHERICAL:
+                u0, u1, u2 = R[i, 0, k], R[i, 1, k], R[i, 2, k]
+            else:
+                axis = params[i, 12:15]
+                u0 = R[i, 0, 0] * axis[0] + R[i, 0, 1] * axis[1] + R[i, 0, 2] * axis[2]
+                u1 = R[i, 1, 0] * axis[0] + R[i, 1, 1] * axis[1] + R[i, 1, 2] * axis[2]
+                u2 = R[i, 2, 0] * axis[0] + R[i, 2, 1] * axis[1] + R[i, 2, 2] * axis[2]
+            if kind == PRISMATIC:
+                S[j + k, 0], S[j + k, 1], S[j + k, 2] = 0.0, 0.0, 0.0
+                S[j + k, 3], S[j + k, 4], S[j + k, 5] = u0, u1, u2
+            else:
+                S[j + k, 0], S[j + k, 1], S[j + k, 2] = u0, u1, u2
+                S[j + k, 3], S[j + k, 4], S[j + k, 5] = _cross(p[i, 0], p[i, 1], p[i, 2], u0, u1, u2)

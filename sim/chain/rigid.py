@@ -18,7 +18,8 @@ and evaluates, in ``numba`` kernels:
 
 Everything is expressed in the limb's base frame (fixed), with gravity given in base axes; link
 frames are URDF link frames (joint frame = child link frame), each link's inertia is about its centre
-of mass. Joint types: fixed, revolute, prismatic (what the PCC chains use).
+of mass. Joint types: fixed, revolute, prismatic (the RRP chain) and spherical (the rod chain's nodes;
+four position entries, a quaternion, and three velocity entries, PyBullet's layout).
 
 Where things live: this module reads the URDF (:class:`ChainModel`); the kernels are in
 :mod:`pccbullet.sim.chain.kernels` (kinematics, bias and fluid forces, mass matrix) and
@@ -30,17 +31,37 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from pccbullet.sim.chain.kernels import ADDED_INERTIA, ADDED_MASS, _kinematics, bias_and_fluid, mass_matrix
+from pccbullet.sim.chain.inertia import mass_matrix
+from pccbullet.sim.chain.kernels import (
+    ADDED_INERTIA,
+    ADDED_MASS,
+    FIXED,
+    PRISMATIC,
+    REVOLUTE,
+    SHEAR,
+    SPHERICAL,
+    _kinematics,
+    bias_and_fluid,
+    joint_axes,
+)
+from pccbullet.sim.chain.positions import positions_from_vector
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.types import FloatArray
 
-FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
-_JOINT_TYPES = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+_JOINT_TYPES = {
+    "fixed": FIXED,
+    "revolute": REVOLUTE,
+    "continuous": REVOLUTE,
+    "prismatic": PRISMATIC,
+    "spherical": SPHERICAL,
+}
+_VELOCITIES = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 3}  # entries per joint type
+_POSITIONS = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 4}
 
 # Columns of ChainModel.params (one row per link):
 _R_PJ = slice(0, 9)  # rotation parent link frame -> joint frame, row-major
@@ -55,7 +76,8 @@ _DRAG_N = 29  # 1/2 rho_w Cd d l (kg/m): drag across the slice axis (link z)
 _DRAG_A = 30  # 1/2 rho_w Cd_axial pi d l (kg/m): drag along it
 _ADDED = ADDED_MASS  # C_a rho_w V (kg): added mass across the link's z axis, at its centre of mass
 _ADDED_ROT = ADDED_INERTIA  # C_a rho_w V l^2 / 12 (kg m^2): added rotary inertia about its transverse axes
-N_PARAMS = 33
+_SHEAR = SHEAR  # 1 / (kappa G A) (1/N): a chord joint's shear compliance (rod chains; solve.py)
+N_PARAMS = 34
 
 __all__ = [
     "MASS_COLUMN",
@@ -91,19 +113,25 @@ class ChainModel:
     Attributes:
         links: child link names, one per non-root link.
         parent: index of each link's parent in ``links``, -1 for the root, ``(n,) int``.
-        jtype: joint type per link (``FIXED``, ``REVOLUTE``, ``PRISMATIC``), ``(n,) int``.
-        dof: index of the link's joint in the joint vector, -1 for fixed joints, ``(n,) int``.
+        jtype: joint type per link (``FIXED``, ``REVOLUTE``, ``PRISMATIC``, ``SPHERICAL``), ``(n,) int``.
+        dof: index of the link's joint in the velocity vector (its first of three for a spherical joint),
+            -1 for fixed joints, ``(n,) int``.
+        qpos: index of the link's joint in the position vector (the first of a spherical joint's four
+            quaternion entries ``x, y, z, w``), -1 for fixed joints, ``(n,) int``.
         params: per-link numbers, ``(n, N_PARAMS) float`` (see the column slices in this module);
-            the fluid columns are zero until :meth:`with_fluid`.
-        n_dof: length of the joint vector.
+            the fluid and shear columns are zero until :meth:`with_fluid` / :meth:`with_shear`.
+        n_dof: length of the velocity vector (and of the joint torques).
+        n_q: length of the position vector (``n_dof`` plus one per spherical joint).
     """
 
     links: tuple[str, ...]
     parent: np.ndarray
     jtype: np.ndarray
     dof: np.ndarray
+    qpos: np.ndarray
     params: np.ndarray
     n_dof: int
+    n_q: int
 
     @classmethod
     def from_urdf(cls, path: str | Path, joint_order: Sequence[str]) -> ChainModel:
@@ -147,28 +175,37 @@ class ChainModel:
             name = stack.pop()
             order.append(name)
             stack.extend(reversed(children.get(name, [])))
-        dof_of = {name: i for i, name in enumerate(joint_order)}
-        n = len(order)
-        parent = np.full(n, -1, dtype=np.int64)
-        jtype = np.zeros(n, dtype=np.int64)
-        dof = np.full(n, -1, dtype=np.int64)
-        params = np.zeros((n, N_PARAMS))
-        index = {name: i for i, name in enumerate(order)}
-        seen = set()
-        for i, name in enumerate(order):
-            joint = joints[name]
-            jname, kind = joint.get("name", ""), joint.get("type", "")
+        kinds = {j.get("name", ""): j.get("type", "") for j in joints.values()}
+        for jname, kind in kinds.items():
             if kind not in _JOINT_TYPES:
                 raise ConfigurationError(
                     f"{path}: joint {jname!r} type = {kind!r} is not supported; "
                     f"allowed: {', '.join(_JOINT_TYPES)}"
                 )
-            jtype[i] = _JOINT_TYPES[kind]
+        offsets: dict[str, tuple[int, int]] = {}  # joint -> (velocity index, position index)
+        n_dof = n_q = 0
+        for jname in joint_order:
+            offsets[jname] = (n_dof, n_q)
+            kind_id = _JOINT_TYPES.get(kinds.get(jname, "fixed"), FIXED)
+            n_dof += _VELOCITIES[kind_id]
+            n_q += _POSITIONS[kind_id]
+        n = len(order)
+        parent = np.full(n, -1, dtype=np.int64)
+        jtype = np.zeros(n, dtype=np.int64)
+        dof = np.full(n, -1, dtype=np.int64)
+        qpos = np.full(n, -1, dtype=np.int64)
+        params = np.zeros((n, N_PARAMS))
+        index = {name: i for i, name in enumerate(order)}
+        seen = set()
+        for i, name in enumerate(order):
+            joint = joints[name]
+            jname = joint.get("name", "")
+            jtype[i] = _JOINT_TYPES[joint.get("type", "")]
             parent[i] = index.get(joint.find("parent").get("link", ""), -1)  # type: ignore[union-attr]
             if jtype[i] != FIXED:
-                if jname not in dof_of:
+                if jname not in offsets:
                     raise ConfigurationError(f"{path}: movable joint {jname!r} is not in the joint order")
-                dof[i] = dof_of[jname]
+                dof[i], qpos[i] = offsets[jname]
                 seen.add(jname)
             where = f"{path}: joint {jname!r}"
             origin = joint.find("origin")
@@ -179,7 +216,7 @@ class ChainModel:
             params[i, _R_PJ] = _rpy_matrix(rpy).ravel()
             params[i, _P_PJ] = xyz
             norm = float(np.linalg.norm(axis))
-            if jtype[i] != FIXED and not norm > 0.0:
+            if jtype[i] in (REVOLUTE, PRISMATIC) and not norm > 0.0:
                 raise ConfigurationError(
                     f"{where}: axis = {axis.tolist()} is invalid; allowed: a nonzero vector"
                 )
@@ -191,7 +228,18 @@ class ChainModel:
         missing = [j for j in joint_order if j not in seen]
         if missing:
             raise ConfigurationError(f"{path}: joints {missing} of the joint order are not in the file")
-        return cls(tuple(order), parent, jtype, dof, params, len(joint_order))
+        return cls(tuple(order), parent, jtype, dof, qpos, params, n_dof, n_q)
+
+    def _with_columns(self, columns: Sequence[tuple[int, dict[str, float]]]) -> ChainModel:
+        """A copy with the given params columns set per link name (links not named keep theirs)."""
+        params = self.params.copy()
+        index = {name: i for i, name in enumerate(self.links)}
+        for column, values in columns:
+            for name, value in values.items():
+                if name not in index:
+                    raise ConfigurationError(f"chain has no link {name!r}")
+                params[index[name], column] = value
+        return replace(self, params=params)
 
     def with_fluid(
         self,
@@ -212,68 +260,115 @@ class ChainModel:
             added_inertia: ``C_a rho_w V l^2 / 12`` (kg m^2), added rotary inertia about the link's
                 transverse axes through its centre of mass.
         """
-        params = self.params.copy()
-        index = {name: i for i, name in enumerate(self.links)}
-        columns = (
-            (_BUOY, buoyancy),
-            (_DRAG_N, drag_normal),
-            (_DRAG_A, drag_axial),
-            (_ADDED, added_mass or {}),
-            (_ADDED_ROT, added_inertia or {}),
+        cleared = self.params.copy()
+        cleared[:, [_BUOY, _DRAG_N, _DRAG_A, _ADDED, _ADDED_ROT]] = 0.0
+        return replace(self, params=cleared)._with_columns(
+            (
+                (_BUOY, buoyancy),
+                (_DRAG_N, drag_normal),
+                (_DRAG_A, drag_axial),
+                (_ADDED, added_mass or {}),
+                (_ADDED_ROT, added_inertia or {}),
+            )
         )
-        for column, values in columns:
-            for name, value in values.items():
-                if name not in index:
-                    raise ConfigurationError(f"chain has no link {name!r}")
-                params[index[name], column] = value
-        return ChainModel(self.links, self.parent, self.jtype, self.dof, params, self.n_dof)
+
+    def with_shear(self, compliance: dict[str, float]) -> ChainModel:
+        """A copy with the shear compliance ``1 / (kappa G A)`` (1/N) of the chord links named (prismatic
+        joints of a rod chain; :mod:`pccbullet.sim.chain.solve`); links not named get none."""
+        cleared = self.params.copy()
+        cleared[:, _SHEAR] = 0.0
+        for name in compliance:
+            if name in self.links and self.jtype[self.links.index(name)] != PRISMATIC:
+                raise ConfigurationError(f"link {name!r} has no chord joint; shear needs a prismatic joint")
+        return replace(self, params=cleared)._with_columns(((_SHEAR, compliance),))
+
+    def positions(self, vector: FloatArray) -> FloatArray:
+        """The position vector ``(n_q,)`` of a joint vector ``(n_dof,)`` whose spherical joints are given
+        as x-y-z Euler angles (:mod:`pccbullet.urdf_gen.rod`): their quaternions in their place."""
+        out = np.empty(self.n_q)
+        positions_from_vector(self.jtype, self.dof, self.qpos, np.asarray(vector, float), out)
+        return out
 
     def bias_and_fluid(
         self, q: FloatArray, qd: FloatArray, gravity: Sequence[float]
     ) -> tuple[FloatArray, FloatArray]:
-        """``(h, tau_fluid)``: Coriolis+gravity torques and fluid generalized forces, each ``(n_dof,)``."""
+        """``(h, tau_fluid)``: Coriolis+gravity torques and fluid generalized forces, each ``(n_dof,)``;
+        ``q`` is the position vector ``(n_q,)``, ``qd`` the velocities ``(n_dof,)``."""
         h, tau_f = np.zeros(self.n_dof), np.zeros(self.n_dof)
         g = np.asarray(gravity, float)
-        bias_and_fluid(self.parent, self.jtype, self.dof, self.params, q, qd, g, h, tau_f)
+        bias_and_fluid(self.parent, self.jtype, self.dof, self.qpos, self.params, q, qd, g, h, tau_f)
         return h, tau_f
 
     def mass_matrix(self, q: FloatArray) -> FloatArray:
-        """Joint-space inertia at ``q``, ``(n_dof, n_dof)``."""
+        """Joint-space inertia at the position vector ``q``, ``(n_dof, n_dof)``."""
         M = np.zeros((self.n_dof, self.n_dof))
-        mass_matrix(self.parent, self.jtype, self.dof, self.params, q, M)
+        mass_matrix(self.parent, self.jtype, self.dof, self.qpos, self.params, q, M)
         return M
+
+    def _frames(self, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+        n = len(self.links)
+        R = np.zeros((n, 3, 3))
+        p = np.zeros((n, 3))
+        _kinematics(self.parent, self.jtype, self.qpos, self.params, q, R, p)
+        return R, p
 
     def added_mass_matrix(self, q: FloatArray) -> FloatArray:
         """Joint-space added mass ``M_a(q)`` of the fluid, ``(n_dof, n_dof)``: ``sum J_v^T m_a P J_v +
         J_w^T j_a P J_w`` over the links (``P = 1 - t t^T``, ``t`` the link's z axis, ``J_v`` the Jacobian
         of its centre of mass, ``J_w`` of its rotation); zero where :meth:`with_fluid` set none."""
-        n = len(self.links)
-        R = np.zeros((n, 3, 3))
-        p = np.zeros((n, 3))
-        _kinematics(self.parent, self.jtype, self.dof, self.params, q, R, p)
+        R, p = self._frames(q)
+        S = np.zeros((self.n_dof, 6))
+        joint_axes(self.jtype, self.dof, self.params, R, p, S)
         com = p + np.einsum("nij,nj->ni", R, self.params[:, _COM])
-        axes = np.einsum("nij,nj->ni", R, self.params[:, _AXIS])
         M = np.zeros((self.n_dof, self.n_dof))
         for i in np.flatnonzero(self.params[:, _ADDED] ** 2 + self.params[:, _ADDED_ROT] ** 2 > 0.0):
             Jv = np.zeros((3, self.n_dof))
             Jw = np.zeros((3, self.n_dof))
             j = int(i)
-            while j >= 0:  # the link's joint and its ancestors'
-                d = int(self.dof[j])
-                if d >= 0 and self.jtype[j] == REVOLUTE:
-                    Jw[:, d] = axes[j]
-                    Jv[:, d] = np.cross(axes[j], com[i] - p[j])
-                elif d >= 0:
-                    Jv[:, d] = axes[j]
+            while j >= 0:  # the link's joint and its ancestors': spatial columns at the centre of mass
+                if self.jtype[j] != FIXED:
+                    d = int(self.dof[j])
+                    cols = range(d, d + _VELOCITIES[int(self.jtype[j])])
+                    for c in cols:
+                        Jw[:, c] = S[c, :3]
+                        Jv[:, c] = S[c, 3:] + np.cross(S[c, :3], com[i])
                 j = int(self.parent[j])
             t = R[i, :, 2]
             P = np.eye(3) - np.outer(t, t)
             M += self.params[i, _ADDED] * Jv.T @ P @ Jv + self.params[i, _ADDED_ROT] * Jw.T @ P @ Jw
         return M
 
+    def generalized_force(
+        self,
+        q: FloatArray,
+        link: str,
+        force: Sequence[float] = (0.0, 0.0, 0.0),
+        torque: Sequence[float] = (0.0, 0.0, 0.0),
+        point: Sequence[float] | None = None,
+    ) -> FloatArray:
+        """``J^T [torque; force]`` ``(n_dof,)``: the generalized force of a load on ``link`` at the position
+        vector ``q``: ``force`` (N) at ``point`` (m; default the link's origin) and a ``torque`` (N m), all
+        in the base frame. What a dead load adds to a compliant limb's ``offset``."""
+        if link not in self.links:
+            raise ConfigurationError(f"chain has no link {link!r}")
+        R, p = self._frames(q)
+        i = self.links.index(link)
+        at = p[i] if point is None else np.asarray(point, float)
+        f = np.asarray(force, float)
+        wrench = np.concatenate([np.asarray(torque, float) + np.cross(at, f), f])  # moment about the origin
+        S = np.zeros((self.n_dof, 6))
+        joint_axes(self.jtype, self.dof, self.params, R, p, S)
+        out = np.zeros(self.n_dof)
+        j = i
+        while j >= 0:
+            if self.jtype[j] != FIXED:
+                d = int(self.dof[j])
+                cols = slice(d, d + _VELOCITIES[int(self.jtype[j])])
+                out[cols] = S[cols] @ wrench
+            j = int(self.parent[j])
+        return out
+
     def com_positions(self, q: FloatArray) -> FloatArray:
-        """Centres of mass of the links in the base frame, ``(n, 3)``."""
-        R = np.zeros((len(self.links), 3, 3))
-        p = np.zeros((len(self.links), 3))
-        _kinematics(self.parent, self.jtype, self.dof, self.params, q, R, p)
+        """Centres of mass of the links in the base frame at the position vector ``q``, ``(n, 3)``."""
+        R, p = self._frames(q)
         return p + np.einsum("nij,nj->ni", R, self.params[:, _COM])

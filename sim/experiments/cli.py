@@ -11,10 +11,13 @@ import argparse
 import contextlib
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
-from pccbullet.urdf_gen.cli_args import integer, out_dir
+from pccbullet.sim.experiments.ray_connect import CONNECT_TIMEOUT_S
+from pccbullet.sim.webview.cli import add_web_args, start_web_view
+from pccbullet.urdf_gen.cli_args import integer, out_dir, real
 
 
 def register_run(subparsers: Any) -> argparse.ArgumentParser:
@@ -37,6 +40,12 @@ def register_run(subparsers: Any) -> argparse.ArgumentParser:
         help="seed of the input noise (default: the file's)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_web_args(
+        p,
+        "web: show the run live in the browser (the address is printed); at its end the last frame is "
+        "served until Ctrl-C when the input is a terminal",
+        ("none", "web"),
+    )
     p.set_defaults(handler=run_command)
     return p
 
@@ -54,6 +63,12 @@ def register_sweep(subparsers: Any) -> argparse.ArgumentParser:
         help="--engine ray: address of a running Ray cluster, e.g. 10.0.0.5:6379 (default: $RAY_ADDRESS, "
         "else a local Ray)",
     )
+    p.add_argument(
+        "--connect-timeout",
+        type=real(0.0, 3600.0, lo_open=True),
+        default=CONNECT_TIMEOUT_S,
+        help=f"--engine ray with a cluster: seconds to wait for it to answer (default {CONNECT_TIMEOUT_S:g})",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=sweep_command)
     return p
@@ -70,11 +85,21 @@ def run_command(args: argparse.Namespace) -> int:
             f"--out {str(out)[:80]!r} is not empty; allowed: an empty or new folder, or --overwrite "
             "(removes the previous run's files listed in its manifest.json, keeps the rest)"
         )
-    result = run_experiment(
-        args.experiment, args.out, seed=args.seed, progress=not args.quiet, command_line=sys.argv
-    )
-    for path in result.files:
-        print(path)  # noqa: T201
+    view = start_web_view(args)
+    try:
+        progress = not args.quiet
+        result = run_experiment(
+            args.experiment, args.out, seed=args.seed, progress=progress, command_line=sys.argv, view=view
+        )
+        for path in result.files:
+            print(path)  # noqa: T201
+        if view is not None and sys.stdin.isatty():
+            print("pccbullet: the run is done; its last frame is served until Ctrl-C", file=sys.stderr)  # noqa: T201
+            with contextlib.suppress(KeyboardInterrupt):
+                threading.Event().wait()
+    finally:
+        if view is not None:
+            view.close()
     return 0
 
 
@@ -91,6 +116,7 @@ def sweep_command(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=not args.quiet,
             address=args.address,
+            connect_timeout=args.connect_timeout,
         )
     summary = {
         "out": str(res.out_dir),

@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.sim.experiments.checks import check_runs
 from pccbullet.sim.experiments.runner import spec_fingerprint
-from pccbullet.sim.experiments.spec import experiment_from_table, resolve_experiment_path
+from pccbullet.sim.experiments.spec import ExperimentSpec, experiment_from_table, resolve_experiment_path
 from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
 from pccbullet.urdf_gen.toml_fields import Fields, read_toml
 
@@ -122,41 +123,50 @@ def plan_sweep(sweep_path: str | Path, out_dir: str | Path) -> list[RunTask]:
     runs = math.prod(len(q[1] or ()) for q in params) if design == "grid" else samples
     if runs > MAX_RUNS:
         raise f.error("parameters", f"{runs} runs", f"a sweep of at most {MAX_RUNS} runs (fewer values)")
+    # per run: swept path -> (where its value sits in the sweep file, the value)
+    labels: list[dict[str, tuple[str, Any]]] = []
     if design == "grid":
-        combos = [
-            dict(zip([q[0] for q in params], c, strict=True))
-            for c in itertools.product(*[q[1] or [] for q in params])  # grid: every q[1] is a list
-        ]
+        for idx in itertools.product(*[range(len(q[1] or ())) for q in params]):
+            labels.append(
+                {
+                    q[0]: (f"parameters[{i}].values[{j}]", (q[1] or [])[j])
+                    for i, (q, j) in enumerate(zip(params, idx, strict=True))
+                }
+            )
     else:
         rng = np.random.default_rng(seed)
-        combos = []
         for _ in range(samples):
-            combo = {}
-            for path, values, bounds in params:
+            label: dict[str, tuple[str, Any]] = {}
+            for i, (path, values, bounds) in enumerate(params):
                 if values is not None:
-                    combo[path] = values[int(rng.integers(len(values)))]
+                    j = int(rng.integers(len(values)))
+                    label[path] = (f"parameters[{i}].values[{j}]", values[j])
                 else:
                     assert bounds is not None  # a parameter has values or bounds
-                    combo[path] = float(rng.uniform(*bounds))
-            combos.append(combo)
-    tasks = []
-    out = Path(out_dir).absolute()  # workers (Ray on other nodes) have other working directories
-    for i, combo in enumerate(combos):
+                    label[path] = (f"parameters[{i}].low..high", float(rng.uniform(*bounds)))
+            labels.append(label)
+    tables = []
+    for label in labels:
         table = copy.deepcopy(base_table)
-        for path, value in combo.items():
+        for path, (_, value) in label.items():
             try:
                 set_dotted(table, path, value)
             except ConfigurationError as exc:
                 raise SpecError(
                     sweep_path, "parameters.path", path, f"a path in {exp_path.name} ({exc})"
                 ) from exc
-        tasks.append(RunTask(i, out / f"run_{i:04d}", table, combo, str(exp_path), exp_path.parent, seed + i))
-    for k, task in enumerate(tasks):
-        try:
-            spec = experiment_from_table(task.table, task.source, base_dir=task.base_dir)
-        except PccBulletError:
-            if k == 0:  # bad files fail before any work starts
-                raise
-            continue  # this run fails when it runs, with this error; no fingerprint
-        tasks[k] = replace(task, fingerprint=spec_fingerprint(spec, task.seed))
+        tables.append(table)
+    try:
+        base_spec: ExperimentSpec | None = experiment_from_table(
+            base_table, exp_path, base_dir=exp_path.parent
+        )
+    except PccBulletError:
+        base_spec = None  # a placeholder the sweep replaces; units then come from no spec
+    specs = check_runs(sweep_path, exp_path, tables, labels, base_spec)  # every run, before any runs
+    out = Path(out_dir).absolute()  # workers (Ray on other nodes) have other working directories
+    tasks = []
+    for i, (table, label, spec) in enumerate(zip(tables, labels, specs, strict=True)):
+        combo = {path: value for path, (_, value) in label.items()}
+        task = RunTask(i, out / f"run_{i:04d}", table, combo, str(exp_path), exp_path.parent, seed + i)
+        tasks.append(replace(task, fingerprint=spec_fingerprint(spec, task.seed)))
     return tasks

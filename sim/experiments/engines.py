@@ -26,10 +26,11 @@ from typing import Any
 
 from pccbullet.sim.experiments.design import RunTask
 from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, write_json
+from pccbullet.sim.experiments.ray_connect import CONNECT_TIMEOUT_S, connect
 from pccbullet.sim.experiments.runner import run_experiment
 from pccbullet.sim.experiments.spec import experiment_from_table
 from pccbullet.urdf_gen.atomic import write_atomic
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
+from pccbullet.urdf_gen.errors import PccBulletError
 
 DONE = "DONE"  # a run's completion marker
 ERROR_NAME = "error.txt"
@@ -37,9 +38,6 @@ OVERRIDES_NAME = "overrides.json"
 ENGINES = ("pool", "serial", "ray")
 RAY_ADDRESS_ENV = "RAY_ADDRESS"
 PARENT_POLL_S = 0.5  # s, how often a pool worker checks that the sweep's process still lives
-RAY_HINT = (
-    "--engine ray needs Ray, an optional extra: pip install 'pccbullet[ray]' (or pip install 'ray>=2.9')"
-)
 
 
 def read_marker(run_dir: Path) -> dict[str, Any] | None:
@@ -139,42 +137,17 @@ def pool_results(tasks: list[RunTask], workers: int) -> Iterator[dict[str, Any]]
                 yield {"run_id": futures[fut].run_id, "error": text}
 
 
-def _check_reachable(address: str) -> None:
-    """Fail fast with one line where nothing answers at a ``HOST:PORT`` Ray address (Ray itself
-    retries for minutes); other forms (``auto``, ``ray://...``) are left to Ray."""
-    import socket
-
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or "://" in address:
-        return
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
-    except (OSError, ValueError) as exc:
-        raise ConfigurationError(
-            f"Ray address {address[:80]!r} does not answer ({exc}); allowed: HOST:PORT of a running "
-            "Ray cluster's head (its GCS port, 6379 by default), via --address or RAY_ADDRESS"
-        ) from exc
-
-
-def ray_results(tasks: list[RunTask], workers: int, address: str | None) -> Iterator[dict[str, Any]]:
+def ray_results(
+    tasks: list[RunTask], workers: int, address: str | None, connect_timeout: float = CONNECT_TIMEOUT_S
+) -> Iterator[dict[str, Any]]:
     """Run ``tasks`` on Ray and yield each result of :func:`execute` as it comes: the cluster at ``address``
-    (or ``RAY_ADDRESS``), else a private local Ray with ``workers`` CPUs (never a cluster found on this
-    machine without being named). Retries are off (a killed worker is a failed run, reported with Ray's
-    error)."""
-    try:
-        import ray
-        from ray.exceptions import RayError
-    except ImportError as exc:
-        raise ConfigurationError(RAY_HINT) from exc
-    started = False
-    if not ray.is_initialized():
-        address = address or os.environ.get(RAY_ADDRESS_ENV) or None
-        if address:  # an existing cluster brings its own resources: no num_cpus here
-            _check_reachable(address)
-            ray.init(address=address, log_to_driver=False)
-        else:  # "local": a private Ray, even where a cluster started on this machine would be found
-            ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
-        started = True
+    (or ``RAY_ADDRESS``), probed first within ``connect_timeout`` seconds
+    (:mod:`pccbullet.sim.experiments.ray_connect`), else a private local Ray with ``workers`` CPUs (never a
+    cluster found on this machine without being named). Retries are off (a killed worker is a failed
+    run, reported with Ray's error)."""
+    ray, started = connect(address or os.environ.get(RAY_ADDRESS_ENV) or None, workers, connect_timeout)
+    from ray.exceptions import RayError
+
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(execute)
         pending = {remote.remote(t): t for t in tasks}

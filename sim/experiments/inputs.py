@@ -83,6 +83,26 @@ class Profile:
             return p["offset"] + p["amplitude"] * np.sin(2.0 * math.pi * p["frequency"] * t + p["phase"])
         return np.interp(t, np.asarray(self.times), np.asarray(self.values))
 
+    def extremes(self, t_end: float) -> tuple[float, float]:
+        """Smallest and largest noise-free value over ``[0, t_end]`` (s), in the profile's units.
+
+        Piecewise-linear kinds take their extremes at ``0``, ``t_end`` or a breakpoint in between; a sine
+        at those or at its crests and troughs in between (the whole swing once ``t_end`` spans a period).
+        """
+        p = dict(self.params)
+        times = [0.0, t_end]
+        if self.kind == "sine":
+            w, phase = 2.0 * math.pi * p["frequency"], p["phase"]
+            if p["frequency"] * t_end >= 1.0:
+                return p["offset"] - abs(p["amplitude"]), p["offset"] + abs(p["amplitude"])
+            if w > 0.0:  # crests and troughs: w t + phase = pi/2 + k pi, at most 3 of them in [0, t_end]
+                k0 = math.floor((phase - 0.5 * math.pi) / math.pi)
+                times += [(0.5 * math.pi + k * math.pi - phase) / w for k in range(k0, k0 + 4)]
+        else:
+            times += [p[k] for k in ("t0", "t1") if k in p] + list(self.times)
+        v = self.value(np.array([t for t in times if 0.0 <= t <= t_end]))
+        return float(v.min()), float(v.max())
+
     def sample(self, t: FloatArray, rng: np.random.Generator | None = None) -> FloatArray:
         """Values at ``t`` plus seeded noise (if ``noise > 0`` and ``rng`` given), ``(n,) float``."""
         v = self.value(t)

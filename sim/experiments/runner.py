@@ -2,8 +2,9 @@
 
 Modes:
     kinematic  the input PCC is the truth: joints are reset every physics step.
-    dynamic    the input PCC sets PyBullet position-motor targets; PyBullet integrates the chains (``chain``:
-               rrp or rod) and the recorded PCC is fitted to the shape read back
+    dynamic    the input PCC is the compliant limbs' spring target (``set_pcc(..., mode="target")``: the
+               material's springs pull towards it); PyBullet integrates the chains (``chain``: rod or
+               rrp) in the medium, and the recorded PCC is fitted to the shape read back
                (:meth:`pccbullet.sim.robot.Robot.measured_pcc`).
     model      a :class:`PccModel` (e.g. the Newton–Euler model of :mod:`pccbullet.sim.models`) steps its own
     state
@@ -32,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from tqdm import tqdm
@@ -45,6 +46,9 @@ from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.types import FloatArray
+
+if TYPE_CHECKING:
+    from pccbullet.sim.webview.view import WebView
 
 PARAMS = ("bend", "plane", "length")
 PARAM_UNITS = {"bend": "rad", "plane": "rad", "length": "m"}
@@ -201,6 +205,7 @@ def run_experiment(
     progress: bool = True,
     command_line: Sequence[str] | None = None,
     clean: bool = True,
+    view: WebView | str | None = None,
 ) -> RunResult:
     """Simulate an experiment and write its outputs.
 
@@ -213,6 +218,8 @@ def run_experiment(
         command_line: recorded in the metadata (default ``sys.argv``).
         clean: first remove the files a previous run listed in the folder's ``manifest.json``
             (``False``: append to that manifest, for a caller that manages the folder, e.g. a sweep).
+        view: show the run live: a :class:`~pccbullet.sim.webview.view.WebView` (left open after the run),
+            or ``"web"`` (a new one, its address logged, closed after the run); ``None``: no view.
     """
     spec = experiment if isinstance(experiment, ExperimentSpec) else load_experiment(experiment)
     seed = spec.seed if seed is None else int(seed)
@@ -249,6 +256,11 @@ def run_experiment(
         current = {name: _configs(cmd[0]) for name, cmd in commands.items()}
         for name, configs in current.items():
             robot.set_pcc(name, configs, mode="reset")
+        shown, own = (None, False)
+        if view is not None:  # published after the world's steps, never waiting for the page
+            from pccbullet.sim.webview.live import attach, finish
+
+            shown, own = attach(world, view)
         bar = tqdm(total=spec.n_steps, desc=spec.name, unit="step", disable=not progress, mininterval=0.5)
         for k in range(spec.n_steps + 1):
             if k > 0:
@@ -259,6 +271,8 @@ def run_experiment(
             if k % spec.substeps == 0:
                 _record(robot, spec, current, k * dt, columns, sections)
         bar.close()
+        if shown is not None:
+            finish(world, close=own)
     cols = {key: np.asarray(v, dtype=float) for key, v in columns.items()}
     secs = {name: np.asarray(v, dtype=float) for name, v in sections.items()}
     if len(cols["time_s"]) != len(rec_steps):
@@ -286,7 +300,7 @@ def _apply(
 ) -> dict[str, tuple[PccConfig, ...]]:
     cmd = {name: _configs(c[k]) for name, c in commands.items()}
     if pcc_model is None:
-        mode = "position" if spec.mode == "dynamic" else "reset"
+        mode = "target" if spec.mode == "dynamic" else "reset"
         for name, configs in cmd.items():
             if k == 1 or configs != current[name]:
                 robot.set_pcc(name, configs, mode=mode)

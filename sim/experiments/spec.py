@@ -7,7 +7,7 @@ Format (see ``assets/experiments/*.toml``)::
     mode = "kinematic"               # kinematic | dynamic | model
     model = "newton_euler"           # model mode only: name in pccbullet.sim.experiments.runner.MODELS
     medium = "air"                   # air | water (stored and passed on)
-    chain = "rrp"                    # dynamic mode only: rrp | rod (pccbullet.urdf_gen.rod)
+    chain = "rod"                    # rod | rrp (pccbullet.urdf_gen.rod); default: rod if dynamic, else rrp
     duration_s = 2.0                 # > 0
     record_hz = 100                  # must divide the 1000 Hz physics rate
     sections = 4                     # optional: override N of every segment
@@ -90,7 +90,7 @@ class ExperimentSpec:
         name: experiment name. robot: the loaded robot spec. robot_path: its TOML file.
         robot_sha256: SHA-256 of the robot TOML bytes. mode: kinematic | dynamic | model.
         model: model name for the model mode ("" otherwise). medium: air | water.
-        chain: the dynamic chain, rrp | rod (always rrp outside the dynamic mode).
+        chain: the limbs' chain, rod | rrp (default: rod in dynamic mode, rrp otherwise).
         duration: simulated time (s). record_hz: recording rate (Hz). seed: default seed.
         inputs: PCC inputs. channels: named actuator-channel profiles (model mode).
         outputs: files to write. limbs: limbs to record. source: the experiment file (or "<dict>").
@@ -183,9 +183,7 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
     if mode == "model" and not model:
         raise f.error("model", None, "a model name (required when mode = 'model')")
     medium = f.string("medium", choices=MEDIA, default="air")
-    chain = f.string("chain", choices=CHAINS, default="rrp")
-    if chain != "rrp" and mode != "dynamic":
-        raise f.error("chain", chain, f"'rrp' in mode = {mode!r} (the rod chain is for mode = 'dynamic')")
+    chain = f.string("chain", choices=CHAINS, default="rod" if mode == "dynamic" else "rrp")
     duration = f.number("duration_s", 0.0, 3600.0, lo_open=True)
     record_hz = f.integer("record_hz", 1, PHYSICS_HZ, default=100)
     if PHYSICS_HZ % record_hz:

@@ -38,6 +38,7 @@ from tqdm import tqdm
 from pccbullet.sim.experiments.design import RunTask, plan_sweep
 from pccbullet.sim.experiments.engines import ENGINES, execute, pool_results, ray_results, read_marker
 from pccbullet.sim.experiments.outputs import folder_lock
+from pccbullet.sim.experiments.ray_connect import CONNECT_TIMEOUT_S
 from pccbullet.urdf_gen.atomic import write_atomic
 from pccbullet.urdf_gen.errors import ConfigurationError
 
@@ -68,6 +69,7 @@ def run_sweep(
     workers: int = 2,
     progress: bool = True,
     address: str | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
 ) -> SweepResult:
     """Run every unfinished or changed run of a sweep; write ``sweep.csv`` (one row per planned run,
     failed ones included) in ``out_dir``.
@@ -77,6 +79,11 @@ def run_sweep(
         workers: parallel workers for ``pool`` and a local ``ray``.
         address: ``ray`` only: the address of a running Ray cluster (default ``RAY_ADDRESS``, else a
             local Ray is started and stopped).
+        connect_timeout: ``ray`` with a cluster only: seconds a probe connection may take before the
+            sweep gives up with one line (:mod:`pccbullet.sim.experiments.ray_connect`).
+
+    Every run is validated before any is dispatched
+    (:func:`~pccbullet.sim.experiments.checks.check_runs`).
     """
     if engine not in ENGINES:
         raise ConfigurationError(f"engine = {engine!r} is invalid; allowed: " + ", ".join(ENGINES))
@@ -86,12 +93,16 @@ def run_sweep(
         raise ConfigurationError(
             f"address = {address!r} is invalid with engine {engine!r}; allowed: only with engine 'ray'"
         )
+    if not 0.0 < connect_timeout <= 3600.0:
+        raise ConfigurationError(
+            f"connect_timeout = {connect_timeout!r} is invalid; allowed: seconds in (0, 3600]"
+        )
     start = time.perf_counter()
     tasks = plan_sweep(sweep_path, out_dir)
     out = Path(out_dir).absolute()
     out.mkdir(parents=True, exist_ok=True)
     with folder_lock(out):
-        return _run(tasks, out, engine, workers, progress, address, start)
+        return _run(tasks, out, engine, workers, progress, address, start, connect_timeout)
 
 
 def _run(
@@ -102,6 +113,7 @@ def _run(
     progress: bool,
     address: str | None,
     start: float,
+    connect_timeout: float,
 ) -> SweepResult:
     todo, skipped, changed = [], [], []
     for t in tasks:
@@ -118,7 +130,7 @@ def _run(
     elif engine == "pool":
         results = pool_results(todo, min(workers, len(todo)))
     else:
-        results = ray_results(todo, workers, address)
+        results = ray_results(todo, workers, address, connect_timeout)
     completed, failed = [], []
     try:
         for summary in tqdm(results, total=len(todo), desc="sweep", unit="run", disable=not progress):

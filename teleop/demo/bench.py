@@ -4,7 +4,9 @@ Runs the scripted operator session (:func:`pccbullet.teleop.demo.run.scripted_op
 clock, the master's 1 kHz loop in this process and the dynamic slave in another
 (:mod:`pccbullet.teleop.slave_process`), and reports both loops' real-time factors, the master tick's p50/p99
 and late ticks, with the machine's own constant-work probe (:func:`pccbullet.sim.bench.machine_jitter`)
-measured just before, so that a figure can be read against how fast the machine was at the time.
+measured just before, so that a figure can be read against how fast the machine was at the time. With a
+web view (``--view web``) the session is shown on it as the demo shows it (:mod:`pccbullet.teleop.demo.web`)
+once a page has opened it, and the figures add the view's: frames dropped, sent to the page, the page's rate.
 
 ``flood=N`` (``--flood N``): the operator's device is a process of its own that plays the same script over
 the UDP bridge with its HMAC key, and at :data:`FLOOD_AT_S` of the session (the palpation arm above the
@@ -16,7 +18,7 @@ reported beside the whole run's, with the probe before and after the run.
 from __future__ import annotations
 
 import multiprocessing as mp
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pccbullet.sim.bench import machine_jitter
 from pccbullet.teleop.demo.flood import (
@@ -34,6 +36,10 @@ from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.urdf_gen.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from pccbullet.sim.webview.view import WebView
+
+PAGE_WAIT_S = 300.0  # s, longest wait for a page to open the web view before the timed run
 FLOOD_AT_S = 6.0  # s of the session when the flood starts: the palpation arm comes down onto the rock
 RESULT_WAIT_S = 120.0  # s, longest wait for the device's and the flooder's records after the run
 START_S = 120.0  # s, longest wait for the device's process to import what it needs
@@ -45,20 +51,38 @@ def bench_demo(
     flood_n: int | None = None,
     flood_at: float = FLOOD_AT_S,
     priority: bool = True,
+    view: WebView | None = None,
 ) -> dict[str, Any]:
     """One real-time run of ``seconds`` simulated seconds (default: the whole scripted session, so that
     its last second of contact is the session's steady one) at N = ``sections``; returns the figures.
     ``flood_n``: the operator over UDP and that many junk datagrams at ``flood_at`` s of the session
     (module docstring); ``None``: the scripted operator in this process. ``priority``: the master's and
     the robot's loops ask for real-time scheduling (:mod:`pccbullet.teleop.realtime`); ``False``: the
-    normal priority any user has."""
-    probe = machine_jitter()
+    normal priority any user has. ``view``: show the session on this web view (its page opened first; not
+    with a flood); it is closed at the end."""
+    if view is not None and flood_n is not None:
+        raise ConfigurationError("a flood run with a web view is invalid; allowed: one of the two")
     extra: dict[str, Any] = {}
-    with MmtSession(MmtConfig(sections=sections), slave="process") as session:
-        if flood_n is None:
-            stats = session.run(scripted_operator(), seconds, realtime=True, priority=priority)
-        else:
-            stats, extra = _run_flooded(session, seconds, flood_n, flood_at, priority)
+    web: dict[str, Any] = {}
+    with MmtSession(MmtConfig(sections=sections), slave="process", record_poses=view is not None) as session:
+        options: dict[str, Any] = {}
+        if view is not None:
+            from pccbullet.teleop.demo.frames import viewer_frames
+            from pccbullet.teleop.demo.web import DemoWebView
+
+            shown = DemoWebView(view, session)
+            shown.load(session.robot)
+            web["page_opened"] = view.wait_ready(PAGE_WAIT_S) and view.wait_page(PAGE_WAIT_S)
+            options = {"on_visual": viewer_frames(session, shown), "spin_window": shown.spin_window}
+        probe = machine_jitter()
+        try:
+            if flood_n is None:
+                stats = session.run(scripted_operator(), seconds, realtime=True, priority=priority, **options)
+            else:
+                stats, extra = _run_flooded(session, seconds, flood_n, flood_at, priority)
+        finally:
+            if view is not None:
+                web.update(view.close())
         metrics = session.metrics()
         robot = session.robot_report()
     slave: dict[str, Any] = stats.pop("slave")  # type: ignore[assignment]
@@ -87,6 +111,7 @@ def bench_demo(
         "machine_probe": probe,
         "haptic_params": {"peak_force_n": HapticParams().peak_force},
         **extra,
+        **({"web_view": web} if view is not None else {}),
     }
 
 
@@ -139,6 +164,7 @@ def _run_flooded(
     window, sent = sorted(results, key=lambda r: isinstance(r, list))
     figures = flood_figures(ticks, window, sent, session.world.dt)
     figures.update(
+        limb_selected=session.mapping.limb,
         waiting_for_a_core=sched.waited(window[0], window[1] + AFTER_S),
         datagrams=junk,
         flood_s=window[1] - window[0],
@@ -169,6 +195,7 @@ def format_demo(result: dict[str, Any]) -> str:
         f"haptic faults latched {result['master']['haptic_faults_latched']}; "
         f"robot losses {result['robot_losses']}",
     ]
+    lines += _web_line(result.get("web_view"))
     if "flood" in result:
         f, q = result["flood"], result["machine_probe_after"]
         waited = f["waiting_for_a_core"]
@@ -191,3 +218,14 @@ def format_demo(result: dict[str, Any]) -> str:
             f"machine probe after the run: p50 {q['p50_ms']:.3f} ms, p99 {q['p99_ms']:.3f} ms",
         ]
     return "\n".join(lines)
+
+
+def _web_line(web: dict[str, Any] | None) -> list[str]:
+    if web is None:
+        return []
+    page = web.get("page") or {}
+    return [
+        f"web view: {web.get('published', 0)} frames published, {web.get('dropped', 0)} dropped, "
+        f"{web.get('sent', 0)} sent to {web.get('pages', 0)} page(s), {web.get('skipped', 0)} skipped by it; "
+        f"page drew {page.get('mean_fps', float('nan')):.1f} frames/s"
+    ]

@@ -8,10 +8,9 @@ processes run:
 * **the operator's device** (:func:`udp_operator`): a
   :class:`~pccbullet.teleop.udp.client.UdpBridgeClient` with the key that shakes hands as the master's
   loop starts and plays the scripted operator (:func:`~pccbullet.teleop.demo.run.scripted_operator`)
-  from its handshake on, on its own clock: the
-  script's position once a millisecond (nothing while the script has none), its presses as the buttons a
-  UDP device has (``follow``; the palpation arm, the limb after the first, as one ``next_limb``), each held
-  for :data:`PRESS_S`. It records when it sent each pose.
+  from its handshake on, on its own clock: the script's position once a millisecond (nothing while the
+  script has none), its presses as the buttons a UDP device has (``follow``; a limb selected by
+  ``next_limb`` presses), one press a pose (:func:`button_plan`). It records when it sent each pose.
 * **the flooder** (:func:`flood`): once told, sends its junk datagrams to the bridge's port as fast as it
   can (:func:`junk_packets`: random bytes, HELLO- and POSE-shaped packets with bad tags, in turns) and
   records when it started and ended.
@@ -26,6 +25,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +33,6 @@ import numpy as np
 
 from pccbullet.teleop.udp.packets import BUTTON_ACTIONS, POSE_SIZE, encode_hello, encode_pose
 
-PRESS_S = 0.05  # s, how long a button is held (its edge counts once; a pose carrying it may be lost)
 AFTER_S = 0.1  # s, the window of the figures goes on this long after the flood's last datagram
 CONNECT_S = 10.0  # s, longest wait of the device for its handshake once the master's loop starts
 BAD_KEY = b"not-the-key-not-the-key!"
@@ -67,18 +66,32 @@ def flood(address: tuple[str, int], junk: int, go: Any, out: Any) -> None:
     sock.close()
 
 
-def _buttons(presses: list[tuple[float, str]], limbs: list[str]) -> list[tuple[float, int]]:
-    """The script's presses as ``(time, button bits)`` of a UDP device (a selection: ``next_limb``
-    presses from the first limb; the demo's operator selects the second limb only)."""
-    out = []
+def button_plan(presses: list[tuple[float, str]], limbs: list[str]) -> list[tuple[float, list[int]]]:
+    """The script's presses as a UDP device makes them: ``(time, button bits of the next poses)``, one
+    press a pose followed by a pose without it (an edge each). ``follow`` is its button; a limb is
+    selected by ``next_limb`` presses from the limb selected before (the first limb at the start)."""
+    plan: list[tuple[float, list[int]]] = []
+    limb = 0
     for t, action in presses:
         if action == "follow":
-            out.append((t, BUTTONS["follow"]))
-        elif action.startswith("select:") and limbs.index(action[7:]) == 1:
-            out.append((t, BUTTONS["next_limb"]))
-        elif action != f"select:{limbs[0]}":
-            raise ValueError(f"press {action!r} has no UDP button here")
-    return out
+            pulses = [BUTTONS["follow"]]
+        elif action.startswith("select:") and action[7:] in limbs:
+            target = limbs.index(action[7:])
+            pulses = [BUTTONS["next_limb"]] * ((target - limb) % len(limbs))
+            limb = target
+        else:
+            raise ValueError(f"press {action!r} has no UDP button; allowed: follow, select:<limb>")
+        bits = [b for pulse in pulses for b in (pulse, 0)]
+        if plan and plan[-1][0] == t:  # presses at the same time: their pulses merged, pose by pose
+            before = plan[-1][1]
+            n = max(len(before), len(bits))
+            merged = [
+                (before[i] if i < len(before) else 0) | (bits[i] if i < len(bits) else 0) for i in range(n)
+            ]
+            plan[-1] = (t, merged)
+        elif bits:
+            plan.append((t, bits))
+    return plan
 
 
 def udp_operator(
@@ -86,23 +99,31 @@ def udp_operator(
 ) -> None:
     """Process: once imported, sets ``ready``; when ``begin`` is set, shakes hands and plays the scripted
     operator over UDP from the handshake until ``stop`` (``events``: ready, begin, stop); puts the
-    ``time.monotonic`` of every pose sent on ``out``."""
+    ``time.monotonic`` of every pose sent on ``out``. The buttons of a press ride on the next poses sent
+    (:func:`button_plan`; while the script has no position, none is sent)."""
     from pccbullet.teleop.demo.run import scripted_operator
     from pccbullet.teleop.udp.client import UdpBridgeClient
 
     ready, begin, stop = events
     script = scripted_operator()
-    presses = _buttons(script.presses, limbs)
+    plan = button_plan(script.presses, limbs)
+    pending: deque[int] = deque()
     client = UdpBridgeClient(address, key=key)
     ready.set()
     begin.wait()
     client.connect(timeout=CONNECT_S)
 
     def pose(t: float) -> tuple[Any, int] | None:
+        while plan and plan[0][0] <= t:
+            for i, bits in enumerate(plan.pop(0)[1]):
+                if i < len(pending):
+                    pending[i] |= bits
+                else:
+                    pending.append(bits)
         position = script.position_at(t)
         if position is None:
             return None
-        return position, sum(b for t0, b in presses if t0 <= t < t0 + PRESS_S)
+        return position, pending.popleft() if pending else 0
 
     sent = stream_poses(client, pose, stop.is_set)
     client.close()

@@ -7,8 +7,9 @@ time; with any other device the loop is paced to the wall clock and the slave ru
 (:mod:`pccbullet.teleop.slave_process`). With a display (and without ``headless``) a PyBullet GUI runs in a
 third process (:mod:`pccbullet.sim.viewer`): it comes up first and says it is loading, then mirrors the
 model's limbs, seabed and rock, shows the key help and the camera arm's view in its side panel, and forwards
-the keys. The demo writes into ``out_dir``, in this order: ``summary.json`` (at once, then with the
-session's figures the moment the loop ends: :mod:`pccbullet.teleop.demo.summary`), ``metrics.png``, and
+the keys. With ``view="web"`` a page in the browser takes its place (:mod:`pccbullet.teleop.demo.web`). The
+demo writes into ``out_dir``, in this order: ``summary.json`` (at once, then with the session's figures the
+moment the loop ends: :mod:`pccbullet.teleop.demo.summary`), ``metrics.png``, and
 headless ``tips.png``, ``camera_tip.png`` and ``demo.gif`` (the robot beside the operator's model, from
 scene poses recorded in the loop, with a progress bar: :mod:`pccbullet.teleop.demo.gif`).
 """
@@ -31,7 +32,8 @@ from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
 from pccbullet.sim.world import PHYSICS_DT, World
 from pccbullet.teleop.channel import link_named
-from pccbullet.teleop.demo.console import QuitKey, hud_colours, open_operator, status_printer
+from pccbullet.teleop.demo.console import QuitKey, open_operator, status_printer
+from pccbullet.teleop.demo.frames import viewer_frames
 from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_gif
 from pccbullet.teleop.demo.outputs import (
     GIF_EVERY,
@@ -56,31 +58,44 @@ from pccbullet.urdf_gen.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from pccbullet.sim.viewer import ViewerProcess
+    from pccbullet.sim.webview.view import WebView
+    from pccbullet.teleop.demo.web import DemoWebView
 
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
-DEFAULT_DURATION_S = 14.0  # s: the scripted session reaches beside the rock, touches it and holds
+DEFAULT_DURATION_S = 15.0  # s: the scripted session looks at the rock, reaches beside it, touches it, holds
 MAX_SESSION_S = 86400.0  # s, longest interactive session (it runs until the operator quits)
 MAX_GIF_FRAMES = 300  # GIF frames kept (the last 30 s at 10 fps)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
+VIEWS = ("auto", "web")  # auto: the GUI with a display, else headless; web: the page (teleop/demo/web.py)
 
 
 def scripted_operator() -> ScriptedDevice:
-    """The headless operator. The light follows the camera (both hang under their own weight and look
-    down at the work area); the stylus drives the grasper beside the rock, then the palpation arm
-    above the rock and down onto it, pressing into the modelled surface, and holds still for the last
-    seconds (steady contact: the force the operator feels and the slave's sensor agree)."""
+    """The headless operator. The light follows the camera; the stylus first turns the camera (and with
+    it the lamp) towards the rock, which lies out of every limb's resting bending plane; then drives the
+    grasper beside the rock; then the palpation arm, which turns its bending plane about 16 deg, above
+    the rock and down onto it, pressing into the modelled surface; and holds still for the last seconds
+    (steady contact: the force the operator feels and the robot's sensor agree)."""
     return ScriptedDevice(
         waypoints=[  # gaps with no position around each selection change: no stray target
             (0.0, None),
-            (0.01, (0.55, -0.06, -0.40)),
-            (1.5, (0.40, -0.06, -0.50)),
-            (4.0, (0.40, -0.06, -0.50)),
-            (4.0, None),
-            (4.02, (0.55, 0.06, -0.40)),
-            (6.0, (0.45, 0.06, -0.44)),
-            (8.5, (0.45, 0.06, -0.50)),
+            (0.01, (0.42, -0.06, -0.39)),
+            (1.5, (0.40, 0.02, -0.36)),
+            (2.0, (0.40, 0.02, -0.36)),
+            (2.0, None),
+            (2.02, (0.55, -0.06, -0.40)),
+            (3.5, (0.40, 0.05, -0.50)),
+            (5.0, (0.40, 0.05, -0.50)),
+            (5.0, None),
+            (5.02, (0.475, 0.12, -0.41)),
+            (6.5, (0.40, 0.18, -0.45)),  # above the rock
+            (8.5, (0.40, 0.18, -0.52)),
         ],
-        presses=[(0.0, "follow"), (0.0, "select:grasper"), (4.01, "select:palpation")],
+        presses=[
+            (0.0, "follow"),
+            (0.0, "select:camera"),
+            (2.01, "select:grasper"),
+            (5.01, "select:palpation"),
+        ],
     )
 
 
@@ -92,9 +107,10 @@ def run_demo(
     device: str = "auto",
     udp_port: int = 0,
     udp_key_file: Path | None = None,
-    viewer: ViewerProcess | None = None,
+    viewer: ViewerProcess | WebView | None = None,
     gif: bool = True,
     link: str = "acoustic",
+    view: str = "auto",
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -119,30 +135,40 @@ def run_demo(
         duration: simulated seconds; ``None``: :data:`DEFAULT_DURATION_S` for the scripted operator, and
             with any other device until the operator quits (the ``x`` key, or Ctrl-C; at most
             :data:`MAX_SESSION_S`).
+        view: one of :data:`VIEWS`; ``"web"``: the page in the browser instead of the GUI
+            (:mod:`pccbullet.teleop.demo.web`; ``viewer`` may be a started
+            :class:`~pccbullet.sim.webview.view.WebView`), whose keys ``"keyboard"`` (and ``"auto"``) read.
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
-    gui = not headless and bool(os.environ.get("DISPLAY"))
-    if device == "keyboard" and not gui:
+    if view not in VIEWS:
+        raise ConfigurationError(f"view = {view!r} is invalid; allowed: {', '.join(VIEWS)}")
+    web = view == "web"
+    gui = not web and not headless and bool(os.environ.get("DISPLAY"))
+    if device == "keyboard" and not (gui or web):
         raise ConfigurationError(
             "device = 'keyboard' reads the GUI window's keys and needs a display; "
-            "use --device terminal without one"
+            "use --device terminal or --view web without one"
         )
     cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link))
     if device == "auto":
-        device = "keyboard" if gui else "scripted"
+        device = "keyboard" if gui or web else "scripted"
     if duration is None:
         duration = DEFAULT_DURATION_S if device == "scripted" else MAX_SESSION_S
     out_dir = Path(out_dir)
-    summary = SummaryFile(out_dir, {"mode": "gui" if gui else "headless", "device": device, "link": link})
+    mode = "web" if web else "gui" if gui else "headless"
+    summary = SummaryFile(out_dir, {"mode": mode, "device": device, "link": link})
     try:
-        if gui:  # the window comes up at once and says it is loading while the worlds are built
+        if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.viewer import ViewerProcess
+            from pccbullet.sim.webview.view import WebView
+            from pccbullet.teleop.demo.web import DemoWebView, open_web_view
 
-            viewer = viewer or ViewerProcess(None, gui=True)
+            viewer = viewer or (open_web_view() if web else ViewerProcess(None, gui=True))
             try:
-                with MmtSession(cfg, gui=False, slave="process") as session:
-                    _run_gui(session, viewer, summary, duration, device, udp_port, udp_key_file)
+                with MmtSession(cfg, gui=False, slave="process", record_poses=web) as session:
+                    shown = DemoWebView(viewer, session) if isinstance(viewer, WebView) else viewer
+                    _run_gui(session, shown, summary, duration, device, udp_port, udp_key_file)
             finally:
                 viewer.close()
         else:
@@ -290,7 +316,7 @@ def _robot_scene(session: MmtSession) -> Iterator[tuple[Robot, int]]:
     """A kinematic world of our own with the robot, the seabed and the true rock: the slave's recorded
     poses are shown in it when the slave ran in its own process."""
     cfg = session.cfg
-    with World(mode="kinematic") as world:
+    with World(mode="kinematic", chain=cfg.chain) as world:  # the robot's chain, to show its poses
         shown = world.load_robot(session.spec)
         _, rock = add_environment(world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         yield shown, rock
@@ -298,7 +324,7 @@ def _robot_scene(session: MmtSession) -> Iterator[tuple[Robot, int]]:
 
 def _run_gui(
     session: MmtSession,
-    viewer: ViewerProcess,
+    viewer: ViewerProcess | DemoWebView,
     summary: SummaryFile,
     duration: float,
     device_name: str,
@@ -331,19 +357,7 @@ def _run_gui(
     if device is None:  # the keyboard reads the viewer window's keys
         device = KeyboardDevice(session.world.client, limbs, viewer.keyboard_events)
     device = QuitKey(device)
-
-    frames = [0]  # camera frames shown
-
-    def on_visual(k: int, t: float) -> None:
-        hud = hud_colours(session) if k % STATUS_EVERY == 0 else None
-        video = session.transport.video
-        image = None
-        if video.received > frames[0] and video.frame is not None:  # a new frame crossed the link
-            frames[0] = video.received
-            w, h = video.plan.size
-            image = (video.frame, f"robot camera over the {cfg.uplink.name} link ({w}x{h} px)")
-        viewer.publish({"rock": np.asarray(session.contact.rock).tolist()}, hud=hud, image=image)
-
+    on_visual = viewer_frames(session, viewer)
     try:
         # the loop sleeps through its waits: spinning them left the viewer process (nice +10) too little
         # CPU on 2 cores, 202-223 of 300 frames dropped (0-24 sleeping) for 599-642 late ticks (398-1271)
@@ -353,7 +367,7 @@ def _run_gui(
             realtime=True,
             on_visual=on_visual,
             visual_every=n_sub,
-            spin_window=0.0,
+            spin_window=getattr(viewer, "spin_window", 0.0),  # the web view's own (teleop/demo/web.py)
             catch_sigint=True,
             stop=device.stop,
             priority=True,
@@ -364,6 +378,8 @@ def _run_gui(
     stats["viewer_frames_dropped"] = viewer.dropped
     if "error" in viewer_report:
         stats["viewer_error"] = viewer_report["error"]
+    if "page" in viewer_report:  # the web view's: frames sent to the pages, skipped, the page's rate
+        stats["web_view"] = viewer_report  # type: ignore[assignment]
     with sigint_deferred():
         summary.update(
             status="complete",

@@ -28,6 +28,7 @@ class MmtConfig:
             length (m/s).
         haptic_limb: the limb whose contacts are rendered and whose tip carries the force sensor.
         sections: N for both worlds (default the robot file's).
+        chain: the robot's (slave's) dynamic chain, ``"rod"`` or ``"rrp"`` (:mod:`pccbullet.urdf_gen.rod`).
         predict: the master predicts the slave's sag with the Newton–Euler model.
         command_force: steady force (N) the force-aware command lets the operator ask for.
         force_limit: the slave's reflex threshold (N).
@@ -44,14 +45,15 @@ class MmtConfig:
     cmd_rate: float = 10.0
     state_rate: float = 5.0
     blend_time: float = 0.2
-    rock_true: tuple[float, float, float] = (0.45, 0.06, -0.54)
-    rock_estimate: tuple[float, float, float] = (0.47, 0.06, -0.545)
+    rock_true: tuple[float, float, float] = (0.40, 0.18, -0.54)  # off every limb's rest plane (y = +-0.06)
+    rock_estimate: tuple[float, float, float] = (0.42, 0.18, -0.545)
     rock_radius: float = 0.06
     seabed_z: float = -0.6
     medium: str = "seawater"
     slave_rates: tuple[float, float, float] = (1.0, 2.0, 0.05)
     haptic_limb: str = "palpation"
     sections: int | None = None
+    chain: str = "rod"
     predict: bool = True
     command_force: float = 0.6
     force_limit: float = 3.0
