@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from pccbullet.sim.webview.view import WebView
 
 PAGE_WAIT_S = 300.0  # s, longest wait for a page to open the web view before the timed run
-FLOOD_AT_S = 6.0  # s of the session when the flood starts: the palpation arm comes down onto the rock
+FLOOD_AT_S = 6.0  # s of the session when the flood starts: the palpation arm moves over the rock
 RESULT_WAIT_S = 120.0  # s, longest wait for the device's and the flooder's records after the run
 START_S = 120.0  # s, longest wait for the device's process to import what it needs
 
