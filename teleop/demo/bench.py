@@ -9,7 +9,7 @@ web view (``--view web``) the session is shown on it as the demo shows it (:mod:
 once a page has opened it, and the figures add the view's: frames dropped, sent to the page, the page's rate.
 
 ``flood=N`` (``--flood N``): the operator's device is a process of its own that plays the same script over
-the UDP bridge with its HMAC key, and at :data:`FLOOD_AT_S` of the session (the palpation arm above the
+the UDP bridge with its HMAC key, and at :data:`FLOOD_AT_S` of the session (the palpation arm over the
 rock) a flooder process sends ``N`` junk datagrams to the bridge's port (:mod:`pccbullet.teleop.demo.flood`;
 ``N = 0``: the same run without a flood). The master ticks and the device's poses during the flood are
 reported beside the whole run's, with the probe before and after the run.
