@@ -131,14 +131,8 @@ def _run_flooded(
         target=udp_operator, args=(bridge.address, key, limbs, (ready, begin, stop), out), daemon=True
     )
     flooder = ctx.Process(target=flood, args=(bridge.address, junk, go, out), daemon=True)
-    device.start()
-    flooder.start()
-    if not ready.wait(START_S):
-        raise ConfigurationError(f"the UDP device process did not start within {START_S:g} s")
     ticks = TickRecorder(session, lambda: bridge.accepted, int(round(seconds / session.world.dt)))
-    robot_pid = getattr(session.slave, "pid", None)
-    pids = {"master": "self", "robot": robot_pid, "device": device.pid, "flooder": flooder.pid}
-    sched = SchedLog({name: pid for name, pid in pids.items() if pid is not None})
+    sched = SchedLog({})
 
     def on_visual(frame: int, t: float) -> None:
         sched.sample()  # 50 Hz: how long each process waited for a core
@@ -148,6 +142,13 @@ def _run_flooded(
             go.set()
 
     try:
+        device.start()
+        flooder.start()
+        if not ready.wait(START_S):
+            raise ConfigurationError(f"the UDP device process did not start within {START_S:g} s")
+        robot_pid = getattr(session.slave, "pid", None)
+        pids = {"master": "self", "robot": robot_pid, "device": device.pid, "flooder": flooder.pid}
+        sched.pids = {name: pid for name, pid in pids.items() if pid is not None}
         stats = session.run(bridge, seconds, realtime=True, on_visual=on_visual, priority=priority)
         go.set()  # a run shorter than flood_at floods after it: the window then holds no tick
         stop.set()
@@ -157,9 +158,10 @@ def _run_flooded(
         stop.set()
         go.set()
         for p in (device, flooder):
-            p.join(timeout=10.0)
-            if p.is_alive():
-                p.kill()
+            if p.pid is not None:  # started
+                p.join(timeout=10.0)
+                if p.is_alive():
+                    p.kill()
         bridge.close()
     window, sent = sorted(results, key=lambda r: isinstance(r, list))
     figures = flood_figures(ticks, window, sent, session.world.dt)
