@@ -133,7 +133,7 @@ class TendonDrive:
             np.zeros((len(set_seg), 3)), self.gains, np.array([t.pretension for t in self.specs]),
             np.array([t.max_tension for t in self.specs]), np.array([t.max_speed for t in self.specs]),
             np.array([t.spool_mass for t in self.specs]), np.zeros(nt), np.zeros(nt), np.zeros((nt, nt)),
-            np.zeros(nt), np.zeros(nt), self._mode,
+            np.zeros(nt), np.zeros(nt), np.full((nt, 2), np.nan), self._mode,
         )  # fmt: skip
 
     @staticmethod
@@ -145,7 +145,7 @@ class TendonDrive:
             i0, i0, i0, i0, np.zeros((0, 0, 3)), np.zeros((0, 0)), f0, f0, np.zeros((0, n_dof)), f0, f0,
             np.zeros(1, np.int64), i0, np.zeros((3, 0)), np.zeros((0, 0)), np.zeros((0, 2)), np.zeros((0, 2)),
             np.zeros((0, 3)), np.zeros((0, N_GAINS)), f0, f0, f0, f0, f0, f0, np.zeros((0, 0)), f0, f0,
-            np.zeros(1, np.int64),
+            np.zeros((0, 2)), np.zeros(1, np.int64),
         )  # fmt: skip
 
     @property
@@ -263,7 +263,7 @@ class TendonDrive:
 
     @property
     def caps(self) -> FloatArray:
-        """The most each actuator could pull at the last step's speed (N)."""
+        """The most each motor could pull at its spool's speed in the last step (N)."""
         return self._td[26].copy()
 
     @property
@@ -280,6 +280,13 @@ class TendonDrive:
         """The tendon lengths the controller pulls towards (m; mode ``"pcc"``)."""
         return self._td[9].copy()
 
+    @property
+    def spool_speeds(self) -> FloatArray:
+        """How fast each spool reels in after the last step (m/s; negative: pays out)."""
+        return -self._td[28][:, 1].copy()
+
     def forget(self) -> None:
-        """Reset the controller's integrators (after the limb's state was reset)."""
+        """Reset the controller's integrators and put the spools on the tendons (after the limb's state was
+        reset)."""
         self._td[17][:] = 0.0
+        self._td[28][:] = np.nan

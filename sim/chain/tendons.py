@@ -38,6 +38,7 @@ from pccbullet.sim.chain.springs import joint_springs
 # gains columns of a set
 KP_BEND, KI_BEND, KP_LENGTH, KI_LENGTH, TAU_D = range(5)
 N_GAINS = 5
+SLACK = 1e-6  # m: a path this much shorter than its spool's length leaves the tendon slack
 
 
 @numba.njit(cache=True)
@@ -136,10 +137,11 @@ def _command(e, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, T
 
 
 @numba.njit(cache=True)
-def _limit(F, Ld, cap, max_tension, max_speed, dt, S) -> None:  # type: ignore[no-untyped-def]
+def _limit(F, reel, cap, max_tension, max_speed, dt, S) -> None:  # type: ignore[no-untyped-def]
     """Hold the motor forces ``F`` to what the motors can: not below 0 (no coupling there); at most ``cap``,
-    which while a motor reels in is on its torque-speed line ``max_tension (1 + Ld / max_speed)``: there
-    the coupling is that line's slope over the step (implicit: the line is a stiff damper)."""
+    which while a motor reels in (at ``reel > 0``) is on its torque-speed line ``max_tension (1 - reel /
+    max_speed)``: there the coupling is that line's slope over the step (implicit: the line is a stiff
+    damper)."""
     for j in range(F.shape[0]):
         if F[j] <= 0.0:
             F[j] = 0.0
@@ -147,40 +149,50 @@ def _limit(F, Ld, cap, max_tension, max_speed, dt, S) -> None:  # type: ignore[n
         elif F[j] >= cap[j]:
             F[j] = cap[j]
             S[j, :] = 0.0
-            if -Ld[j] > 0.0 and cap[j] > 0.0:
+            if reel[j] > 0.0 and cap[j] > 0.0:
                 S[j, j] = dt * max_tension[j] / max_speed[j]
 
 
 @numba.njit(cache=True)
 def tendon_tensions(  # type: ignore[no-untyped-def]
     mode, L, Ld, L_ref, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, max_tension,
-    max_speed, spool_mass, dt, F, S, cap,
+    max_speed, spool_mass, spool, dt, F, T, S, cap,
 ) -> None:  # fmt: skip
-    """This step's motor forces ``F (n_t,)``, the most the motors can pull ``cap (n_t,)`` and how the
-    tendons' tensions change over the step, ``T = F + S tG qdd`` with ``S (n_t, n_t)`` (for
-    :func:`pccbullet.sim.chain.solve.spring_torques`); the controller's integrators ``integ (n_sets, 3)``
-    advance by ``dt``.
+    """This step's motor forces ``F (n_t,)``, the most the motors can pull ``cap (n_t,)``, the tendons'
+    tensions at the step's start ``T`` and how they change over the step, ``T + S tG qdd`` with ``S (n_t,
+    n_t)`` (for :func:`pccbullet.sim.chain.solve.spring_torques`); the controller's integrators ``integ
+    (n_sets, 3)`` advance by ``dt``.
 
     ``mode``: 0 slack (no tension, no coupling), 1 the forces ``T_set`` (clipped by the motors), 2 the
     controller towards the lengths ``L_ref`` with the feed-forward moments ``Mff (n_segments, 2)``. Motor
-    j pulls with at most ``max_tension[j] * (1 - v / max_speed[j])`` while it reels in at ``v = -Ld[j] >
-    0`` (a DC motor's torque-speed line), at most ``max_tension[j]`` otherwise, never below 0. A taut
-    tendon moves its spool: its tension is the motor's force plus the spool's inertia, ``T = F +
-    spool_mass L''`` (the motor's rotor and gears seen at the tendon), the diagonal of ``S``.
+    j pulls with at most ``max_tension[j] * (1 - v / max_speed[j])`` while its spool reels in at ``v > 0``
+    (a DC motor's torque-speed line), at most ``max_tension[j]`` otherwise, never below 0.
+
+    Spools (``spool_mass > 0``; ``spool (n_t, 2)``: each spool's paid-out length and its rate, NaN: take
+    the tendon's). A taut tendon moves with its spool: its tension is the motor's force plus the spool's
+    inertia, ``T = F + spool_mass (Ld_next - v_spool) / dt``, the diagonal of ``S``: a spool running
+    slower than the path is jerked along (an impact), one running faster leaves the tendon slack. A
+    tendon whose path is shorter than its spool's length is slack (no tension, no coupling); its spool
+    runs on under its motor. Without spool mass the tension is the motor's force and the spool the path.
     """
     nt = L.shape[0]
     S[:, :] = 0.0
     avail = cap
+    reel = np.empty(nt)  # the spools' reel-in speeds
     for j in range(nt):
-        v = -Ld[j]
+        if np.isnan(spool[j, 0]) or spool_mass[j] == 0.0:
+            spool[j, 0], spool[j, 1] = L[j], Ld[j]
+        reel[j] = -spool[j, 1]
+        v = reel[j]
         avail[j] = max_tension[j] * min(1.0, max(0.0, 1.0 - v / max_speed[j])) if v > 0.0 else max_tension[j]
     if mode == 0:
         F[:] = 0.0
+        T[:] = 0.0
         return
     if mode == 1:
         for j in range(nt):
             F[j] = T_set[j]
-        _limit(F, Ld, avail, max_tension, max_speed, dt, S)
+        _limit(F, reel, avail, max_tension, max_speed, dt, S)
     else:
         tau_d = np.empty(nt)
         for k in range(set_start.shape[0] - 1):
@@ -205,7 +217,7 @@ def tendon_tensions(  # type: ignore[no-untyped-def]
         for k in range(set_start.shape[0] - 1):
             for j in range(set_start[k], set_start[k + 1]):
                 saturated[k] = saturated[k] or F[j] >= avail[j]
-        _limit(F, Ld, avail, max_tension, max_speed, dt, S)
+        _limit(F, reel, avail, max_tension, max_speed, dt, S)
         for k in range(set_start.shape[0] - 1):  # integrate the position errors, not while saturated
             if saturated[k]:
                 continue
@@ -218,7 +230,29 @@ def tendon_tensions(  # type: ignore[no-untyped-def]
             if gains[k, KI_LENGTH] * integ[k, 2] < 0.0:
                 integ[k, 2] = 0.0  # the compression's integral never pushes
     for j in range(nt):
-        S[j, j] += spool_mass[j]
+        m = spool_mass[j]
+        if m > 0.0 and spool[j, 0] - L[j] > SLACK:
+            T[j] = 0.0  # slack: the path is shorter than the spool's length
+            S[j, :] = 0.0
+        else:
+            T[j] = F[j] + m * (Ld[j] - spool[j, 1]) / dt
+            S[j, j] += m
+
+
+@numba.njit(cache=True)
+def advance_spools(L, Ld, G, qdd, F, T, spool_mass, spool, dt) -> None:  # type: ignore[no-untyped-def]
+    """Move the spools over the step: a taut tendon's with its path (rate ``Ld + dt G qdd``), a slack
+    one's under its motor's force alone."""
+    for j in range(L.shape[0]):
+        rate = Ld[j]
+        for i in range(qdd.shape[0]):
+            rate += dt * G[j, i] * qdd[i]
+        m = spool_mass[j]
+        if m == 0.0 or T[j] > 0.0:
+            spool[j, 0], spool[j, 1] = L[j] + dt * rate, rate
+        else:
+            spool[j, 1] -= dt * F[j] / m
+            spool[j, 0] += dt * spool[j, 1]
 
 
 @numba.njit(cache=True)
@@ -251,17 +285,19 @@ def limb_torques(  # type: ignore[no-untyped-def]
     tendon tensions the step applies in its ``T``, their running maximum in its ``peak``. ``td``: the
     tendon arrays of :class:`pccbullet.sim.tendons.TendonDrive` (empty ones for a limb without tendons)."""
     (node_q, node_u, chord_q, chord_u, W, Wc, L, Ld, G, L_ref, T_set, set_start, set_seg, P, Rseg, b, Mff,
-     integ, gains, pretension, max_tension, max_speed, spool_mass, F, T, S, cap, peak, mode) = td  # fmt: skip
+     integ, gains, pretension, max_tension, max_speed, spool_mass, F, T, S, cap, peak, spool,
+     mode) = td  # fmt: skip
     if L.shape[0] > 0:
         tendon_geometry(q, qd, node_q, node_u, chord_q, chord_u, W, Wc, L, Ld, G)
         tendon_tensions(
             mode[0], L, Ld, L_ref, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension,
-            max_tension, max_speed, spool_mass, dt, F, S, cap,
+            max_tension, max_speed, spool_mass, spool, dt, F, T, S, cap,
         )  # fmt: skip
-        T[:] = F
     spring_torques(
         parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory,
         G, T, S,
     )  # fmt: skip
+    if L.shape[0] > 0:
+        advance_spools(L, Ld, G, qdd, F, T, spool_mass, spool, dt)
     for j in range(T.shape[0]):
         peak[j] = max(peak[j], T[j])
