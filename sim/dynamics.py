@@ -237,6 +237,8 @@ class CompliantLimb:
         generalized force estimated from it (row 1, :attr:`external_force`)."""
         self.pcc_vector = partial(robot.pcc_joints, limb)  # type: ignore[attr-defined]
         """The joint vector of per-segment PCC configurations (checked against the segments' limits)."""
+        self.measure = partial(robot.measured_pcc, limb)  # type: ignore[attr-defined]
+        """The limb's shape as one PCC arc per segment through the segments' end points."""
         self.tendons: TendonDrive | None = (
             TendonDrive(self) if self.spec.tendons and self.kind == "rod" else None
         )

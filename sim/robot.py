@@ -267,9 +267,15 @@ class Robot:
         """
         if self.world.closed:
             raise WorldClosedError("Robot")
-        if mode == "target" and limb in self.compliant:
+        compliant = self.compliant.get(limb)
+        if compliant is not None and compliant.drive == "tendons" and mode in ("reset", "target"):
+            if mode == "reset":
+                self.set_joints(limb, self.pcc_joints(limb, configs), mode="reset")
+            compliant.tendons.set_pcc(configs)  # type: ignore[union-attr]  # the goal of its shape loop too
+            return
+        if mode == "target" and compliant is not None:
             # the per-tick path: pcc_joints returns a fresh vector of the limb's length, nothing to copy
-            self.compliant[limb].command(self.pcc_joints(limb, configs))
+            compliant.command(self.pcc_joints(limb, configs))
             return
         self.set_joints(limb, self.pcc_joints(limb, configs), mode=mode, force=force)
 

@@ -44,11 +44,19 @@ from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.types import FloatArray
 
 MODES = ("slack", "tension", "pcc")
+SHAPE_GAIN = 0.5
+"""Integral gain of the shape loop (:meth:`TendonDrive.follow_shape`), per second: slower than the tendon
+loop, which settles in about 3 s."""
 BANDWIDTH_HZ = 0.5
 """The bend loop's crossover (Hz): ``kp = I w^2`` with ``I`` the segment's and the limb beyond's rotary
 inertia about the segment base (added mass included), ``w = 2 pi BANDWIDTH_HZ``."""
 DAMPING_RATIO = 0.7  # of the bend loop: tau_d = 2 zeta / w
 LENGTH_GAIN = 5.0  # the length loop's kp in units of the segment's axial stiffness
+
+
+def _bend_vector(c: PccConfig) -> tuple[float, float, float]:
+    """A PCC arc as its bend vector (rad) and length (m): ``(bend cos plane, bend sin plane, length)``."""
+    return (c.bend * math.cos(c.plane), c.bend * math.sin(c.plane), c.length)
 
 
 class TendonDrive:
@@ -125,6 +133,9 @@ class TendonDrive:
         bend, ``kp`` (N/m) and ``ki`` (N/(m s)) of the length, the damping time ``tau_d`` (s); change in
         place."""
         self._mode = np.zeros(1, dtype=np.int64)
+        self._goal: FloatArray | None = None
+        self._correction = np.zeros((n_seg, 3))
+        self._correction_cap = np.array([[s.bend_max, s.bend_max, s.length_max - s.length_min] for s in segs])
         self._td = (
             np.array([q for _, q in nodes], np.int64), np.array([u for u, _ in nodes], np.int64),
             np.array([q for _, q in chords], np.int64), np.array([u for u, _ in chords], np.int64),
@@ -205,14 +216,51 @@ class TendonDrive:
 
     def set_pcc(self, configs: Sequence[PccConfig]) -> None:
         """Follow per-segment PCC ``configs`` from the next step on: the tendon lengths of the commanded arcs,
-        the statics' tensions as feed-forward (validated against the segments' limits)."""
+        the statics' tensions as feed-forward (validated against the segments' limits); with
+        :meth:`follow_shape` called, plus the shape loop's correction."""
         limb = self._limb
-        robot_q = limb.pcc_vector(configs)  # type: ignore[attr-defined]
-        self.command_vector(robot_q)
+        limb.pcc_vector(configs)  # type: ignore[attr-defined]  # the limits' check
+        self._goal = np.array([_bend_vector(c) for c in configs])
+        self._command(limb.pcc_vector(self._corrected()))  # type: ignore[attr-defined]
+
+    def follow_shape(self, dt: float) -> None:
+        """One step of the shape loop, for a robot that measures its segments' end points (a shape sensor:
+        the arcs of :meth:`pccbullet.sim.robot.Robot.measured_pcc`): the integral of the commanded arcs'
+        bend vectors and lengths less the measured ones, at :data:`SHAPE_GAIN` per second, shifts the
+        tendon controller's goal until the segment ends are where the commanded arcs put them (as far as
+        the tendons reach: limits clip it). Call it every ``dt`` seconds (e.g. 20 ms) in mode ``"pcc"``."""
+        if self._goal is None or self.mode != "pcc":
+            return
+        measured = np.array([_bend_vector(c) for c in self._limb.measure()])  # type: ignore[attr-defined]
+        self._correction += SHAPE_GAIN * dt * (self._goal - measured)
+        np.clip(self._correction, -self._correction_cap, self._correction_cap, out=self._correction)
+        self._command(self._limb.pcc_vector(self._corrected()))  # type: ignore[attr-defined]
+
+    @property
+    def shape_correction(self) -> FloatArray:
+        """The shape loop's correction per segment ``(S, 3)``: bend vector x, y (rad), length (m)."""
+        return self._correction.copy()
+
+    def _corrected(self) -> list[PccConfig]:
+        out = []
+        for (bx, by, length), seg in zip(
+            self._goal + self._correction, self._limb.spec.segments, strict=True
+        ):  # type: ignore[attr-defined]
+            bend = min(math.hypot(bx, by), seg.bend_max)
+            plane = math.atan2(by, bx) if bend > 0.0 else 0.0
+            if abs(plane) > seg.plane_max:
+                plane = math.copysign(seg.plane_max, plane)
+            out.append(PccConfig(bend, plane, min(max(length, seg.length_min), seg.length_max)))
+        return out
 
     def command_vector(self, vector: FloatArray) -> None:
         """Follow the limb's joint vector ``vector`` (rod chain, :mod:`pccbullet.urdf_gen.rod`): its tendon
-        lengths and the statics' tensions that hold it (what :meth:`set_pcc` does for PCC arcs)."""
+        lengths and the statics' tensions that hold it (what :meth:`set_pcc` does for PCC arcs; no PCC
+        goal for :meth:`follow_shape` then)."""
+        self._goal = None
+        self._command(vector)
+
+    def _command(self, vector: FloatArray) -> None:
         limb = self._limb
         ch = limb.chain  # type: ignore[attr-defined]
         q = ch.positions(vector)

@@ -2,16 +2,19 @@
 :mod:`pccbullet.teleop.mmt.session`).
 
 :class:`Slave` has its own :class:`~pccbullet.sim.world.World` in dynamic mode, in seawater, with the seabed
-and the true rock. Commands from the link (absolute PCC per segment) become the compliant limbs' spring
-targets (``set_pcc(..., mode="target")``), moved towards each new command at bounded actuator rates; gravity,
-buoyancy, drag and contact make the real shape differ from the command. Its state reports hold what a
+and the true rock. Commands from the link (absolute PCC per segment) become the goals of its compliant
+limbs (``set_pcc(..., mode="target")``): by default their tendon controllers (:mod:`pccbullet.sim.tendons`;
+the motors' limits set the pace; a shape loop on the measured segment ends at 50 Hz corrects their
+goals, :meth:`~pccbullet.sim.tendons.TendonDrive.follow_shape`), or (``drive = "joints"``) spring targets
+moved towards each new command at bounded rates; gravity, buoyancy, drag, contact and the tapered limbs'
+own way of bending make the real shape differ from the command. Its state reports hold what a
 real robot could measure: per segment, the PCC arc through the segment's end point (its chain's own link
 poses, the fit of :mod:`pccbullet.urdf_gen.pcc_fit`), the palpation sensor's contact force (PyBullet's contact
 points on the sensor link, low-passed at :data:`SENSOR_CUTOFF_HZ`), the rock centre located by touch
 (mean of ``tip - (R_rock + r_tip) F / |F|`` while touching: where a sphere of the known radius must be to
 push back along the measured force) and which command it is tracking and for how long. A force above the
-robot's own limit (``force_limit``) freezes the haptic limb's targets (a reflex a real robot has on
-board); they follow the commands again once the force is below it.
+robot's own limit (``force_limit``) holds the haptic limb where it is (a reflex a real robot has on
+board); it follows the commands again once the force is below it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from pccbullet.urdf_gen.specs import LimbSpec, Payload, RobotSpec
 SETTLED_RATE = 0.05  # rad/s or m/s: a limb whose joints are all slower than this is settled
 SENSOR_CUTOFF_HZ = 30.0  # low-pass of the slave's force sensor (a strain-gauge sensor's bandwidth)
 CONTACT_FORCE_N = 0.02  # |F| above which the slave reports contact (N)
+SHAPE_LOOP_TICKS = 20  # ticks between the tendon-driven limbs' shape-loop steps (50 Hz)
 
 
 def add_environment(
@@ -59,7 +63,7 @@ class Slave:
     def __init__(self, spec: RobotSpec, cfg: MmtConfig) -> None:
         self.cfg = cfg
         self.world = World(mode="dynamic", medium=cfg.medium, chain=cfg.chain)
-        self.robot = self.world.load_robot(spec)
+        self.robot = self.world.load_robot(spec, drive=cfg.drive)
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.setpoint = {
@@ -68,6 +72,8 @@ class Slave:
         }
         self.target = {n: v.copy() for n, v in self.setpoint.items()}
         self._settled: set[str] = set()
+        self._new_command = False
+        self._ticks = 0
         self.cmd_seq = 0
         self.cmd_time = 0.0  # when the command being tracked arrived (s)
         self.force = np.zeros(3)  # low-passed sensor force on the haptic limb, world frame (N)
@@ -99,6 +105,7 @@ class Slave:
             return
         self.cmd_seq = seq
         self.cmd_time = self.world.time
+        self._new_command = True
         spec = self.robot.spec
         self.target = {  # quantization may step over a limit by half a step: the robot clamps
             n: np.array(
@@ -109,19 +116,22 @@ class Slave:
         self._settled.clear()
 
     def tick(self, dt: float) -> None:
-        """Move the spring targets towards the command at bounded rates, step the physics, read the sensor."""
-        rates = np.array(self.cfg.slave_rates) * dt
+        """Command the limbs (tendons: each new command once; joints: spring targets moved towards it at
+        bounded rates), step the physics, read the sensor."""
         haptic = self.cfg.haptic_limb
+        was = self.reflex
         self.reflex = float(np.linalg.norm(self.force)) > self.cfg.force_limit
         self.reflex_ticks += self.reflex
-        for name, _ in self.shape:
-            if name in self._settled or (self.reflex and name == haptic):
-                continue
-            sp = self.setpoint[name]
-            sp += np.clip(self.target[name] - sp, -rates, rates)
-            self.robot.set_pcc(name, [PccConfig(*row) for row in sp], mode="target")
-            if np.array_equal(sp, self.target[name]):
-                self._settled.add(name)
+        if self.cfg.drive == "tendons":
+            self._command_tendons(haptic, was)
+            self._ticks += 1
+            if self._ticks % SHAPE_LOOP_TICKS == 0:
+                touching = float(np.linalg.norm(self.force)) > CONTACT_FORCE_N
+                for name, _ in self.shape:  # not the haptic limb while it presses: the contact shapes it
+                    if not (name == haptic and (touching or self.reflex)):
+                        self.robot.compliant[name].tendons.follow_shape(SHAPE_LOOP_TICKS * dt)  # type: ignore[union-attr]
+        else:
+            self._move_targets(haptic, dt)
         self.world.step()
         raw = contact_forces(self.world, self._sensor_body).get(self._sensor_link)
         self.force += self._alpha * ((np.zeros(3) if raw is None else raw) - self.force)
@@ -130,6 +140,31 @@ class Slave:
             tip = self.tip()
             self._rock_sum += tip - (self.cfg.rock_radius + self._r_tip) * self.force / f
             self._rock_n += 1
+
+    def _command_tendons(self, haptic: str, was_reflex: bool) -> None:
+        """Each new command once to every limb's tendon controller; the reflex holds the haptic limb where it
+        is (its tendons' lengths there) until the force is below the limit, then the command again."""
+        if self.reflex and not was_reflex:
+            self.robot.set_joints(haptic, self.robot.joints(haptic), mode="target")
+        if not (self._new_command or (was_reflex and not self.reflex)):
+            return
+        for name, _ in self.shape:
+            if self.reflex and name == haptic:
+                continue
+            self.robot.set_pcc(name, [PccConfig(*row) for row in self.target[name]], mode="target")
+            self.setpoint[name] = self.target[name].copy()
+        self._new_command = False
+
+    def _move_targets(self, haptic: str, dt: float) -> None:
+        rates = np.array(self.cfg.slave_rates) * dt
+        for name, _ in self.shape:
+            if name in self._settled or (self.reflex and name == haptic):
+                continue
+            sp = self.setpoint[name]
+            sp += np.clip(self.target[name] - sp, -rates, rates)
+            self.robot.set_pcc(name, [PccConfig(*row) for row in sp], mode="target")
+            if np.array_equal(sp, self.target[name]):
+                self._settled.add(name)
 
     def measure(self) -> dict[str, list[PccConfig]]:
         """Per-limb, per-segment arcs through the chain's segment ends (limb base frames)."""

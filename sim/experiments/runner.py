@@ -40,9 +40,9 @@ from tqdm import tqdm
 
 from pccbullet.sim.bullet_internals import symbols
 from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, save_csv, save_npz, write_json
+from pccbullet.sim.experiments.record import PARAMS, record, shape_loop
 from pccbullet.sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
 from pccbullet.sim.world import World
-from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.types import FloatArray
@@ -50,8 +50,6 @@ from pccbullet.urdf_gen.types import FloatArray
 if TYPE_CHECKING:
     from pccbullet.sim.webview.view import WebView
 
-PARAMS = ("bend", "plane", "length")
-PARAM_UNITS = {"bend": "rad", "plane": "rad", "length": "m"}
 CSV_NAME, NPZ_NAME, META_NAME = "run.csv", "run.npz", "metadata.json"
 PLOT_NAMES = ("tips.png", "tips.svg", "shapes.png", "shapes.svg")
 # Installed versions that shape a run's numbers: part of its fingerprint (plotting libraries are not).
@@ -241,7 +239,7 @@ def run_experiment(
         {"medium": spec.medium} if "medium" in inspect.signature(World).parameters else {}
     )
     with World(mode=world_mode, chain=spec.chain, **medium) as world:
-        robot = world.load_robot(spec.robot)
+        robot = world.load_robot(spec.robot, **({"drive": spec.drive} if spec.mode == "dynamic" else {}))
         physics = {
             "broadphase_margin_m": world.broadphase_margin,
             "contact_breaking_threshold_m": world.contact_breaking_threshold,
@@ -251,8 +249,12 @@ def run_experiment(
                 name: ("c_api" if limb.direct_io else "python") for name, limb in robot.compliant.items()
             },
             "chain": world.chain,
+            "drive": spec.drive if spec.mode == "dynamic" else None,
+            "shape_loop_hz": spec.shape_loop_hz,
             "added_mass_kg": {name: limb.added_mass for name, limb in robot.compliant.items()},
         }
+        if spec.shape_loop_hz:
+            world.step_hooks.append(shape_loop(world, robot, spec.shape_loop_hz))
         current = {name: _configs(cmd[0]) for name, cmd in commands.items()}
         for name, configs in current.items():
             robot.set_pcc(name, configs, mode="reset")
@@ -269,7 +271,7 @@ def run_experiment(
                 if k % spec.substeps == 0:
                     bar.update(spec.substeps)
             if k % spec.substeps == 0:
-                _record(robot, spec, current, k * dt, columns, sections)
+                record(robot, spec, current, k * dt, columns, sections)
         bar.close()
         if shown is not None:
             finish(world, close=own)
@@ -312,30 +314,6 @@ def _apply(
         new[name] = tuple(model_configs)
         robot.set_joints(name, robot.pcc_joints(name, new[name], check_limits=False), mode="reset")
     return new
-
-
-def _record(
-    robot: Any,
-    spec: ExperimentSpec,
-    current: dict[str, tuple[PccConfig, ...]],
-    t: float,
-    columns: dict[str, list[float]],
-    sections: dict[str, list[FloatArray]],
-) -> None:
-    row: dict[str, float] = {"time_s": t}
-    for name in spec.limbs:
-        for axis, v in zip("xyz", robot.tip_pose(name)[:3, 3], strict=True):
-            row[f"{name}_tip_{axis}_m"] = float(v)
-        configs = robot.measured_pcc(name) if spec.mode == "dynamic" else list(current[name])
-        for s, c in enumerate(configs, start=1):
-            pos = robot.link_pose(naming.segment_end_link(name, s))[:3, 3]
-            for axis, v in zip("xyz", pos, strict=True):
-                row[f"{name}_s{s}_{axis}_m"] = float(v)
-            for p in PARAMS:
-                row[f"{name}_s{s}_{p}_{PARAM_UNITS[p]}"] = float(getattr(c, p))
-        sections[name].append(robot.section_poses(name))
-    for key, v in row.items():
-        columns.setdefault(key, []).append(v)
 
 
 def package_versions() -> dict[str, str]:

@@ -8,6 +8,9 @@ Format (see ``assets/experiments/*.toml``)::
     model = "newton_euler"           # model mode only: name in pccbullet.sim.experiments.runner.MODELS
     medium = "air"                   # air | water (stored and passed on)
     chain = "rod"                    # rod | rrp (pccbullet.urdf_gen.rod); default: rod if dynamic, else rrp
+    drive = "tendons"                # dynamic mode: joints (spring targets, default) | tendons (rod chain)
+    shape_loop_hz = 50               # drive = tendons: the shape loop's rate (0: off, default); a divisor
+                                     #   of 1000 (pccbullet.sim.tendons.TendonDrive.follow_shape)
     duration_s = 2.0                 # > 0
     record_hz = 100                  # must divide the 1000 Hz physics rate
     sections = 4                     # optional: override N of every segment
@@ -58,6 +61,7 @@ PHYSICS_HZ = 1000  # Hz, the world's physics rate (dt = 1 ms)
 MODES = ("kinematic", "dynamic", "model")
 MEDIA = ("air", "water")
 CHAINS = ("rrp", "rod")  # pccbullet.urdf_gen.rod.CHAINS
+DRIVES = ("joints", "tendons")  # pccbullet.sim.dynamics.DRIVES
 OUTPUTS = ("csv", "npz", "plots")
 PARAMETERS = {"bend": 1.0, "plane": 1.0, "length": 1.0, "bend_deg": math.pi / 180.0}
 PARAMETERS |= {"plane_deg": math.pi / 180.0, "length_mm": 1e-3}
@@ -91,6 +95,9 @@ class ExperimentSpec:
         robot_sha256: SHA-256 of the robot TOML bytes. mode: kinematic | dynamic | model.
         model: model name for the model mode ("" otherwise). medium: air | water.
         chain: the limbs' chain, rod | rrp (default: rod in dynamic mode, rrp otherwise).
+        drive: dynamic mode: what follows the inputs, ``"joints"`` (spring targets) or ``"tendons"`` (every
+            limb's tendons, :mod:`pccbullet.sim.tendons`; the rod chain, limbs that declare tendons).
+        shape_loop_hz: with tendons, the rate of their shape loop (measured segment ends; 0: off).
         duration: simulated time (s). record_hz: recording rate (Hz). seed: default seed.
         inputs: PCC inputs. channels: named actuator-channel profiles (model mode).
         outputs: files to write. limbs: limbs to record. source: the experiment file (or "<dict>").
@@ -115,6 +122,8 @@ class ExperimentSpec:
     sections: int | None = None
     table: dict[str, Any] = field(default_factory=dict, compare=False)
     chain: str = "rrp"
+    drive: str = "joints"
+    shape_loop_hz: int = 0
 
     @property
     def substeps(self) -> int:
@@ -184,6 +193,14 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
         raise f.error("model", None, "a model name (required when mode = 'model')")
     medium = f.string("medium", choices=MEDIA, default="air")
     chain = f.string("chain", choices=CHAINS, default="rod" if mode == "dynamic" else "rrp")
+    drive = f.string("drive", choices=DRIVES, default="joints")
+    if drive == "tendons" and (mode != "dynamic" or chain != "rod"):
+        raise f.error("drive", drive, "'joints' unless mode = 'dynamic' and chain = 'rod'")
+    shape_loop_hz = f.integer("shape_loop_hz", 0, PHYSICS_HZ, default=0)
+    if shape_loop_hz and (drive != "tendons" or PHYSICS_HZ % shape_loop_hz):
+        raise f.error(
+            "shape_loop_hz", shape_loop_hz, f"0, or with drive = 'tendons' a divisor of {PHYSICS_HZ}"
+        )
     duration = f.number("duration_s", 0.0, 3600.0, lo_open=True)
     record_hz = f.integer("record_hz", 1, PHYSICS_HZ, default=100)
     if PHYSICS_HZ % record_hz:
@@ -251,6 +268,8 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
         sections=sections,
         table=raw,
         chain=chain,
+        drive=drive,
+        shape_loop_hz=shape_loop_hz,
     )
 
 

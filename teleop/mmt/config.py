@@ -24,11 +24,15 @@ class MmtConfig:
         rock_true / rock_estimate: rock centre at the slave / in the master's model before it is located
             (m, world). rock_radius: (m). seabed_z: (m).
         medium: the slave's water (``"seawater"``, ``"water"`` or ``"air"``); the prediction uses it too.
-        slave_rates: the slave's actuator rates towards a new command: bend (rad/s), plane (rad/s),
+        slave_rates: with ``drive = "joints"``, the rates of the spring targets towards a new command: bend
+            (rad/s), plane (rad/s),
             length (m/s).
         haptic_limb: the limb whose contacts are rendered and whose tip carries the force sensor.
         sections: N for both worlds (default the robot file's).
         chain: the robot's (slave's) dynamic chain, ``"rod"`` or ``"rrp"`` (:mod:`pccbullet.urdf_gen.rod`).
+        drive: what moves the robot's limbs, ``"tendons"`` (each command becomes the tendon controller's
+            goal, :mod:`pccbullet.sim.tendons`: the motors' limits set the pace) or ``"joints"`` (spring
+            targets moved towards each command at ``slave_rates``).
         predict: the master predicts the slave's sag with the Newton–Euler model.
         command_force: steady force (N) the force-aware command lets the operator ask for.
         force_limit: the slave's reflex threshold (N).
@@ -54,6 +58,7 @@ class MmtConfig:
     haptic_limb: str = "palpation"
     sections: int | None = None
     chain: str = "rod"
+    drive: str = "tendons"
     predict: bool = True
     command_force: float = 0.6
     force_limit: float = 3.0
@@ -62,6 +67,11 @@ class MmtConfig:
     report_timeout: float | None = None
 
     def __post_init__(self) -> None:
+        if self.drive not in ("tendons", "joints") or (self.drive == "tendons" and self.chain != "rod"):
+            raise ConfigurationError(
+                f"drive = {self.drive!r} with chain = {self.chain!r} is invalid; allowed: 'joints', or "
+                "'tendons' on the rod chain"
+            )
         if not (self.blend_time >= 0.1 and self.cmd_rate > 0 and self.state_rate > 0):
             raise ConfigurationError(
                 f"blend_time = {self.blend_time!r} s, cmd_rate = {self.cmd_rate!r} Hz, state_rate = "
