@@ -275,7 +275,11 @@ def test_tendon_controller_reaches_the_commanded_tendon_lengths_in_water() -> No
             "anchor_segment = 3\n",
             r"'limbs\[0\]\.tendons\[1\]\.anchor_segment' = 3 .*\[1, 2\]",
         ),
-        ("max_tension_n = 10\n", "max_tension_n = -1\n", r"tendons\[1\]\.max_tension_n' = -1 .*\(0, 100000\]"),
+        (
+            "max_tension_n = 10\n",
+            "max_tension_n = -1\n",
+            r"tendons\[1\]\.max_tension_n' = -1 .*\(0, 100000\]",
+        ),
         ("offset_fraction = 0.7\n", "offset_mm = 40\n", r"tendons\[0\]\.offset_mm' = 40 .*\(0, 19"),
         (
             "offset_fraction = 0.7\n",
