@@ -58,7 +58,7 @@ class MmtConfig:
     haptic_limb: str = "palpation"
     sections: int | None = None
     chain: str = "rod"
-    drive: str = "tendons"
+    drive: str = "joints"
     predict: bool = True
     command_force: float = 0.6
     force_limit: float = 3.0
