@@ -34,12 +34,16 @@ WARMUP_STEPS = 50
 def _sweep(robot: Any) -> tuple[Any, Any]:
     """Callbacks moving every limb slowly through bends and planes: ``(on_tick, on_visual)``.
 
-    Dynamic mode moves the spring targets every tick. Kinematic mode computes the PCC input every
-    tick and writes the joints once per visual frame (PCC is the truth; the chain is what is shown
-    and collided, at 50 Hz).
+    Dynamic mode moves the spring targets every tick; a tendon-driven robot gets its goal once per
+    visual frame (a command stream's rate, 50 Hz), its tendon controller runs every tick. Kinematic mode
+    computes the PCC input every tick and writes the joints once per visual frame (PCC is the truth; the
+    chain is what is shown and collided, at 50 Hz).
     """
     limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
-    mode = "target" if robot.compliant else "reset"
+    tendons = any(c.drive == "tendons" for c in robot.compliant.values())
+    mode = "target" if robot.compliant and not tendons else "reset"
+    if tendons:
+        mode = "goal"
 
     latest: dict[str, list[PccConfig]] = {}
 
@@ -53,21 +57,28 @@ def _sweep(robot: Any) -> tuple[Any, Any]:
                 robot.set_pcc(name, latest[name], mode=mode)
 
     def on_visual(t: float) -> None:
-        if mode == "reset":
+        if mode in ("reset", "goal"):
             for name, configs in latest.items():
-                robot.set_pcc(name, configs, mode=mode)
+                robot.set_pcc(name, configs, mode="target" if mode == "goal" else mode)
 
     return on_tick, on_visual
 
 
 def bench_world(
-    robot: str, mode: str, sections: int, medium: str = "water", seconds: float = 1.0, chain: str = "rod"
+    robot: str,
+    mode: str,
+    sections: int,
+    medium: str = "water",
+    seconds: float = 1.0,
+    chain: str = "rod",
+    drive: str = "joints",
 ) -> dict[str, Any]:
     """One row of the table: run ``seconds`` of simulated time in batch mode and return the loop stats.
-    ``chain`` applies to the dynamic mode (kinematic worlds pose RRP chains)."""
+    ``chain`` and ``drive`` apply to the dynamic mode (kinematic worlds pose RRP chains)."""
     chain = chain if mode == "dynamic" else "rrp"
+    drive = drive if mode == "dynamic" else "joints"
     with World(mode=mode, medium=medium, chain=chain) as world:
-        handle = world.load_robot(robot, sections=sections)
+        handle = world.load_robot(robot, sections=sections, **({"drive": drive} if mode == "dynamic" else {}))
         joints = sum(handle.joint_count(limb.name) for limb in handle.spec.limbs)
         on_tick, on_visual = _sweep(handle)
         loop = Loop(world, on_tick=on_tick, on_visual=on_visual)
@@ -79,6 +90,7 @@ def bench_world(
         "robot": robot,
         "mode": mode,
         "chain": chain,
+        "drive": drive,
         "sections": sections,
         "medium": medium,
         "joints": joints,
@@ -182,15 +194,17 @@ def run_bench(
     peer: str | None = None,
     models: bool = True,
     chain: str = "rod",
+    drive: str = "joints",
 ) -> dict[str, Any]:
     """The whole benchmark as a dict: ``rows`` (PyBullet), ``peer`` rows, ``models`` (model step costs);
-    ``chain``: the dynamic rows' chain, ``"rrp"`` or ``"rod"``. The peer is checked first
+    ``chain``: the dynamic rows' chain, ``"rrp"`` or ``"rod"``; ``drive``: their actuation, ``"joints"``
+    or ``"tendons"``. The peer is checked first
     (:func:`check_peer`): a missing simulator is reported before anything runs."""
     check_peer(peer)
     jobs = [(r, m, n) for r in robots for m in modes for n in sections]
     rows = []
     for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False):
-        rows.append(bench_world(r, m, n, medium, seconds, chain))
+        rows.append(bench_world(r, m, n, medium, seconds, chain, drive))
         log.info(
             "bench %s %s N=%d: %.0f steps/s, %.2fx real time",
             r,
@@ -215,14 +229,15 @@ def format_table(result: dict[str, Any]) -> str:
     """Human-readable table of :func:`run_bench`'s result."""
     peer = {(p["robot"], p["sections"]): p for p in result.get("peer", [])}
     head = (
-        f"{'robot':<10} {'mode':<10} {'chain':<5} {'N':>3} {'joints':>6} {'steps/s':>9} {'RTF':>7}"
-        f" {'p99 ms':>7}"
+        f"{'robot':<10} {'mode':<10} {'chain':<5} {'drive':<7} {'N':>3} {'joints':>6} {'steps/s':>9}"
+        f" {'RTF':>7} {'p99 ms':>7}"
         f" {'pb ms':>6} {'ctl ms':>6} {'oth ms':>6}"
     )
     lines = [head + ("  mujoco steps/s  ratio" if peer else ""), "-" * len(head)]
     for r in result["rows"]:
         line = (
-            f"{r['robot']:<10} {r['mode']:<10} {r.get('chain', 'rrp'):<5} {r['sections']:>3}"
+            f"{r['robot']:<10} {r['mode']:<10} {r.get('chain', 'rrp'):<5} {r.get('drive', 'joints'):<7}"
+            f" {r['sections']:>3}"
             f" {r['joints']:>6} "
             f"{r['physics_rate_hz']:>9.0f} {r['real_time_factor']:>7.2f} {r['step_p99_ms']:>7.3f}"
             f" {r['pybullet_ms']:>6.3f} {r['controller_ms']:>6.3f} {r['other_ms']:>6.3f}"

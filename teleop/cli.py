@@ -79,6 +79,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--chain", default="rod", choices=["rod", "rrp"], help="dynamic-mode chain (default rod)")
     b.add_argument(
+        "--drive",
+        default="joints",
+        choices=["joints", "tendons"],
+        help="dynamic-mode actuation: spring targets every tick, or the tendons with a goal at 50 Hz",
+    )
+    b.add_argument(
         "--seconds",
         type=real(0.0, 3600.0, lo_open=True),
         default=None,
@@ -314,6 +320,7 @@ def _bench(args: argparse.Namespace) -> int:
         peer=args.peer,
         models=not args.no_models,
         chain=args.chain,
+        drive=args.drive,
     )
     print(json.dumps(result, indent=2) if args.json else format_table(result))
     return 0

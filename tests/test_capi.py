@@ -27,12 +27,14 @@ needs_c_api = pytest.mark.skipif(
 )
 
 
-def _run(steps: int, sections: int = 5) -> tuple[list[bool], np.ndarray, int, tuple[str, ...]]:
-    """URSULA in water, every limb's targets moved every step; returns each limb's ``direct_io``, all
-    joint positions and velocities after every 10th step, the most contact points seen then and the
-    Bullet globals the world could not hold."""
+def _run(
+    steps: int, sections: int = 5, drive: str = "joints"
+) -> tuple[list[bool], np.ndarray, int, tuple[str, ...]]:
+    """URSULA in water, every limb's targets (or tendon goals) moved every step; returns each limb's
+    ``direct_io``, all joint positions and velocities after every 10th step, the most contact points seen
+    then and the Bullet globals the world could not hold."""
     with World(mode="dynamic", medium="water") as world:
-        robot = world.load_robot("ursula", sections=sections)
+        robot = world.load_robot("ursula", sections=sections, drive=drive)
         limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
         direct = [c.direct_io for c in robot.compliant.values()]
         rows = []
@@ -58,10 +60,13 @@ def _run(steps: int, sections: int = 5) -> tuple[list[bool], np.ndarray, int, tu
 
 
 @needs_c_api
-def test_c_api_and_python_functions_give_bit_identical_trajectories(monkeypatch: pytest.MonkeyPatch) -> None:
-    direct, fast, contacts, _ = _run(600)
+@pytest.mark.parametrize("drive", ["joints", "tendons"])
+def test_c_api_and_python_functions_give_bit_identical_trajectories(
+    monkeypatch: pytest.MonkeyPatch, drive: str
+) -> None:
+    direct, fast, contacts, _ = _run(600, drive=drive)
     monkeypatch.setenv(capi.ENV_SWITCH, "0")
-    python, slow, _, _ = _run(600)
+    python, slow, _, _ = _run(600, drive=drive)
     assert direct == [True] * 4 and python == [False] * 4
     assert fast.shape == slow.shape and fast.shape[0] == 60
     assert np.abs(fast[-1]).max() > 0.05  # the limbs moved

@@ -1,7 +1,7 @@
 """Compiled (numba) articulated-body solve of a URDF chain: ``(M + M_a + A) y = x`` in O(n).
 
 :func:`_articulated_solve` builds the articulated inertias and solves for one right-hand side, leaving the
-factors (``U``, ``Dinv``) with which :func:`_articulated_resolve` solves for more right-hand sides at
+factors (``U``, ``Dinv``) with which :func:`_articulated_resolve_many` solves for more right-hand sides at
 O(n) each without rebuilding them (the tendons' implicit coupling, :mod:`pccbullet.sim.chain.solve`).
 Added mass: see :mod:`pccbullet.sim.chain.solve`.
 """
@@ -66,7 +66,7 @@ def _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, fa,
     gravity, ``A`` the joint armature (``armature (n_dof, 3)``: ``[d, 0]`` for a 1-dof joint at ``d``, the
     3 x 3 block ``[d:d+3, :]`` for a spherical joint), the added mass in the link inertias; writes ``M_a y``
     into ``fa (n_dof,)`` (zero where no link has added mass). Leaves its factors in ``U (n_dof, 6)`` and
-    ``Dinv (n, 3, 3)`` for :func:`_articulated_resolve`; returns whether any link has added mass.
+    ``Dinv (n, 3, 3)`` for :func:`_articulated_resolve_many`; returns whether any link has added mass.
     ``S``: the motion subspaces (:func:`pccbullet.sim.chain.kernels.joint_axes`); ``IB``: the links'
     rigid-body spatial inertias.
 
@@ -175,66 +175,6 @@ def _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, fa,
 
 
 @numba.njit(cache=True)
-def _articulated_resolve(parent, jtype, dof, params, R, p, S, U, Dinv, added, x, fa) -> None:  # type: ignore[no-untyped-def]
-    """Solve ``(M + M_a + A) y = x`` in place with the factors ``U``, ``Dinv`` that
-    :func:`_articulated_solve` left for the same configuration and armature; ``fa`` as there."""
-    n = parent.shape[0]
-    nd = x.shape[0]
-    pA = np.zeros((n, 6))
-    uu = np.zeros(nd)
-    for i in range(n - 1, -1, -1):
-        pa = parent[i]
-        kind = jtype[i]
-        if kind == FIXED:
-            if pa >= 0:
-                for a in range(6):
-                    pA[pa, a] += pA[i, a]
-            continue
-        j = dof[i]
-        m = joint_dofs(kind)
-        for c in range(m):
-            u = x[j + c]
-            for a in range(6):
-                u -= S[j + c, a] * pA[i, a]
-            uu[j + c] = u
-        if pa < 0:
-            continue
-        for a in range(6):
-            acc = pA[i, a]
-            for r in range(m):
-                w = 0.0
-                for c in range(m):
-                    w += U[j + c, a] * Dinv[i, c, r]
-                acc += w * uu[j + r]
-            pA[pa, a] += acc
-    acc6 = np.zeros((n, 6))
-    y = np.empty(3)
-    for i in range(n):
-        pa = parent[i]
-        for a in range(6):
-            acc6[i, a] = acc6[pa, a] if pa >= 0 else 0.0
-        kind = jtype[i]
-        if kind == FIXED:
-            continue
-        j = dof[i]
-        m = joint_dofs(kind)
-        for c in range(m):
-            acc = uu[j + c]
-            for a in range(6):
-                acc -= U[j + c, a] * acc6[i, a]
-            y[c] = acc
-        for r in range(m):
-            acc = 0.0
-            for c in range(m):
-                acc += Dinv[i, r, c] * y[c]
-            x[j + r] = acc
-            for a in range(6):
-                acc6[i, a] += S[j + r, a] * acc
-    if added:
-        _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa)
-
-
-@numba.njit(cache=True)
 def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:  # type: ignore[no-untyped-def]
     """``fa = M_a qdd``: the generalized forces of the links' added masses at the spatial accelerations
     ``acc6 (n, 6)`` (``[angular; linear]`` about the base origin, from ``qdd`` alone)."""
@@ -268,3 +208,75 @@ def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:  
         if pa >= 0:
             for a in range(6):
                 Fs[pa, a] += Fs[i, a]
+
+
+@numba.njit(cache=True)
+def _articulated_resolve_many(parent, jtype, dof, params, R, p, S, U, Dinv, added, X, FX) -> None:  # type: ignore[no-untyped-def]
+    """Solve ``(M + M_a + A) y = x`` for the ``k`` right-hand sides ``X (k, n_dof)`` at once, in place, with
+    the factors ``U``, ``Dinv`` that :func:`_articulated_solve` left for the same configuration and
+    armature; ``FX (k, n_dof)``: their ``M_a y`` as its ``fa``. One pass over the links for all of them."""
+    n = parent.shape[0]
+    k = X.shape[0]
+    nd = X.shape[1]
+    pA = np.zeros((n, k, 6))
+    uu = np.zeros((k, nd))
+    for i in range(n - 1, -1, -1):
+        pa = parent[i]
+        kind = jtype[i]
+        if kind == FIXED:
+            if pa >= 0:
+                for t in range(k):
+                    for a in range(6):
+                        pA[pa, t, a] += pA[i, t, a]
+            continue
+        j = dof[i]
+        m = joint_dofs(kind)
+        for t in range(k):
+            for c in range(m):
+                u = X[t, j + c]
+                for a in range(6):
+                    u -= S[j + c, a] * pA[i, t, a]
+                uu[t, j + c] = u
+        if pa < 0:
+            continue
+        for a in range(6):
+            w0 = w1 = w2 = 0.0
+            for c in range(m):
+                w0 += U[j + c, a] * Dinv[i, c, 0]
+                if m == 3:
+                    w1 += U[j + c, a] * Dinv[i, c, 1]
+                    w2 += U[j + c, a] * Dinv[i, c, 2]
+            for t in range(k):
+                acc = pA[i, t, a] + w0 * uu[t, j]
+                if m == 3:
+                    acc += w1 * uu[t, j + 1] + w2 * uu[t, j + 2]
+                pA[pa, t, a] += acc
+    acc6 = np.zeros((n, k, 6))
+    y = np.empty(3)
+    for i in range(n):
+        pa = parent[i]
+        if pa >= 0:
+            for t in range(k):
+                for a in range(6):
+                    acc6[i, t, a] = acc6[pa, t, a]
+        kind = jtype[i]
+        if kind == FIXED:
+            continue
+        j = dof[i]
+        m = joint_dofs(kind)
+        for t in range(k):
+            for c in range(m):
+                acc = uu[t, j + c]
+                for a in range(6):
+                    acc -= U[j + c, a] * acc6[i, t, a]
+                y[c] = acc
+            for r in range(m):
+                acc = 0.0
+                for c in range(m):
+                    acc += Dinv[i, r, c] * y[c]
+                X[t, j + r] = acc
+                for a in range(6):
+                    acc6[i, t, a] += S[j + r, a] * acc
+    if added:
+        for t in range(k):
+            _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6[:, t, :], FX[t])

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pccbullet.sim.chain.articulated import _articulated_resolve, _articulated_solve
+from pccbullet.sim.chain.articulated import _articulated_resolve_many, _articulated_solve
 from pccbullet.sim.chain.inertia import spatial_inertia
 from pccbullet.sim.chain.kernels import (
     FIXED,
@@ -59,7 +59,7 @@ def spring_torques(  # type: ignore[no-untyped-def]
     Jacobian, ``tT (n_t,)`` their tensions at the step's start, ``tS (n_t, n_t)`` how the tensions
     change with the lengths' change over the step, ``dT = tS tG qdd``. Their generalized force ``-tG^T T``
     enters implicitly: ``(M + M_a + A + tG^T tS tG) qdd = b - tG^T tT``, solved by the Woodbury identity
-    with one more articulated-body pass per tendon (:func:`_articulated_resolve`); ``tT`` is
+    with one more articulated-body pass for all tendons (:func:`_articulated_resolve_many`); ``tT`` is
     overwritten with the tensions the step applies, ``tT + tS tG qdd``. A tendon whose tension would come
     out negative goes slack (a tendon cannot push): its row is dropped and the step solved again (only
     the small ``n_t x n_t`` system; until no tendon goes slack).
@@ -114,9 +114,8 @@ def spring_torques(  # type: ignore[no-untyped-def]
         # (A0 + G^T S G)^-1 b = y - X (1 + S G X)^-1 S G y, X = A0^-1 G^T, y = A0^-1 b
         X = np.empty((nt, nd))
         FX = np.empty((nt, nd))
-        for t in range(nt):
-            X[t, :] = tG[t, :]
-            _articulated_resolve(parent, jtype, dof, params, R, p, S, U, Dinv, added, X[t], FX[t])
+        X[:, :] = tG
+        _articulated_resolve_many(parent, jtype, dof, params, R, p, S, U, Dinv, added, X, FX)
         GX = tG @ X.T  # (nt, nt): G X
         y = x.copy()
         fy = fa.copy()
