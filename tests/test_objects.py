@@ -36,7 +36,7 @@ def test_sphere_reaches_terminal_velocity_in_water(medium: str, rho: float) -> N
     v_t = math.sqrt(2.0 * (m - rho * V) * G / (rho * 0.47 * math.pi * r * r))
     assert abs(-vz[-1] / v_t - 1.0) < 0.02
     # on the way: v_t tanh(g' t / v_t) with g' = (m - rho V) g / (m + m_a), m_a = rho V / 2 for a sphere;
-    # without the added mass g' would be 33 % larger and v(0.2 s) 13 % off
+    # without the added mass g' would be 33 % larger and v(0.2 s) 18 % off
     assert ball.added_mass == pytest.approx(0.5 * rho * V, rel=1e-12)
     g_eff = (m - rho * V) * G / (m + 0.5 * rho * V)
     t = 0.2
