@@ -4,7 +4,6 @@ the medium's forces on it each step (:meth:`PlacedObject.apply`). Objects are ma
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
@@ -15,7 +14,7 @@ from pccbullet.sim.environment import contact_point_force
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.object_fluid import ShapeFluid
 from pccbullet.sim.robot import pose_matrix
-from pccbullet.urdf_gen.errors import WorldClosedError
+from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
 from pccbullet.urdf_gen.types import FloatArray, Transform
 
 if TYPE_CHECKING:
@@ -37,8 +36,6 @@ class ObjectWorld(Protocol):
     """The surrounding fluid."""
     objects: list[PlacedObject]
     """The placed objects, stepped with the world."""
-    step_hooks: list[Callable[[], None]]
-    """Called after every step."""
 
     @property
     def closed(self) -> bool:
@@ -104,10 +101,13 @@ class PlacedObject:
         # buoyancy and the added mass's gravity taken back: constant (world frame, N)
         self._lift = -(rho * volume + self.added_mass) * g
         self._drag_k = 0.5 * rho * np.asarray(fluid.drag) * np.asarray(fluid.area)  # kg/m per axis
+        self._removed = False
 
     def _check(self) -> None:
         if self.world.closed:
             raise WorldClosedError("PlacedObject")
+        if self._removed:
+            raise ConfigurationError(f"the {self.kind} of body {self.body} was removed from its world")
 
     def pose(self) -> Transform:
         """World pose of its centre (of mass and volume), ``(4, 4) float``."""
@@ -182,6 +182,7 @@ class PlacedObject:
     def remove(self) -> None:
         """Take the object out of its world (its body is removed; the handle is of no further use)."""
         self._check()
+        self._removed = True
         if self in self.world.objects:
             self.world.objects.remove(self)
         pb.removeBody(self.body, physicsClientId=self.world.client)

@@ -215,6 +215,8 @@ def test_kinematic_world_leaves_objects_where_placed_and_remove() -> None:
         np.testing.assert_allclose(ball.position(), [0.0, 0.0, 1.0])
         ball.remove()
         assert world.objects == []
+        with pytest.raises(ConfigurationError, match="^the sphere of body 0 was removed from its world$"):
+            ball.pose()
     with pytest.raises(WorldClosedError):
         ball.position()
 
