@@ -1,11 +1,12 @@
 """The UDP bridge under a junk flood: the master's tick and the device's poses while 50 000 junk datagrams
 hit the bridge's port.
 
-Three processes: this one runs the master's 1 kHz loop (paced to absolute deadlines), each tick the
-bridge's read and force reply plus a constant piece of work standing in for the master's own (0.25 ms,
-about the demo master's median tick: docs/measurements/performance.md); a device process streams poses
-at 1 kHz with the HMAC key; a flooder sends junk datagrams to the bridge's port as fast as it can (random
-bytes, HELLO-shaped and POSE-shaped packets with bad tags, in turns).
+Three processes: this one runs a 1 kHz loop (paced to absolute deadlines), each tick the bridge's read and
+force reply plus a constant piece of work standing in for the master's own (0.25 ms, about the demo
+master's median tick: docs/measurements/performance.md); a device process streams poses at 1 kHz with the
+HMAC key; a flooder sends junk datagrams to the bridge's port as fast as it can
+(:func:`pccbullet.teleop.demo.flood.flood`). The bridge's own cost, apart from the master's: the real
+master's tick under a flood, with the robot's process beside it, is ``pccbullet bench --demo --flood N``.
 
 Run: python examples/43_udp_flood.py [--junk 50000] [--seconds 4]
 Prints the flood's rate, the master tick (bridge + work) and the bridge's share of it (p50, p99, max) and
@@ -17,14 +18,15 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import threading
 import time
 
 import numpy as np
 
 from pccbullet.sim.loop import SPIN_WINDOW_S, wait_until
+from pccbullet.teleop.demo.flood import flood, stream_poses
 from pccbullet.teleop.udp.bridge import UdpBridge
 from pccbullet.teleop.udp.client import UdpBridgeClient
-from pccbullet.teleop.udp.packets import POSE_SIZE, encode_hello, encode_pose
 
 KEY = b"flood-benchmark-key-of-32-bytes!"
 WORK_S = 2.5e-4  # s, the constant work standing in for the master's own tick
@@ -48,39 +50,10 @@ def _calibrate() -> None:
 def _device(address: tuple[str, int], seconds: float, out: mp.Queue) -> None:
     client = UdpBridgeClient(address, key=KEY, resync_after=60.0)
     client.connect(timeout=10.0)
-    sent: list[float] = []
-    start = time.monotonic()
-    k = 0
-    while time.monotonic() - start < seconds:
-        if client.send_pose((0.05, 0.0, 0.1)):
-            sent.append(time.monotonic())
-        client.recv_force()
-        k += 1
-        delay = start + k * 1e-3 - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
+    end = time.monotonic() + seconds
+    sent = stream_poses(client, lambda t: ((0.05, 0.0, 0.1), 0), lambda: time.monotonic() >= end)
     client.close()
     out.put(sent)
-
-
-def _flood(address: tuple[str, int], junk: int, delay: float, out: mp.Queue) -> None:
-    import socket
-
-    rng = np.random.default_rng(0)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    kinds = [
-        encode_hello(1.0, bytes(16), key=b"not-the-key-not-the-key!"),
-        encode_pose(1, 1.0, (0.0, 0.0, 0.0), key=b"not-the-key-not-the-key!", session=1),
-    ]
-    packets = [rng.bytes(POSE_SIZE) for _ in range(64)] + kinds * 32
-    time.sleep(delay)
-    start = time.monotonic()
-    for i in range(junk):
-        try:
-            sock.sendto(packets[i % len(packets)], address)
-        except OSError:
-            pass
-    out.put((start, time.monotonic()))
 
 
 def main() -> None:
@@ -100,8 +73,10 @@ def main() -> None:
     while bridge.handshakes == 0:  # the device's handshake
         bridge.poll()
         time.sleep(1e-3)
-    flood = ctx.Process(target=_flood, args=(bridge.address, args.junk, 1.0, q))
-    flood.start()
+    go = ctx.Event()
+    flood_process = ctx.Process(target=flood, args=(bridge.address, args.junk, go, q))
+    flood_process.start()
+    threading.Timer(1.0, go.set).start()  # the flood starts 1 s into the run
     n = int(args.seconds * 1000)
     rows = np.zeros((n, 5))  # monotonic time, tick (s), bridge (s), work (s), accepted so far
     start = time.perf_counter()
@@ -115,7 +90,7 @@ def main() -> None:
         rows[k] = (time.monotonic(), t2 - t0, t1 - t0, work, bridge.accepted)
         wait_until(start + (k + 1) * 1e-3, args.spin)
     results = [q.get(timeout=60), q.get(timeout=60)]
-    flood.join()
+    flood_process.join()
     device.join()
     bridge.close()
     (f0, f1), sent = sorted(results, key=lambda r: isinstance(r, list))

@@ -60,6 +60,7 @@ its ``added_mass_coefficient``), the same record the Newton–Euler model reads.
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -68,16 +69,19 @@ from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals import capi
 from pccbullet.sim.chain.kernels import ADDED_MASS
 from pccbullet.sim.chain.rigid import MASS_COLUMN, ChainModel
-from pccbullet.sim.chain.solve import spring_torques
+from pccbullet.sim.chain.tendons import limb_torques
 from pccbullet.sim.limb_joints import LimbJoints
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.models.newton_euler.statics import shear_coefficient
+from pccbullet.sim.tendons import TendonDrive
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mass_properties
 from pccbullet.urdf_gen.pcc import rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec
 from pccbullet.urdf_gen.types import FloatArray
+
+DRIVES = ("joints", "tendons")
 
 
 def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
@@ -161,6 +165,9 @@ class CompliantLimb:
             joint's inertia (a rod's twist and chords at its thin tip). Off by default: a steady load
             (a dead torque, a limb resting on a static body) converges to exact, but an impact between
             two limbs that both estimate diverges within a few steps (seen in the demo's session).
+        drive: what moves the limb: ``"joints"``, the springs' targets (:attr:`target`; the tendons stay
+            slack unless commanded), or ``"tendons"``, its tendons (:attr:`tendons`; the springs keep the
+            rest shape as their targets and :meth:`command` sets the tendons' controller).
 
     Vectors (``target``, ``offset``, ``K``, ``C``) have one entry per velocity entry of the chain: on the
     rod chain a node's three are its x-y-z Euler angles in ``target`` (:mod:`pccbullet.urdf_gen.rod`) and
@@ -168,7 +175,14 @@ class CompliantLimb:
     """
 
     def __init__(
-        self, robot: object, limb: str, medium_: Medium, *, shear: bool = True, external_loads: bool = False
+        self,
+        robot: object,
+        limb: str,
+        medium_: Medium,
+        *,
+        shear: bool = True,
+        external_loads: bool = False,
+        drive: str = "joints",
     ) -> None:
         self.spec = robot.limb(limb)  # type: ignore[attr-defined]
         self.joints: LimbJoints = robot.limb_joints(limb)  # type: ignore[attr-defined]
@@ -209,6 +223,9 @@ class CompliantLimb:
         M_rest = self.chain.mass_matrix(q_rest) + self.chain.added_mass_matrix(q_rest)
         self.omega_1 = first_natural_frequency(self.K, M_rest)
         self.C = (2.0 * self.spec.material.damping_ratio / self.omega_1) * self.K
+        self.rest: FloatArray = rest
+        """The joint vector of the limb's rest shape (the spec's rest arcs): the springs' targets of a
+        limb its tendons drive."""
         self.target = rest.copy()
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
         self.qdd = np.zeros_like(rest)
@@ -218,12 +235,44 @@ class CompliantLimb:
         self.memory = np.full((2, len(rest)), np.nan)
         """The step's memory: the last step's joint velocities (row 0; NaN: none) and the external
         generalized force estimated from it (row 1, :attr:`external_force`)."""
+        self.pcc_vector = partial(robot.pcc_joints, limb)  # type: ignore[attr-defined]
+        """The joint vector of per-segment PCC configurations (checked against the segments' limits)."""
+        self.tendons: TendonDrive | None = (
+            TendonDrive(self) if self.spec.tendons and self.kind == "rod" else None
+        )
+        """The limb's tendons and their actuators (:mod:`pccbullet.sim.tendons`); ``None`` for a limb
+        without tendons or on the RRP chain. Slack until commanded."""
+        self._td = self.tendons.arrays if self.tendons is not None else TendonDrive.empty(self.chain.n_dof)
+        if drive not in DRIVES:
+            raise ConfigurationError(
+                f"drive = {drive!r} is invalid; allowed: " + ", ".join(map(repr, DRIVES))
+            )
+        if drive == "tendons" and self.tendons is None:
+            why = (
+                "declares no tendons"
+                if not self.spec.tendons
+                else f"is on the {self.kind} chain (tendons: rod)"
+            )
+            raise ConfigurationError(f"limb '{limb}' {why}; drive = 'tendons' is not allowed")
+        self.drive: str = drive
+        """``"joints"`` or ``"tendons"``: what :meth:`command` moves."""
+        if drive == "tendons":
+            self.tendons.command_vector(rest)  # type: ignore[union-attr]  # hold the rest shape
         self.joints.release_motors()
         self._direct = self._direct_io()
         self.direct_io: bool = self._direct is not None
         """Whether :meth:`apply` talks to PyBullet's C API directly
         (:mod:`pccbullet.sim.bullet_internals.capi`), else through ``getJointStates`` and
         ``setJointMotorControlArray`` (their multi-dof forms on a rod chain); the torques are the same."""
+
+    def command(self, vector: FloatArray) -> None:
+        """Move towards the joint vector ``vector``: the springs' targets (drive ``"joints"``) or the
+        tendons' lengths at it with the statics' tensions (drive ``"tendons"``,
+        :meth:`pccbullet.sim.tendons.TendonDrive.command_vector`)."""
+        if self.drive == "tendons":
+            self.tendons.command_vector(vector)  # type: ignore[union-attr]
+        else:
+            self.target = vector
 
     @property
     def external_force(self) -> FloatArray:
@@ -234,6 +283,8 @@ class CompliantLimb:
     def forget(self) -> None:
         """Drop the last step's state (after a reset: its velocities say nothing about external loads)."""
         self.memory[:] = np.nan
+        if self.tendons is not None:
+            self.tendons.forget()
 
     @property
     def idx(self) -> list[int]:
@@ -313,7 +364,7 @@ class CompliantLimb:
             *head, q, qd, tau = direct
             code = capi.limb_step(  # type: ignore[call-arg]  # numba's Dispatcher stub takes no args
                 *head, self.gravity_base, self.target, self.offset, self.K, self.C, self.dt, q, qd, tau,
-                self.qdd, self.memory,
+                self.qdd, self.memory, self._td,
             )  # fmt: skip
             if not self.external_loads:
                 self.memory[0, 0] = np.nan
@@ -329,9 +380,9 @@ class CompliantLimb:
         accelerations the step solved for are left in :attr:`qdd`."""
         ch = self.chain
         tau = np.empty(ch.n_dof)
-        spring_torques(
+        limb_torques(
             ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, self.gravity_base,
-            self.target, self.offset, self.K, self.C, self.dt, tau, self.qdd, self.memory,
+            self.target, self.offset, self.K, self.C, self.dt, tau, self.qdd, self.memory, self._td,
         )  # fmt: skip
         if not self.external_loads:
             self.memory[0, 0] = np.nan

@@ -262,16 +262,17 @@ class Robot:
         """Pose ``limb`` to per-segment PCC ``configs``.
 
         Args:
-            mode: ``"reset"`` writes joint states instantly (and the spring targets of a compliant
-                limb); ``"target"`` moves only the spring targets of a compliant limb; ``"position"``
-                sets PyBullet position-motor targets reached by stepping.
+            mode: ``"reset"`` writes joint states instantly (and commands a compliant limb there: its
+                spring targets, or its tendons if they drive it); ``"target"`` only commands a compliant
+                limb (:meth:`pccbullet.sim.dynamics.CompliantLimb.command`); ``"position"`` sets
+                PyBullet position-motor targets reached by stepping.
             force: motor force/torque limit for ``"position"`` (N or N·m).
         """
         if self.world.closed:
             raise WorldClosedError("Robot")
         if mode == "target" and limb in self.compliant:
             # the per-tick path: pcc_joints returns a fresh vector of the limb's length, nothing to copy
-            self.compliant[limb].target = self.pcc_joints(limb, configs)
+            self.compliant[limb].command(self.pcc_joints(limb, configs))
             return
         self.set_joints(limb, self.pcc_joints(limb, configs), mode=mode, force=force)
 
@@ -291,7 +292,7 @@ class Robot:
                 f"limb '{limb}' joint value {bad} = {float(q[bad])!r} is invalid; allowed: finite numbers"
             )
         if mode in ("reset", "target") and limb in self.compliant:
-            self.compliant[limb].target = q.copy()
+            self.compliant[limb].command(q.copy())
             if mode == "target":
                 return
         elif mode == "target":

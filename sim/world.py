@@ -172,6 +172,7 @@ class World:
         compliant: bool | None = None,
         limbs: Sequence[str] | None = None,
         external_loads: bool = False,
+        drive: str = "joints",
     ) -> Robot:
         """Generate the robot's URDF and load it with a fixed head.
 
@@ -186,6 +187,9 @@ class World:
             external_loads: compliant limbs put the loads PyBullet adds (``applyExternalForce``,
                 contacts), estimated from the last step, into their implicit step
                 (:class:`pccbullet.sim.dynamics.CompliantLimb`; off by default: see there).
+            drive: what moves compliant limbs: ``"joints"`` (spring targets) or ``"tendons"`` (every limb
+                through its tendons, :mod:`pccbullet.sim.tendons`; each must declare tendons, on the rod
+                chain). ``Robot.set_pcc(..., mode="target")`` commands it either way.
 
         Raises:
             ConfigurationError: ``limbs`` is empty, repeats a name or names a limb the robot lacks.
@@ -209,7 +213,9 @@ class World:
             handle = Robot(self, spec, urdfs, position, joint_limits=not compliant, chain=self.chain)
         if compliant:
             handle.compliant = {
-                limb.name: CompliantLimb(handle, limb.name, self.medium, external_loads=external_loads)
+                limb.name: CompliantLimb(
+                    handle, limb.name, self.medium, external_loads=external_loads, drive=drive
+                )
                 for limb in spec.limbs
             }
         self.robots.append(handle)

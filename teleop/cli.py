@@ -20,6 +20,7 @@ import contextlib
 import json
 import logging
 import math
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -32,12 +33,14 @@ from pccbullet.sim.export.register import register_export
 from pccbullet.sim.webview.cli import add_web_args, start_web_view
 from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
+from pccbullet.teleop.interrupts import ctrl_c_guarded
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
-from pccbullet.urdf_gen.cli_args import OneLineParser, out_dir, port, real, udp_port_free
+from pccbullet.urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
 from pccbullet.urdf_gen.errors import PccBulletError, UsageError, clip
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
+MAX_FLOOD = 100_000_000  # junk datagrams of bench --demo --flood at most
 
 # Loggers of this project: -v sets them to INFO, -vv to DEBUG. Third-party loggers (matplotlib, trimesh,
 # numba, PIL, ...) are left alone, at the root's WARNING.
@@ -89,6 +92,21 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="bench the teleoperation demo in real time instead: master and slave (its own process) "
         "real-time factors and the master tick p99 (--seconds, default 14; first of --sections, default 10)",
+    )
+    b.add_argument(
+        "--flood",
+        type=integer(0, MAX_FLOOD),
+        default=None,
+        metavar="N",
+        help="with --demo: the operator over the UDP bridge from a process of its own, and N junk datagrams "
+        "to the bridge's port 6 s into the session (0: no flood); reports the master tick and the poses "
+        "accepted during the flood",
+    )
+    b.add_argument(
+        "--normal-priority",
+        action="store_true",
+        help="with --demo: the master's and the robot's loops at normal priority, as any user has (default: "
+        "real-time scheduling where the system allows it)",
     )
 
     add_web_args(
@@ -224,8 +242,6 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    import os
-
     if args.help_keys:
         from pccbullet.teleop.devices.keys import key_table
 
@@ -272,6 +288,12 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.view == "web" and not args.demo:
         raise UsageError("argument --view: web shows the demo's bench; allowed: with --demo only")
+    if (args.flood is not None or args.normal_priority) and not args.demo:
+        raise UsageError(
+            "--flood and --normal-priority need --demo; allowed: pccbullet bench --demo --flood N"
+        )
+    if args.flood is not None and args.view == "web":
+        raise UsageError("argument --flood: a flood run has no web view; allowed: --view none with --flood")
     if args.demo:
         from pccbullet.teleop.demo.bench import bench_demo, format_demo
         from pccbullet.teleop.demo.run import DEFAULT_DURATION_S
@@ -279,7 +301,7 @@ def _bench(args: argparse.Namespace) -> int:
         sections = 10 if args.sections is None else args.sections[0]
         view = start_web_view(args)
         seconds = args.seconds or DEFAULT_DURATION_S
-        demo = bench_demo(seconds, sections, view=view)
+        demo = bench_demo(seconds, sections, flood_n=args.flood, priority=not args.normal_priority, view=view)
         print(json.dumps(demo, indent=2) if args.json else format_demo(demo))
         return 0
 
@@ -301,8 +323,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``pccbullet``; returns the exit status (2 for bad input, 130 on Ctrl-C).
 
     Bad arguments, bad files and failing file-system writes print one line ``pccbullet: error: ...`` on
-    stderr (the traceback only at ``-vv``), never a traceback alone.
+    stderr (the traceback only at ``-vv``), never a traceback alone. No Ctrl-C is lost in a callback of
+    the garbage collector, and one while the interpreter exits changes nothing
+    (:func:`~pccbullet.teleop.interrupts.ctrl_c_guarded`).
     """
+    with ctrl_c_guarded():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = _parser().parse_args(argv)
     except PccBulletError as exc:

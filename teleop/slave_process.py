@@ -8,12 +8,15 @@ the processes in microseconds. Besides the link's packets the process sends, at 
 observer records (its haptic tip and sensor force) for the session log, and at 10 Hz, when asked, the
 joint vectors of its limbs for the demo's GIF. On :meth:`SlaveProcess.close` it reports its loop
 statistics (real-time factor, tick p50/p99, late ticks), or, when the process ended before, its exit code.
-The robot's process ends by itself, quietly, within :data:`MASTER_CHECK_TICKS` ticks when the master's
-process dies (it is re-parented) or the pipe to it breaks.
+Its loop sleeps its waits; started with ``priority`` it runs under real-time scheduling where the system
+allows it, below the master's loop (:mod:`pccbullet.teleop.realtime`). The robot's process ends by
+itself, quietly, within :data:`MASTER_CHECK_TICKS` ticks when the master's process dies (it is
+re-parented) or the pipe to it breaks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import signal
@@ -22,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.sim.loop import SPIN_WINDOW_S, wait_until
+from pccbullet.sim.loop import wait_until
 from pccbullet.teleop.mmt.video import camera_frame, encode_frame, video_plan
+from pccbullet.teleop.realtime import RT_PRIORITY
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 OBSERVE_EVERY = 20  # ticks between two observer samples (50 Hz)
@@ -32,12 +36,21 @@ COLLECT_EVERY = 5  # master ticks between two looks at the pipe (a poll is a sys
 START_TIMEOUT_S = 120.0  # s, longest wait for the slave process to build its world
 MASTER_CHECK_TICKS = 50  # robot ticks between two checks that the master process lives (50 ms)
 MASTER_CHECK_S = 0.05  # s, the same check's period while the robot waits for the start
+# s, the part of each wait of the robot's loop that is spun, not slept: none. The robot catches up by
+# absolute deadlines after a late wake-up, and its reports cross a link with 20 ms of jitter; spinning
+# kept a whole core busy that the master, the operator's device and the viewer need on 2 cores
+ROBOT_SPIN_S = 0.0
+ROBOT_RT_PRIORITY = RT_PRIORITY - 10  # the robot's loop, when real-time: below the master's
 
 
-def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_poses: bool) -> None:
+def _slave_main(
+    robot: str, cfg: Any, conn: Any, events: tuple[Any, Any, Any], record_poses: bool, spin_window: float
+) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the master ends the session and stops us
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     master = os.getppid()
+    go, stop, priority = events
+    from pccbullet.teleop.realtime import realtime_priority
     from pccbullet.teleop.slave import Slave
     from pccbullet.urdf_gen.spec_loader import load_robot
 
@@ -47,8 +60,10 @@ def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_pose
         while not go.wait(MASTER_CHECK_S):
             if os.getppid() != master:
                 return
-        stats = _slave_loop(slave, conn, stop, record_poses, master)
+        with realtime_priority(ROBOT_RT_PRIORITY) if priority.value else contextlib.nullcontext(False) as rt:
+            stats = _slave_loop(slave, conn, stop, record_poses, master, spin_window)
         if stats is not None:
+            stats["realtime_priority"] = rt
             conn.send(("stats", stats))
     except (OSError, EOFError):  # the master's end of the pipe is gone (BrokenPipeError is an OSError)
         pass
@@ -56,7 +71,9 @@ def _slave_main(robot: str, cfg: Any, conn: Any, go: Any, stop: Any, record_pose
         slave.close()
 
 
-def _slave_loop(slave: Any, conn: Any, stop: Any, record_poses: bool, master: int) -> dict | None:
+def _slave_loop(
+    slave: Any, conn: Any, stop: Any, record_poses: bool, master: int, spin_window: float
+) -> dict | None:
     """The robot's 1 kHz loop until ``stop`` is set; its statistics, or ``None`` when the master process
     died (the process is then re-parented: checked every :data:`MASTER_CHECK_TICKS` ticks)."""
     dt = slave.world.dt
@@ -94,7 +111,7 @@ def _slave_loop(slave: Any, conn: Any, stop: Any, record_poses: bool, master: in
         k += 1
         deadline = start + k * dt
         if t1 < deadline:
-            wait_until(deadline, SPIN_WINDOW_S)
+            wait_until(deadline, spin_window)
         elif t1 - deadline > dt:
             late += 1
     wall = max(clock() - start, 1e-12)
@@ -117,15 +134,21 @@ class SlaveProcess:
     Args:
         robot: bundled name or TOML path (the slave loads it itself). cfg: the session's config.
         record_poses: send the limbs' joint vectors at 10 Hz (:attr:`poses`).
+        spin_window: the part of each wait of the robot's loop spun, not slept (s; ``None``:
+            :data:`ROBOT_SPIN_S`).
     """
 
-    def __init__(self, robot: str, cfg: Any, *, record_poses: bool = False) -> None:
+    def __init__(
+        self, robot: str, cfg: Any, *, record_poses: bool = False, spin_window: float | None = None
+    ) -> None:
         ctx = mp.get_context("spawn")
+        spin = ROBOT_SPIN_S if spin_window is None else spin_window
         self._conn, child = ctx.Pipe()
         self._go, self._stop = ctx.Event(), ctx.Event()
+        self._priority = ctx.Value("b", 0)
         self._process = ctx.Process(
             target=_slave_main,
-            args=(robot, cfg, child, self._go, self._stop, record_poses),
+            args=(robot, cfg, child, (self._go, self._stop, self._priority), record_poses, spin),
             daemon=True,
         )
         self._process.start()
@@ -146,8 +169,10 @@ class SlaveProcess:
                 )
         self._conn.recv()  # ("ready", None)
 
-    def start(self) -> None:
-        """Let the slave's loop run (it waits after building its world)."""
+    def start(self, priority: bool = False) -> None:
+        """Let the slave's loop run (it waits after building its world); ``priority``: under real-time
+        scheduling where the system allows it, below the master's (:data:`ROBOT_RT_PRIORITY`)."""
+        self._priority.value = int(priority)
         self._go.set()
 
     def receive(self, payload: bytes) -> None:

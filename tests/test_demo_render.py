@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -13,10 +14,15 @@ from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.urdf_gen.pcc import PccConfig
 
 
+def _vtk_modules() -> set[str]:
+    return {name for name in sys.modules if name.startswith("vtkmodules.vtk")}
+
+
 def test_the_lamp_lights_the_seabed_where_the_light_arm_points() -> None:
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)
         lamp = SpotlitRenderer((320, 240), EXTERNAL_VIEW, -0.6, 0.06)
+        built = _vtk_modules()
         try:
             robot.set_pcc("light", [PccConfig(math.radians(80), 0.0, 0.6)])  # bent down at the seabed
             down = lamp.render(robot, MmtConfig().rock_true).astype(float)
@@ -25,6 +31,9 @@ def test_the_lamp_lights_the_seabed_where_the_light_arm_points() -> None:
         finally:
             lamp.close()
     assert down.shape == (240, 320, 3)
+    # every VTK module it needs is loaded while it is built (the demo holds Ctrl-C back meanwhile: a
+    # KeyboardInterrupt inside a VTK module's loading breaks it), none while it renders
+    assert len(built) > 20 and _vtk_modules() == built
 
     def pool(img: np.ndarray) -> int:  # bright, yellowish pixels in the lower half: lamp light on sand
         lower = img[120:]

@@ -28,6 +28,7 @@ from pccbullet.urdf_gen.specs import (
     RobotSpec,
     SegmentSpec,
 )
+from pccbullet.urdf_gen.tendon_fields import read_tendons
 from pccbullet.urdf_gen.toml_fields import Fields, read_toml
 
 MM = 1e-3  # m per mm
@@ -212,6 +213,11 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
             ),  # type: ignore[arg-type]
         )
         pf.finish()
+    tendons = ()
+    if f.has("tendons"):
+        tendons = read_tendons(
+            f.table_list("tendons"), name, tuple(segments), 0.5 * d_base * MM, 0.5 * d_tip * MM
+        )
     limb = LimbSpec(
         name=name,
         material=materials[mat_name],
@@ -220,6 +226,7 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
         mount_xyz=tuple(v * MM for v in f.vector("mount_xyz_mm", 3, -MAX_MOUNT_MM, MAX_MOUNT_MM)),  # type: ignore[arg-type]
         mount_rpy=tuple(v * DEG for v in f.vector("mount_rpy_deg", 3, -MAX_ANGLE_DEG, MAX_ANGLE_DEG)),  # type: ignore[arg-type]
         payload=payload,
+        tendons=tendons,
     )
     f.finish()
     return limb

@@ -109,6 +109,47 @@ class ActuatorSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class TendonSpec:
+    """One tendon of a limb, in a channel parallel to the backbone, pulled by an actuator in the head.
+
+    The tendon runs from the limb base through every segment up to the end disk of segment
+    ``anchor_segment``, where it is anchored (seed 001 sec. 2.2: "anchored to a rigid disk embedded into
+    the limb at the tip and ... connected to electro-mechanical actuators at the other end").
+
+    Attributes:
+        name: tendon name, e.g. ``"grasper_s2_t0"`` (limb, anchor segment, index in its group).
+        anchor_segment: 0-based index of the segment whose end disk anchors it.
+        angle: angular position about the backbone in the limb's material cross-section, from its x
+            axis (rad); pulling it bends the limb in the plane of that angle (towards the tendon).
+        offset_base: distance from the backbone at the limb base (m).
+        offset_tip: distance from the backbone at the limb tip (m); the offset is linear in between
+            (``offset_base == offset_tip``: a constant offset).
+        max_tension: the actuator's stall tension (N); it pulls with at most this.
+        max_speed: the actuator's no-load speed (m/s): the tendon is reeled in no faster; the tension
+            it can hold falls linearly from ``max_tension`` at rest to 0 at this speed (a DC motor's
+            torque-speed line).
+        pretension: the least tension the actuator keeps on it (N), so that it stays taut.
+        spool_mass: the actuator's inertia seen at the tendon (kg): rotor and gears, ``J N^2 / r^2`` for a
+            motor of rotor inertia ``J``, gear ratio ``N`` and spool radius ``r``; a taut tendon carries
+            the motor's force plus this mass times the tendon's acceleration.
+    """
+
+    name: str
+    anchor_segment: int
+    angle: float
+    offset_base: float
+    offset_tip: float
+    max_tension: float
+    max_speed: float
+    pretension: float = 0.0
+    spool_mass: float = 0.0
+
+    def offset_at(self, fraction: float) -> float:
+        """Offset (m) at ``fraction`` of the limb's rest length (0 = base, 1 = tip)."""
+        return self.offset_base + (self.offset_tip - self.offset_base) * fraction
+
+
+@dataclass(frozen=True, slots=True)
 class Payload:
     """A rigid device carried at a limb's tip (camera, spotlight, force sensor).
 
@@ -137,6 +178,8 @@ class LimbSpec:
         mount_xyz: limb base position in the head frame, ``(3,) float`` (m).
         mount_rpy: limb base orientation in the head frame, roll-pitch-yaw (rad), URDF convention.
         payload: tip device or ``None``.
+        tendons: the tendons that drive it in dynamic mode (:mod:`pccbullet.sim.tendons`), base to tip by
+            anchor segment; empty for a limb without them.
     """
 
     name: str
@@ -146,6 +189,7 @@ class LimbSpec:
     mount_xyz: tuple[float, float, float]
     mount_rpy: tuple[float, float, float]
     payload: Payload | None = None
+    tendons: tuple[TendonSpec, ...] = ()
 
     @property
     def rest_length(self) -> float:

@@ -36,6 +36,7 @@ import logging
 import os
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -45,35 +46,17 @@ from numba.core.extending import intrinsic
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.symbols import enabled, extension_object
-from pccbullet.sim.chain.solve import spring_torques
+from pccbullet.sim.chain.tendons import limb_torques
 
 log = logging.getLogger(__name__)
 
 
 def _drop_stale_cache() -> None:
     """Remove this module's numba cache entries if the chain kernels' sources changed since they were
-    written (the digest of ``sim/chain/*.py`` beside the cache says), and record the current digest."""
-    import hashlib
-    from pathlib import Path
+    written (:func:`pccbullet.sim.chain.drop_stale_cache`)."""
+    from pccbullet.sim.chain import drop_stale_cache
 
-    from pccbullet.sim import chain
-
-    sources = sorted(Path(chain.__file__).parent.glob("*.py"))
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
-    here = Path(__file__)
-    cache_dir = here.parent / "__pycache__"
-    if os.environ.get("NUMBA_CACHE_DIR"):  # numba mirrors the source tree there
-        cache_dir = Path(os.environ["NUMBA_CACHE_DIR"]) / here.parent.resolve().relative_to(here.anchor)
-    stamp = cache_dir / f"{here.stem}.chain-digest"
-    try:
-        if stamp.exists() and stamp.read_text() == digest:
-            return
-        for entry in cache_dir.glob(f"{here.stem}.*.nb[ic]"):
-            entry.unlink()
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(digest)
-    except OSError:  # a read-only install: its cache is as it was built
-        log.debug("numba cache of %s not checked", here, exc_info=True)
+    drop_stale_cache(__file__, (Path(__file__).stem,))
 
 
 _drop_stale_cache()
@@ -268,17 +251,19 @@ def send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau):  # type: i
 @numba.njit(cache=True)
 def limb_step(  # type: ignore[no-untyped-def]
     fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out,
-    parent, jtype, dof, qpos, params, gravity, target, offset, K, C, dt, q, qd, tau, qdd, memory,
+    parent, jtype, dof, qpos, params, gravity, target, offset, K, C, dt, q, qd, tau, qdd, memory, td,
 ):  # fmt: skip
-    """One controller step of a compliant limb: read ``q``, ``qd``; :func:`spring_torques`; send ``tau``.
+    """One controller step of a compliant limb: read ``q``, ``qd``; :func:`limb_torques` (tendons, springs);
+    send ``tau``.
 
-    The arguments after ``out`` are those of :func:`pccbullet.sim.chain.solve.spring_torques`. Returns a code.
+    The arguments after ``out`` are those of :func:`pccbullet.sim.chain.tendons.limb_torques`. Returns a
+    code.
     """
     code = read_joint_state(fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out, q, qd)
     if code != OK:
         return code
-    spring_torques(
-        parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory
+    limb_torques(
+        parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory, td
     )
     return send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau)
 

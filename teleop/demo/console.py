@@ -73,13 +73,17 @@ def open_operator(
 
 
 def hud_colours(session: MmtSession) -> list[tuple[str, tuple[float, float, float]]]:
-    """The HUD lines with their colours: faults in red, the force in yellow, the rest white."""
+    """The HUD lines with their colours: faults in red, the force in yellow, a slow robot in orange, the
+    rest white."""
     lines = hud_lines(session)
     colours = [(1.0, 1.0, 1.0)] * len(lines)
     colours[2] = (1.0, 0.85, 0.2)
     if not lines[4].endswith("none"):
         colours[4] = (1.0, 0.25, 0.2)
     colours[6] = (0.6, 0.9, 1.0)
-    if session.watchdog.state != "ok":
+    state = session.watchdog.state
+    if state == "slow":  # alive, behind real time
+        colours[3] = (1.0, 0.6, 0.1)
+    elif state != "ok":
         colours[3] = (1.0, 0.25, 0.2)
     return list(zip(lines, colours, strict=True))

@@ -2,10 +2,10 @@
 
 :func:`hud_lines` gives the heads-up display: time, the selected limb and segment, its commanded PCC,
 the force felt as a bar against the device's limit, the link (its kind and one-way delay) and whether
-the robot is heard, the faults, the distance between the model's tip and the robot's last reported
-one, and how old the camera frame the operator sees is. The GUI viewer draws them over the scene
-(:class:`~pccbullet.sim.viewer.ViewerProcess`, ``hud``); the terminal device shows :func:`status_line`,
-the same in one line.
+the robot is heard (and keeps up with real time), the faults, the distance between the model's tip and
+the robot's last reported one, and how old the camera frame the operator sees is. The GUI viewer draws
+them over the scene (:class:`~pccbullet.sim.viewer.ViewerProcess`, ``hud``); the terminal device shows
+:func:`status_line`, the same in one line.
 """
 
 from __future__ import annotations
@@ -48,6 +48,15 @@ def tip_error(session: MmtSession) -> float:
     return float(np.linalg.norm(session.model_tip - report.tip))
 
 
+def robot_state(session: MmtSession) -> str:
+    """The robot as the watchdog sees it: ``waiting``, ``ok``, ``SLOW x0.40 real time`` (alive, its clock
+    behind the master's) or ``LOST``."""
+    dog = session.watchdog
+    if dog.state == "slow":
+        return f"SLOW x{dog.real_time_factor:.2f} real time"
+    return "LOST" if dog.state == "lost" else dog.state
+
+
 def _report_age(session: MmtSession) -> str:
     last = session.watchdog.last_report
     return "none yet" if last is None else f"{session.world.time - last:4.1f} s ago"
@@ -67,7 +76,7 @@ def hud_lines(session: MmtSession) -> list[str]:
         f"command  bend {math.degrees(c.bend):7.1f} deg   plane {math.degrees(c.plane):7.1f} deg   "
         f"length {c.length * 1e3:6.1f} mm",
         f"force {force_bar(force, h.params.peak_force)} {force:4.2f} N (limit {h.params.peak_force:g} N)",
-        f"link {link.name} {delay:.2f} s one way   robot {session.watchdog.state}, last report "
+        f"link {link.name} {delay:.2f} s one way   robot {robot_state(session)}, last report "
         + _report_age(session),
         "faults: " + ("; ".join(faults(session)) or "none"),
         f"model - robot tip ({cfg.haptic_limb}): " + ("n/a" if math.isnan(err) else f"{err * 1e3:5.0f} mm"),
@@ -97,7 +106,7 @@ def status_line(session: MmtSession) -> str:
         f"bend {math.degrees(c.bend):7.2f} deg plane {math.degrees(c.plane):7.2f} deg "
         f"length {c.length * 1e3:6.1f} mm | "
         f"force {force_bar(force, h.params.peak_force, 10)} {force:4.2f} N | "
-        f"robot {session.watchdog.state} | tip err "
+        f"robot {robot_state(session)} | tip err "
         + ("n/a" if math.isnan(err) else f"{err * 1e3:.0f} mm")
         + (" | FAULT " + "; ".join(fault) if fault else "")
     )

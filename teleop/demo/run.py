@@ -239,6 +239,7 @@ def _run_headless(
                 visual_every=n_sub,
                 catch_sigint=True,
                 stop=operator.stop,
+                priority=realtime,
             )
         finally:
             operator.close()
@@ -284,7 +285,11 @@ def _run_headless(
                 summary.update(outputs_wall_time_s=time.perf_counter() - ended)
                 return
             rock_at = pb.getBasePositionAndOrientation(rock, physicsClientId=shown.world.client)[0]
-            lamp = lamp_for(session)
+            # VTK loads its modules (~60, through pyvista) while the renderer is built: a KeyboardInterrupt
+            # raised inside a VTK module's loading can be swallowed, or leave the module half-loaded (an
+            # ImportError, a crash later), so a Ctrl-C waits until the renderer is built
+            with sigint_deferred():
+                lamp = lamp_for(session)
             stack.callback(lamp.close)
             bar, on_frame = progress_bar(len(model_poses))
             stack.callback(bar.close)
@@ -365,6 +370,7 @@ def _run_gui(
             spin_window=getattr(viewer, "spin_window", 0.0),  # the web view's own (teleop/demo/web.py)
             catch_sigint=True,
             stop=device.stop,
+            priority=True,
         )
     finally:
         device.close()

@@ -57,6 +57,11 @@ class ScriptedDevice:
         self._fail_at = fail_at
         self.forces: deque[np.ndarray] = deque(maxlen=FORCE_HISTORY)  # the last 10 s at 1 kHz
 
+    @property
+    def presses(self) -> list[tuple[float, str]]:
+        """The script's ``(t, action)`` presses, in time order."""
+        return list(self._presses)
+
     def position_at(self, t: float) -> tuple[float, float, float] | None:
         """Interpolated waypoint position ``(3,)`` (m) at time ``t`` or ``None`` without waypoints.
 

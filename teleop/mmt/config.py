@@ -34,9 +34,10 @@ class MmtConfig:
         force_limit: the slave's reflex threshold (N).
         k_env_prior: contact stiffness (N/m) rendered before the slave has reported a contact.
         seed: seed of the channels.
-        report_timeout: silence of the robot's reports (s) after which the master declares it lost;
-            ``None``: :func:`~pccbullet.teleop.mmt.watchdog.report_timeout` of ``state_rate`` and the
-            uplink's jitter.
+        report_timeout: a fixed silence of the robot's reports (s) after which the master declares it
+            lost; ``None``: the margin follows the robot's measured report intervals, from
+            :func:`~pccbullet.teleop.mmt.watchdog.report_timeout` of ``state_rate`` and the uplink's
+            jitter up to 5 report intervals (:class:`~pccbullet.teleop.mmt.watchdog.RobotWatchdog`).
     """
 
     downlink: LinkSpec = field(default_factory=acoustic_link)

@@ -27,6 +27,7 @@ paced to the wall clock; ``slave="process"`` runs the slave in its own process
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -46,6 +47,7 @@ from pccbullet.teleop.mmt.metrics import SessionValues, session_metrics
 from pccbullet.teleop.mmt.model import MasterModel
 from pccbullet.teleop.mmt.transport import StateReport, Transport
 from pccbullet.teleop.mmt.watchdog import RobotWatchdog, report_timeout
+from pccbullet.teleop.realtime import realtime_priority
 from pccbullet.teleop.session_log import SessionLog
 from pccbullet.teleop.slave import Slave, add_environment
 from pccbullet.teleop.slave_process import SlaveProcess
@@ -68,8 +70,9 @@ class MmtSession:
         world, robot: the master world and the robot model in it; rock, env: the modelled rock's body and
             the bodies of the modelled rock and seabed in it.
         mapping, model, corrections, contact, haptics, transport: the master's parts (module docstring).
-        watchdog: declares the robot lost when its reports stop
-            (:class:`~pccbullet.teleop.mmt.watchdog.RobotWatchdog`); the force fades to 0 meanwhile.
+        watchdog: declares the robot lost when its reports stop, slow when they come late with the robot's
+            clock behind (:class:`~pccbullet.teleop.mmt.watchdog.RobotWatchdog`); the force fades to 0
+            while it is lost.
         slave: the robot (:class:`~pccbullet.teleop.slave.Slave` or
             :class:`~pccbullet.teleop.slave_process.SlaveProcess`).
         log: the session's time series. over_budget: ticks that took longer than their period.
@@ -107,8 +110,10 @@ class MmtSession:
         self.haptics = HapticRenderer(haptic)
         shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.transport = Transport(cfg, shape, self.world.dt)
-        timeout = cfg.report_timeout or report_timeout(cfg.state_rate, cfg.uplink.jitter)
-        self.watchdog = RobotWatchdog(timeout, self.transport.report_delay())
+        floor = cfg.report_timeout or report_timeout(cfg.state_rate, cfg.uplink.jitter)
+        self.watchdog = RobotWatchdog(
+            1.0 / cfg.state_rate, floor, self.transport.report_delay(), ceiling=cfg.report_timeout
+        )
         if slave == "process":
             self.slave: Slave | SlaveProcess = SlaveProcess(robot, cfg, record_poses=record_poses)
         else:
@@ -166,7 +171,7 @@ class MmtSession:
         self.transport.send_states(self._k, t, self.slave)
         self.transport.video.deliver(t)
         for report in self.transport.reports(self._k, t):
-            self.watchdog.heard(t)
+            self.watchdog.heard(t, report.sent)
             self.last_report = report
             self.corrections.learn(report, t, haptic_depth=self.contact.depth_at(report.tick))
             self.contact.learn(report, t)
@@ -195,11 +200,16 @@ class MmtSession:
         spin_window: float = SPIN_WINDOW_S,
         catch_sigint: bool = False,
         stop: Callable[[], bool] | None = None,
+        priority: bool = False,
     ) -> dict[str, float]:
         """Tick for ``duration`` s on a :class:`pccbullet.sim.loop.Loop`; ``on_visual(frame, t)`` every
         ``visual_every`` ticks. Returns the loop statistics (``real_time_factor``, p50/p99 tick, ...).
 
-        ``catch_sigint``: Ctrl-C ends the run cleanly (the statistics say ``interrupted``)."""
+        ``catch_sigint``: Ctrl-C ends the run cleanly (the statistics say ``interrupted``).
+        ``priority`` (real time): the loop runs under real-time scheduling where the system allows it
+        (:func:`~pccbullet.teleop.realtime.realtime_priority`), sleeping its waits, and a robot in its own
+        process too, below it; the statistics' ``realtime_priority`` (and the robot's) say whether they
+        did."""
         if not spin_window >= 0:  # Loop checks it too, but only after the session's log was replaced
             raise ConfigurationError(f"spin_window = {spin_window!r} s is invalid; allowed: >= 0")
         if not (duration > 0 and math.isfinite(duration)):
@@ -212,18 +222,20 @@ class MmtSession:
                 on_visual(frames[0], t)
             frames[0] += 1
 
-        loop = Loop(
-            self.world,
-            visual_rate=1.0 / (visual_every * self.world.dt),
-            realtime=realtime,
-            on_visual=visual,
-            spin_window=spin_window,
-            step=lambda: self._tick_none(device, loop),
-            stop=stop,
-        )
-        if isinstance(self.slave, SlaveProcess):
-            self.slave.start()
-        stats: dict[str, object] = dict(loop.run(duration, catch_sigint=catch_sigint).as_dict())
+        with realtime_priority() if realtime and priority else contextlib.nullcontext(False) as rt:
+            loop = Loop(
+                self.world,
+                visual_rate=1.0 / (visual_every * self.world.dt),
+                realtime=realtime,
+                on_visual=visual,
+                spin_window=0.0 if rt else spin_window,
+                step=lambda: self._tick_none(device, loop),
+                stop=stop,
+            )
+            if isinstance(self.slave, SlaveProcess):
+                self.slave.start(priority=realtime and priority)
+            stats: dict[str, object] = dict(loop.run(duration, catch_sigint=catch_sigint).as_dict())
+        stats["realtime_priority"] = rt
         stats["deadline_misses"] = stats["overruns"] if realtime else 0
         stats["ticks_over_budget"] = self.over_budget
         if isinstance(self.slave, SlaveProcess):  # the robot's own loop, in its process

@@ -38,6 +38,7 @@ class StateReport:
         tick: the master tick the report answers (the tick its command was sent plus the command's age),
             ``None`` when that command is unknown or the tick is older than the :data:`RING_TICKS` the
             master keeps.
+        sent: the robot's clock when it sent the report (s).
     """
 
     measured: dict[str, np.ndarray]
@@ -46,6 +47,7 @@ class StateReport:
     settled: int
     tick: int | None
     tip: np.ndarray
+    sent: float
 
     @property
     def force_magnitude(self) -> float:
@@ -81,7 +83,7 @@ class Transport:
         self.shape = shape
         self.dt = dt
         self._order = [n for n, _ in shape]
-        self._body = 6 * sum(s for _, s in shape)  # bytes of a report's shape: 6 a segment
+        self._body = 6 * sum(s for _, s in shape)  # bytes of the segments in a command or a report: 6 each
         self._cmd_every = max(1, round(1.0 / (cfg.cmd_rate * dt)))  # ticks between two commands
         self._state_every = max(1, round(1.0 / (cfg.state_rate * dt)))  # ticks between two reports
         self._sent_tick: dict[int, int] = {0: 0}  # command seq -> master tick it was sent at
@@ -136,7 +138,7 @@ class Transport:
     def _unpack(self, payload: bytes, k: int) -> StateReport | None:
         if len(payload) != STATE_HEADER.size + self._body + STATE_TAIL.size:
             return None
-        version, kind, seq, _, cmd_seq, age, settled = STATE_HEADER.unpack_from(payload)
+        version, kind, seq, sent_at, cmd_seq, age, settled = STATE_HEADER.unpack_from(payload)
         if version != 1 or kind != 2 or seq <= self._seq_up:
             return None
         self._seq_up = seq
@@ -147,7 +149,7 @@ class Transport:
         tick = None if sent is None else sent + int(round(age / self.dt))
         if tick is not None and not (k - RING_TICKS < tick <= k):
             tick = None
-        return StateReport(measured, tail[:3], tail[3:6], settled, tick, tail[6:9])
+        return StateReport(measured, tail[:3], tail[3:6], settled, tick, tail[6:9], sent_at)
 
     def report_delay(self) -> float:
         """Expected one-way delay (s) of the uplink for a state report
@@ -155,7 +157,7 @@ class Transport:
         return self.up.spec.expected_delay(STATE_HEADER.size + self._body + STATE_TAIL.size)
 
     def command_delay(self) -> float:
-        """Expected one-way delay (s) of the downlink for a packet of a command header and 6 bytes a limb
-        (:meth:`~pccbullet.teleop.channel.LinkSpec.expected_delay`); the metrics align the robot's log
-        with the master's by it."""
-        return self.down.spec.expected_delay(CMD_HEADER.size + 6 * len(self.shape))
+        """Expected one-way delay (s) of the downlink for a command packet: its header and 6 bytes a
+        segment (:meth:`~pccbullet.teleop.channel.LinkSpec.expected_delay`); the metrics align the
+        robot's log with the master's by it."""
+        return self.down.spec.expected_delay(CMD_HEADER.size + self._body)

@@ -1,0 +1,292 @@
+"""Tendon actuation of a compliant rod limb: the tendons, their actuators and the controller.
+
+A limb's tendons (``[[limbs.tendons]]`` of the robot file, :class:`pccbullet.urdf_gen.specs.TendonSpec`) run
+in channels parallel to the backbone from the head to the end disk of a segment. On the dynamic rod chain
+(:mod:`pccbullet.urdf_gen.rod`) a tendon's tension ``T`` is the generalized force ``-T dL/dq`` of its
+length ``L(q)``: at every node it passes the cross-section's moment ``T r`` (``r`` its offset there),
+along every chord the compression ``T``, in the same implicit step as the material's springs
+(:mod:`pccbullet.sim.chain.tendons`, :func:`pccbullet.sim.chain.solve.spring_torques`).
+
+Each tendon has an actuator in the head: it pulls, never pushes; it pulls with at most ``max_tension``
+at rest and less while it reels in, down to nothing at ``max_speed`` (a DC motor's torque-speed line);
+it keeps ``pretension`` on the tendon. A :class:`TendonDrive` runs them in one of three modes:
+
+* ``"slack"``: no tension (the limb is passive, or follows spring targets);
+* ``"tension"``: the tensions a user sets (:meth:`TendonDrive.set_tensions`), clipped by the actuators;
+* ``"pcc"``: the controller follows per-segment PCC commands (:meth:`TendonDrive.set_pcc`): it measures
+  the tendon lengths (a robot's motor encoders) and pulls them towards the lengths the commanded arcs
+  have, with the statics' tensions as feed-forward (the tensions that hold the commanded shape against
+  the springs, gravity and buoyancy, least squares in the springs' energy norm, non-negative); see
+  :mod:`pccbullet.sim.chain.tendons` for the feedback.
+
+What tendons can do, a limb does: a tendon-driven segment bends in any plane and shortens, but cannot
+lengthen beyond its rest length, and bending compresses it (the tendons press the elastomer along the
+backbone); a tapered limb bends more where it is thin, so its shape is not the commanded constant
+curvature arc even when its tendon lengths are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from pccbullet.sim.chain.kernels import ADDED_MASS, PRISMATIC, SPHERICAL
+from pccbullet.sim.chain.rigid import MASS_COLUMN
+from pccbullet.sim.chain.tendons import (
+    N_GAINS,
+    static_load,
+    tendon_geometry,
+)
+from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.types import FloatArray
+
+MODES = ("slack", "tension", "pcc")
+BANDWIDTH_HZ = 0.5
+"""The bend loop's crossover (Hz): ``kp = I w^2`` with ``I`` the segment's and the limb beyond's rotary
+inertia about the segment base (added mass included), ``w = 2 pi BANDWIDTH_HZ``."""
+DAMPING_RATIO = 0.7  # of the bend loop: tau_d = 2 zeta / w
+LENGTH_GAIN = 5.0  # the length loop's kp in units of the segment's axial stiffness
+
+
+class TendonDrive:
+    """The tendons of one compliant rod limb (:class:`pccbullet.sim.dynamics.CompliantLimb`).
+
+    Args:
+        limb: the compliant limb; its spec must declare tendons and its chain must be the rod chain.
+
+    Arrays (one entry per tendon, :attr:`names` order) are read-only views of what the last step used.
+    """
+
+    def __init__(self, limb: object) -> None:
+        spec = limb.spec  # type: ignore[attr-defined]
+        if not spec.tendons:
+            raise ConfigurationError(f"limb '{spec.name}' declares no tendons ([[limbs.tendons]])")
+        if limb.kind != "rod":  # type: ignore[attr-defined]
+            raise ConfigurationError(
+                f"limb '{spec.name}': tendons need the rod chain; chain = {limb.kind!r} is not allowed"  # type: ignore[attr-defined]
+            )
+        self._limb = limb
+        self.specs = spec.tendons
+        """The tendons' specs (:class:`pccbullet.urdf_gen.specs.TendonSpec`)."""
+        self.names: tuple[str, ...] = tuple(t.name for t in spec.tendons)
+        """Tendon names, e.g. ``"grasper_s2_t0"``."""
+        ch = limb.chain  # type: ignore[attr-defined]
+        nodes = sorted(
+            (int(ch.dof[i]), int(ch.qpos[i])) for i in range(len(ch.links)) if ch.jtype[i] == SPHERICAL
+        )
+        chords = sorted(
+            (int(ch.dof[i]), int(ch.qpos[i])) for i in range(len(ch.links)) if ch.jtype[i] == PRISMATIC
+        )
+        segs = spec.segments
+        total = sum(s.length for s in segs)
+        node_seg, node_s, chord_seg = [], [], []
+        s0 = 0.0
+        for k, seg in enumerate(segs):
+            h = seg.length / seg.sections
+            node_seg += [k] * (seg.sections + 1)
+            node_s += [(s0 + i * h) / total for i in range(seg.sections + 1)]
+            chord_seg += [k] * seg.sections
+            s0 += seg.length
+        if len(nodes) != len(node_seg) or len(chords) != len(chord_seg):
+            raise ConfigurationError(f"limb '{spec.name}': the chain's joints are not the rod chain's")
+        nt, n_seg = len(self.specs), len(segs)
+        angles = np.array([t.angle for t in self.specs])
+        self.b = np.stack([-np.sin(angles), np.cos(angles)], axis=1)  # moment direction per unit T r
+        W = np.zeros((nt, len(nodes), 3))
+        Wc = np.zeros((nt, len(chords)))
+        Rseg = np.zeros((nt, n_seg))
+        starts = np.cumsum([0.0] + [s.length for s in segs]) / total
+        for j, t in enumerate(self.specs):
+            for n, (sg, frac) in enumerate(zip(node_seg, node_s, strict=True)):
+                if sg <= t.anchor_segment:
+                    W[j, n, :2] = t.offset_at(frac) * self.b[j]
+            Wc[j] = [1.0 if sg <= t.anchor_segment else 0.0 for sg in chord_seg]
+            for sg in range(t.anchor_segment + 1):
+                Rseg[j, sg] = t.offset_at(0.5 * (starts[sg] + starts[sg + 1]))
+        anchors = [t.anchor_segment for t in self.specs]
+        if anchors != sorted(anchors):
+            raise ConfigurationError(f"limb '{spec.name}': tendons must be ordered by anchor segment")
+        set_seg = sorted(set(anchors))
+        set_start = [anchors.index(a) for a in set_seg] + [nt]
+        P = np.zeros((3, nt))
+        for k, sg in enumerate(set_seg):
+            lo, hi = set_start[k], set_start[k + 1]
+            B = np.column_stack(
+                [-Rseg[lo:hi, sg] * self.b[lo:hi, 0], -Rseg[lo:hi, sg] * self.b[lo:hi, 1], np.ones(hi - lo)]
+            )
+            P[:, lo:hi] = np.linalg.pinv(B)
+        self.sets: tuple[int, ...] = tuple(set_seg)
+        """The segments (0-based) that anchor tendons: one controller set each."""
+        self.gains = self._default_gains(set_seg)
+        """Controller gains per set, ``(n_sets, 5)``: ``kp`` (N m/rad) and ``ki`` (N m/(rad s)) of the
+        bend, ``kp`` (N/m) and ``ki`` (N/(m s)) of the length, the damping time ``tau_d`` (s); change in
+        place."""
+        self._mode = np.zeros(1, dtype=np.int64)
+        self._td = (
+            np.array([q for _, q in nodes], np.int64), np.array([u for u, _ in nodes], np.int64),
+            np.array([q for _, q in chords], np.int64), np.array([u for u, _ in chords], np.int64),
+            W, Wc, np.zeros(nt), np.zeros(nt), np.zeros((nt, ch.n_dof)), np.zeros(nt), np.zeros(nt),
+            np.array(set_start, np.int64), np.array(set_seg, np.int64), P, Rseg, self.b, np.zeros((n_seg, 2)),
+            np.zeros((len(set_seg), 3)), self.gains, np.array([t.pretension for t in self.specs]),
+            np.array([t.max_tension for t in self.specs]), np.array([t.max_speed for t in self.specs]),
+            np.array([t.spool_mass for t in self.specs]), np.zeros(nt), np.zeros(nt), np.zeros((nt, nt)),
+            np.zeros(nt), np.zeros(nt), np.full((nt, 2), np.nan), self._mode,
+        )  # fmt: skip
+
+    @staticmethod
+    def empty(n_dof: int) -> tuple:  # type: ignore[type-arg]
+        """The tendon arrays of a limb without tendons (for
+        :func:`pccbullet.sim.chain.tendons.limb_torques`)."""
+        i0, f0 = np.zeros(0, np.int64), np.zeros(0)
+        return (
+            i0, i0, i0, i0, np.zeros((0, 0, 3)), np.zeros((0, 0)), f0, f0, np.zeros((0, n_dof)), f0, f0,
+            np.zeros(1, np.int64), i0, np.zeros((3, 0)), np.zeros((0, 0)), np.zeros((0, 2)), np.zeros((0, 2)),
+            np.zeros((0, 3)), np.zeros((0, N_GAINS)), f0, f0, f0, f0, f0, f0, np.zeros((0, 0)), f0, f0,
+            np.zeros((0, 2)), np.zeros(1, np.int64),
+        )  # fmt: skip
+
+    @property
+    def arrays(self) -> tuple:  # type: ignore[type-arg]
+        """The arrays :func:`pccbullet.sim.chain.tendons.limb_torques` takes (shared, updated in place)."""
+        return self._td
+
+    def _default_gains(self, set_seg: list[int]) -> FloatArray:
+        limb = self._limb
+        ch = limb.chain  # type: ignore[attr-defined]
+        spec = limb.spec  # type: ignore[attr-defined]
+        q_rest = ch.positions(limb.rest)  # type: ignore[attr-defined]
+        com = ch.com_positions(q_rest)
+        mass = ch.params[:, MASS_COLUMN] + ch.params[:, ADDED_MASS]
+        w = 2.0 * math.pi * BANDWIDTH_HZ
+        E = spec.material.youngs_modulus
+        gains = np.zeros((len(set_seg), N_GAINS))
+        s0 = np.cumsum([0.0] + [s.length for s in spec.segments])
+        for k, sg in enumerate(set_seg):
+            seg = spec.segments[sg]
+            base = np.array([0.0, 0.0, s0[sg]])  # the segment base on the straight limb (base frame z)
+            d2 = np.sum((com - base) ** 2, axis=1) * (com[:, 2] > s0[sg] - 1e-9)
+            inertia = float(np.sum(mass * d2))
+            s = np.linspace(0.0, 1.0, 201)
+            axial = 1.0 / float(np.trapezoid(1.0 / (E * math.pi * seg.radius_at(s) ** 2), s * seg.length))
+            gains[k] = [
+                inertia * w * w,
+                inertia * w**3 / 4.0,
+                LENGTH_GAIN * axial,
+                LENGTH_GAIN * axial * w / 4.0,
+                2.0 * DAMPING_RATIO / w,
+            ]
+        return gains
+
+    # --- commands ----------------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        """``"slack"``, ``"tension"`` or ``"pcc"`` (see the module docstring)."""
+        return MODES[int(self._mode[0])]
+
+    def slacken(self) -> None:
+        """Release every tendon (no tension from the next step on)."""
+        self._mode[0] = 0
+
+    def set_tensions(self, tensions: Sequence[float] | FloatArray) -> None:
+        """Pull with ``tensions`` (N, one per tendon, >= 0) from the next step on; the actuators clip them
+        to what they can (:attr:`caps`)."""
+        T = np.asarray(tensions, dtype=float)
+        if T.shape != (len(self.names),) or not np.isfinite(T).all() or (T < 0.0).any():
+            raise ConfigurationError(
+                f"tensions = {np.asarray(tensions).tolist()!r} is invalid; allowed: {len(self.names)} finite "
+                "numbers >= 0 (N)"
+            )
+        self._td[10][:] = T
+        self._mode[0] = 1
+
+    def set_pcc(self, configs: Sequence[PccConfig]) -> None:
+        """Follow per-segment PCC ``configs`` from the next step on: the tendon lengths of the commanded arcs,
+        the statics' tensions as feed-forward (validated against the segments' limits)."""
+        limb = self._limb
+        robot_q = limb.pcc_vector(configs)  # type: ignore[attr-defined]
+        self.command_vector(robot_q)
+
+    def command_vector(self, vector: FloatArray) -> None:
+        """Follow the limb's joint vector ``vector`` (rod chain, :mod:`pccbullet.urdf_gen.rod`): its tendon
+        lengths and the statics' tensions that hold it (what :meth:`set_pcc` does for PCC arcs)."""
+        limb = self._limb
+        ch = limb.chain  # type: ignore[attr-defined]
+        q = ch.positions(vector)
+        td = self._td
+        L, Ld, G = np.zeros(len(self.names)), np.zeros(len(self.names)), np.zeros((len(self.names), ch.n_dof))
+        tendon_geometry(q, np.zeros(ch.n_dof), td[0], td[1], td[2], td[3], td[4], td[5], L, Ld, G)
+        load = np.zeros(ch.n_dof)
+        rest = limb.rest  # type: ignore[attr-defined]
+        static_load(ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, limb.gravity_base, rest, limb.K, load)  # type: ignore[attr-defined]
+        from scipy.optimize import nnls
+
+        scale = 1.0 / np.sqrt(limb.K)  # type: ignore[attr-defined]
+        T_ff, _ = nnls(G.T * scale[:, None], load * scale)
+        Mff = np.zeros_like(td[16])
+        for sg in range(Mff.shape[0]):
+            Mff[sg] = (T_ff * td[14][:, sg]) @ self.b
+        new_target = td[9].copy()
+        new_target[:] = L
+        if self._mode[0] != 2:
+            td[17][:] = 0.0  # integrators start afresh
+        td[9][:] = new_target
+        td[16][:] = Mff
+        self.feed_forward = T_ff
+        self._mode[0] = 2
+
+    # --- state -------------------------------------------------------------------------------------
+
+    @property
+    def lengths(self) -> FloatArray:
+        """Tendon lengths at the last step's start (m): chords less ``r b . theta`` at the nodes (a straight
+        limb at rest: the length from the base to the anchor)."""
+        return self._td[6].copy()
+
+    @property
+    def rates(self) -> FloatArray:
+        """Tendon length rates at the last step's start (m/s; negative: reeled in)."""
+        return self._td[7].copy()
+
+    @property
+    def tensions(self) -> FloatArray:
+        """Tendon tensions the last step applied (N): the motor's force plus its spool's inertia."""
+        return self._td[24].copy()
+
+    @property
+    def motor_forces(self) -> FloatArray:
+        """The motors' forces in the last step (N), within the motors' limits (:attr:`caps`)."""
+        return self._td[23].copy()
+
+    @property
+    def caps(self) -> FloatArray:
+        """The most each motor could pull at its spool's speed in the last step (N)."""
+        return self._td[26].copy()
+
+    @property
+    def peak_tensions(self) -> FloatArray:
+        """The largest tension each actuator applied since the limb was made or :meth:`reset_peaks` (N)."""
+        return self._td[27].copy()
+
+    def reset_peaks(self) -> None:
+        """Start the peak tensions afresh."""
+        self._td[27][:] = 0.0
+
+    @property
+    def commanded_lengths(self) -> FloatArray:
+        """The tendon lengths the controller pulls towards (m; mode ``"pcc"``)."""
+        return self._td[9].copy()
+
+    @property
+    def spool_speeds(self) -> FloatArray:
+        """How fast each spool reels in after the last step (m/s; negative: pays out)."""
+        return -self._td[28][:, 1].copy()
+
+    def forget(self) -> None:
+        """Reset the controller's integrators and put the spools on the tendons (after the limb's state was
+        reset)."""
+        self._td[17][:] = 0.0
+        self._td[28][:] = np.nan
