@@ -57,6 +57,12 @@ _API: dict[str, str] = {
     "add_sphere": "pccbullet.sim.environment",
     "add_object": "pccbullet.sim.environment",
     "force_sensor": "pccbullet.sim.environment",
+    "place_sphere": "pccbullet.sim.objects",
+    "place_cylinder": "pccbullet.sim.objects",
+    "place_box": "pccbullet.sim.objects",
+    "PlacedObject": "pccbullet.sim.placed_object",
+    "Material": "pccbullet.sim.friction",
+    "MATERIALS": "pccbullet.sim.friction",
     "WebView": "pccbullet.sim.webview.view",
     # models
     "LimbModel": "pccbullet.sim.models.newton_euler.model",
@@ -97,10 +103,13 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.sim.export.formats import write_mesh, write_series
     from pccbullet.sim.export.rigid import rigid_mesh
     from pccbullet.sim.export.skin import skin_mesh
+    from pccbullet.sim.friction import MATERIALS, Material
     from pccbullet.sim.loop import Loop
     from pccbullet.sim.medium import AIR, SEAWATER, WATER, Medium, medium
     from pccbullet.sim.models.newton_euler.model import LimbModel
     from pccbullet.sim.models.newton_euler.statics import static_equilibrium
+    from pccbullet.sim.objects import place_box, place_cylinder, place_sphere
+    from pccbullet.sim.placed_object import PlacedObject
     from pccbullet.sim.robot import Robot
     from pccbullet.sim.webview.view import WebView
     from pccbullet.sim.world import World

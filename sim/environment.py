@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -108,14 +109,21 @@ def add_object(
     return body
 
 
+def contact_point_force(c: Sequence[Any]) -> FloatArray:
+    """The force on body A at one of PyBullet's contact points ``c`` (a ``getContactPoints`` row), world
+    frame, ``(3,) float`` (N). Exact for rows as Bullet holds them (an unfiltered query, or ``bodyA`` the
+    first body of Bullet's pair): where a ``bodyA`` filter turns a point round, PyBullet flips its normal
+    but not its friction directions, so the friction part then has the wrong sign."""
+    return c[9] * np.asarray(c[7]) + c[10] * np.asarray(c[11]) + c[12] * np.asarray(c[13])
+
+
 def contact_forces(world: object, body: int) -> dict[int, FloatArray]:
     """Total contact force on each link of ``body`` from other bodies, world frame, ``{link: (3,)}`` (N)."""
     out: dict[int, FloatArray] = {}
     for c in pb.getContactPoints(bodyA=body, physicsClientId=world.client):  # type: ignore[attr-defined]
         if c[2] == body:
             continue  # self-contact is internal
-        f = c[9] * np.asarray(c[7]) + c[10] * np.asarray(c[11]) + c[12] * np.asarray(c[13])
-        out[c[3]] = out.get(c[3], np.zeros(3)) + f
+        out[c[3]] = out.get(c[3], np.zeros(3)) + contact_point_force(c)
     return out
 
 

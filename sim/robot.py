@@ -19,6 +19,7 @@ from scipy.spatial.transform import Rotation
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.chain.positions import rod_targets
 from pccbullet.sim.dynamics import CompliantLimb
+from pccbullet.sim.friction import LIMB_FRICTION
 from pccbullet.sim.limb_joints import LimbJoints
 from pccbullet.sim.limb_parts import (
     attach,
@@ -193,6 +194,8 @@ class Robot:
                 for j in range(-1, pb.getNumJoints(body, physicsClientId=cid)):
                     if not pb.getCollisionShapeData(body, j, physicsClientId=cid):
                         pb.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=cid)
+                    else:  # the silicone's side of the friction convention (pccbullet.sim.friction)
+                        pb.changeDynamics(body, j, lateralFriction=LIMB_FRICTION, physicsClientId=cid)
             self.bodies[limb.name] = parts[0]
             if len(parts) > 1:
                 no_collisions_within(cid, tuple(parts), next_part_bit(world))

@@ -43,6 +43,7 @@ from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 if TYPE_CHECKING:
+    from pccbullet.sim.placed_object import PlacedObject
     from pccbullet.sim.webview.view import WebView
 
 PHYSICS_DT = 1e-3  # s, physics time step
@@ -158,6 +159,7 @@ class World:
         self._moved = True  # kinematic mode: contacts need refreshing
         self.step_hooks: list[Callable[[], None]] = []  # called after every step (e.g. a model twin)
         self.robots: list[Robot] = []
+        self.objects: list[PlacedObject] = []  # placed by pccbullet.sim.objects, stepped with the world
         self.timing = StepTiming()  # reset by assigning a new StepTiming()
 
     def load_robot(
@@ -286,6 +288,8 @@ class World:
             else:
                 for limb in limbs:
                     limb.apply()
+                for obj in self.objects:  # the medium's forces on placed objects
+                    obj.apply()
                 t1 = clock()
                 found = enter()
                 try:
