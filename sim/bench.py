@@ -78,7 +78,7 @@ def bench_world(
     chain = chain if mode == "dynamic" else "rrp"
     drive = drive if mode == "dynamic" else "joints"
     with World(mode=mode, medium=medium, chain=chain) as world:
-        handle = world.load_robot(robot, sections=sections, **({"drive": drive} if mode == "dynamic" else {}))
+        handle = world.load_robot(robot, sections=sections, drive=drive)
         joints = sum(handle.joint_count(limb.name) for limb in handle.spec.limbs)
         on_tick, on_visual = _sweep(handle)
         loop = Loop(world, on_tick=on_tick, on_visual=on_visual)

@@ -242,10 +242,10 @@ class TendonDrive:
         return self._correction.copy()
 
     def _corrected(self) -> list[PccConfig]:
+        assert self._goal is not None
         out = []
-        for (bx, by, length), seg in zip(
-            self._goal + self._correction, self._limb.spec.segments, strict=True
-        ):  # type: ignore[attr-defined]
+        segments = self._limb.spec.segments  # type: ignore[attr-defined]
+        for (bx, by, length), seg in zip(self._goal + self._correction, segments, strict=True):
             bend = min(math.hypot(bx, by), seg.bend_max)
             plane = math.atan2(by, bx) if bend > 0.0 else 0.0
             if abs(plane) > seg.plane_max:

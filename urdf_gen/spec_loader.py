@@ -27,6 +27,7 @@ from pccbullet.urdf_gen.specs import (
     Payload,
     RobotSpec,
     SegmentSpec,
+    TendonSpec,
 )
 from pccbullet.urdf_gen.tendon_fields import read_tendons
 from pccbullet.urdf_gen.toml_fields import Fields, read_toml
@@ -213,7 +214,7 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
             ),  # type: ignore[arg-type]
         )
         pf.finish()
-    tendons = ()
+    tendons: tuple[TendonSpec, ...] = ()
     if f.has("tendons"):
         tendons = read_tendons(
             f.table_list("tendons"), name, tuple(segments), 0.5 * d_base * MM, 0.5 * d_tip * MM

@@ -239,7 +239,7 @@ def run_experiment(
         {"medium": spec.medium} if "medium" in inspect.signature(World).parameters else {}
     )
     with World(mode=world_mode, chain=spec.chain, **medium) as world:
-        robot = world.load_robot(spec.robot, **({"drive": spec.drive} if spec.mode == "dynamic" else {}))
+        robot = world.load_robot(spec.robot, drive=spec.drive if spec.mode == "dynamic" else "joints")
         physics = {
             "broadphase_margin_m": world.broadphase_margin,
             "contact_breaking_threshold_m": world.contact_breaking_threshold,
