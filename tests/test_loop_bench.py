@@ -85,13 +85,13 @@ def test_bench_world_row(mode: str) -> None:
     assert row["pybullet_ms"] > 0 and row["other_ms"] > 0  # other = wall - timed parts
     assert (row["controller_ms"] > 0) == (mode == "dynamic")
     table = format_table({"rows": [row], "peer": [], "models": {}})
-    assert f"ursula     {mode:<10} {'rod' if rod else 'rrp'}     2     {66 if rod else 42}" in table
+    assert f"ursula     {mode:<10} {'rod' if rod else 'rrp'}   joints    2     {66 if rod else 42}" in table
 
 
 def test_bench_world_row_of_the_rod_chain() -> None:
     row = bench_world("ursula", "dynamic", 2, "water", seconds=0.02, chain="rrp")
     assert row["chain"] == "rrp" and row["joints"] == 6 * 7  # (3N + 1) per segment at N = 2
-    assert "ursula     dynamic    rrp     2     42" in format_table({"rows": [row], "peer": [], "models": {}})
+    assert "ursula     dynamic    rrp   joints    2     42" in format_table({"rows": [row], "peer": [], "models": {}})
     # a kinematic world poses RRP chains whatever the bench's chain
     assert bench_world("ursula", "kinematic", 2, "water", seconds=0.02, chain="rod")["chain"] == "rrp"
 
