@@ -145,6 +145,46 @@ def slice_volumes(limb: LimbSpec) -> FloatArray:
     return np.array(vols)
 
 
+def fluid_chain(chain: ChainModel, limb: LimbSpec, medium_: Medium) -> ChainModel:
+    """``chain`` (``limb``'s URDF as a :class:`~pccbullet.sim.chain.rigid.ChainModel`) with ``medium_``'s
+    buoyancy on every link but the payload, Morison drag and added mass on the slices (see the module
+    docstring): what a :class:`CompliantLimb` solves with."""
+    ratio = medium_.density / limb.material.density
+    payload = limb.payload
+    # payloads get no buoyancy (their volume is unknown), as in the Newton-Euler model
+    buoyancy = {
+        name: ratio * float(chain.params[i, MASS_COLUMN])
+        for i, name in enumerate(chain.links)
+        if payload is None or name != payload.frame
+    }
+    slices = naming.section_body_links(limb)
+    volumes = slice_volumes(limb)
+    lengths = np.concatenate([[s.length / s.sections] * s.sections for s in limb.segments])
+    diameters = 2.0 * np.sqrt(volumes / (math.pi * lengths))
+    drag_n = 0.5 * medium_.density * medium_.drag_normal * diameters * lengths
+    drag_a = 0.5 * medium_.density * medium_.drag_axial * math.pi * diameters * lengths
+    added = medium_.added_mass_coefficient * medium_.density * volumes
+    return chain.with_fluid(
+        buoyancy,
+        dict(zip(slices, drag_n.tolist(), strict=True)),
+        dict(zip(slices, drag_a.tolist(), strict=True)),
+        dict(zip(slices, added.tolist(), strict=True)),
+        dict(zip(slices, (added * lengths**2 / 12.0).tolist(), strict=True)),
+    )
+
+
+def rayleigh_damping(
+    limb: LimbSpec, chain: ChainModel, K: FloatArray, rest: FloatArray
+) -> tuple[float, FloatArray]:
+    """``(omega_1, C)``: the first natural frequency (rad/s) of ``chain`` (with its added mass) at the joint
+    vector ``rest`` ``(n_dof,)`` with the joint stiffness ``K`` ``(n_dof,)``, and the Rayleigh damping
+    ``C = (2 zeta / omega_1) K`` ``(n_dof,)`` that gives that mode the material's damping ratio."""
+    q_rest = chain.positions(rest)
+    M_rest = chain.mass_matrix(q_rest) + chain.added_mass_matrix(q_rest)
+    omega_1 = first_natural_frequency(K, M_rest)
+    return omega_1, (2.0 * limb.material.damping_ratio / omega_1) * K
+
+
 class CompliantLimb:
     """Spring-damper joints of one limb body, plus buoyancy and drag of its slices.
 
@@ -205,10 +245,7 @@ class CompliantLimb:
         if self.shear:
             self.chain = self.chain.with_shear(chord_shear_compliance(self.spec))
         self.K = joint_stiffness(self.spec, self.kind)
-        q_rest = self.chain.positions(rest)
-        M_rest = self.chain.mass_matrix(q_rest) + self.chain.added_mass_matrix(q_rest)
-        self.omega_1 = first_natural_frequency(self.K, M_rest)
-        self.C = (2.0 * self.spec.material.damping_ratio / self.omega_1) * self.K
+        self.omega_1, self.C = rayleigh_damping(self.spec, self.chain, self.K, rest)
         self.target = rest.copy()
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
         self.qdd = np.zeros_like(rest)
@@ -281,30 +318,7 @@ class CompliantLimb:
 
     def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
         """The limb's URDF as a compiled chain, with this medium's buoyancy, slice drag and added mass."""
-        chain = ChainModel.from_urdf(urdf, joint_names)
-        medium_ = self.medium
-        ratio = medium_.density / self.spec.material.density
-        payload = self.spec.payload
-        # payloads get no buoyancy (their volume is unknown), as in the Newton-Euler model
-        buoyancy = {
-            name: ratio * float(chain.params[i, MASS_COLUMN])
-            for i, name in enumerate(chain.links)
-            if payload is None or name != payload.frame
-        }
-        slices = naming.section_body_links(self.spec)
-        volumes = slice_volumes(self.spec)
-        lengths = np.concatenate([[s.length / s.sections] * s.sections for s in self.spec.segments])
-        diameters = 2.0 * np.sqrt(volumes / (math.pi * lengths))
-        drag_n = 0.5 * medium_.density * medium_.drag_normal * diameters * lengths
-        drag_a = 0.5 * medium_.density * medium_.drag_axial * math.pi * diameters * lengths
-        added = medium_.added_mass_coefficient * medium_.density * volumes
-        return chain.with_fluid(
-            buoyancy,
-            dict(zip(slices, drag_n.tolist(), strict=True)),
-            dict(zip(slices, drag_a.tolist(), strict=True)),
-            dict(zip(slices, added.tolist(), strict=True)),
-            dict(zip(slices, (added * lengths**2 / 12.0).tolist(), strict=True)),
-        )
+        return fluid_chain(ChainModel.from_urdf(urdf, joint_names), self.spec, self.medium)
 
     def apply(self) -> None:
         """Read the joint state, compute and send this step's joint torques (springs, fluid)."""
