@@ -215,3 +215,16 @@ def test_mjcf_command_refuses_bad_input_in_one_line(argv, message, tmp_path, cap
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("pccbullet")]
     assert len(err) == 1 and err[0].startswith(message), err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_the_bench_peer_runs_the_sprung_export() -> None:
+    """``pccbullet bench --peer mujoco`` steps the export (six MuJoCo dofs a rod section: three hinges, two
+    shear slides, the chord; three a tip node), its targets swept as the PyBullet rows' are, and stays
+    finite; one peer row per dynamic row, in the table's ratio column."""
+    from pccbullet.sim.bench import format_table, run_bench
+
+    result = run_bench(modes=("dynamic",), sections=(3,), seconds=0.05, peer="mujoco", models=False)
+    (row,) = result["peer"]
+    assert row["dofs"] == 2 * (2 * (6 * 3 + 3)) + 2 * (6 * 3 + 3) and row["stable"]
+    assert row["physics_rate_hz"] > 0.0 and row["medium"] == "water" and row["chain"] == "rod"
+    assert "mujoco steps/s" in format_table(result)
