@@ -22,15 +22,21 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from pccbullet.sim.chain.added_mass import (
+    _add_added_inertia,
+    _added_mass_forces,
+    accelerates,
+    base_added_mass,
+)
 from pccbullet.sim.chain.inertia import spatial_inertia
 from pccbullet.sim.chain.kernels import (
     ADDED_INERTIA,
     ADDED_MASS,
+    AT_REST,
     FIXED,
     SPHERICAL,
-    _bias_and_fluid,
-    _cross,
     _kinematics,
+    _moving_bias_and_fluid,
     joint_axes,
     joint_dofs,
 )
@@ -41,6 +47,16 @@ from pccbullet.urdf_gen.types import FloatArray
 @numba.njit(cache=True)
 def spring_torques(  # type: ignore[no-untyped-def]
     parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory
+) -> None:
+    """:func:`moving_spring_torques` on a fixed base (the limbs of a :class:`~pccbullet.sim.world.World`)."""
+    moving_spring_torques(
+        parent, jtype, dof, qpos, params, q, qd, gravity, AT_REST, target, offset, K, C, dt, tau, qdd, memory
+    )
+
+
+@numba.njit(cache=True)
+def moving_spring_torques(  # type: ignore[no-untyped-def]
+    parent, jtype, dof, qpos, params, q, qd, gravity, base, target, offset, K, C, dt, tau, qdd, memory
 ) -> None:
     """One implicit spring-damper step (see :mod:`pccbullet.sim.dynamics`); writes the joint torques ``tau``
     and the accelerations ``qdd`` the step solved for (what PyBullet's forward dynamics gives with ``tau``).
@@ -55,6 +71,13 @@ def spring_torques(  # type: ignore[no-untyped-def]
     estimate converges to it by a factor ``A (M + A)^-1`` a step. ``memory (2, n_dof)``: the previous step's
     ``qd`` (row 0; NaN: no previous step, no estimate) and the estimate (row 1, written), both updated
     here; ``qdd`` holds the previous step's solution on entry.
+
+    ``base (4, 3)``: the motion of the chain's base frame (angular velocity, velocity of its origin,
+    angular acceleration, acceleration of its origin; absolute, base axes;
+    :func:`pccbullet.sim.chain.kernels._moving_bias_and_fluid`), all zero for a fixed base. A moving base's
+    acceleration also pushes the slices' added mass through the fluid: ``-J^T m_a (1 - t t^T) a_c`` (and
+    the rotary part) with ``a_c`` the acceleration of the base-fixed point at the slice's centre, a fluid
+    load like ``tau_fluid``.
     """
     n = parent.shape[0]
     nd = qd.shape[0]
@@ -64,7 +87,7 @@ def spring_torques(  # type: ignore[no-untyped-def]
     h = np.zeros(nd)
     tau_f = np.zeros(nd)
     loads = np.empty((2, n, 3))
-    _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads)
+    _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, h, tau_f, loads)
     ext = np.empty(nd)
     arm = np.zeros((nd, 3))
     joint_springs(parent, jtype, dof, qpos, params, R, loads, q, qd, target, K, C, dt, ext, arm)
@@ -72,6 +95,8 @@ def spring_torques(  # type: ignore[no-untyped-def]
         ext[j] += offset[j] + tau_f[j]
     S = np.zeros((nd, 6))
     joint_axes(jtype, dof, params, R, p, S)
+    if accelerates(base):
+        base_added_mass(parent, jtype, dof, params, R, p, S, base, ext)
     IB = np.empty((n, 6, 6))
     for i in range(n):
         spatial_inertia(params, R, p, i, IB[i])
@@ -169,39 +194,6 @@ def diagonal_armature(jtype, dof, values):  # type: ignore[no-untyped-def]
         for c in range(joint_dofs(jtype[i])):
             arm[dof[i] + c, 0 if jtype[i] != SPHERICAL else c] = values[dof[i] + c]
     return arm
-
-
-@numba.njit(cache=True, inline="always")
-def _added_at(params, R, p, i):  # type: ignore[no-untyped-def]
-    """Link ``i``'s added mass and rotary inertia, its z axis and centre of mass (base axes)."""
-    com = params[i, 16:19]
-    c0 = p[i, 0] + R[i, 0, 0] * com[0] + R[i, 0, 1] * com[1] + R[i, 0, 2] * com[2]
-    c1 = p[i, 1] + R[i, 1, 0] * com[0] + R[i, 1, 1] * com[1] + R[i, 1, 2] * com[2]
-    c2 = p[i, 2] + R[i, 2, 0] * com[0] + R[i, 2, 1] * com[1] + R[i, 2, 2] * com[2]
-    return params[i, ADDED_MASS], params[i, ADDED_INERTIA], R[i, 0, 2], R[i, 1, 2], R[i, 2, 2], c0, c1, c2
-
-
-@numba.njit(cache=True)
-def _add_added_inertia(params, R, p, i, I6) -> None:  # type: ignore[no-untyped-def]
-    """Add link ``i``'s added-mass spatial inertia about the base origin to ``I6 (6, 6)``:
-    ``[[j_a P + [c]x Ma [c]x^T, [c]x Ma], [Ma [c]x^T, Ma]]`` with ``Ma = m_a P``, ``P = 1 - t t^T``;
-    written out with ``w = c x t``: ``[c]x Ma = m_a ([c]x - w t^T)`` and
-    ``[c]x Ma [c]x^T = m_a (|c|^2 1 - c c^T - w w^T)``."""
-    ma, ja, t0, t1, t2, c0, c1, c2 = _added_at(params, R, p, i)
-    t = (t0, t1, t2)
-    c = (c0, c1, c2)
-    w = _cross(c0, c1, c2, t0, t1, t2)
-    cx = ((0.0, -c2, c1), (c2, 0.0, -c0), (-c1, c0, 0.0))
-    cc = c0 * c0 + c1 * c1 + c2 * c2
-    for a in range(3):
-        for b in range(3):
-            eye = 1.0 if a == b else 0.0
-            proj = eye - t[a] * t[b]
-            upper = ma * (cx[a][b] - w[a] * t[b])
-            I6[a, b] += ja * proj + ma * (cc * eye - c[a] * c[b] - w[a] * w[b])
-            I6[a, 3 + b] += upper
-            I6[3 + b, a] += upper
-            I6[3 + a, 3 + b] += ma * proj
 
 
 @numba.njit(cache=True, inline="always")
@@ -327,39 +319,3 @@ def _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, fa)
                 acc6[i, a] += S[j + r, a] * acc
     if added:
         _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa)
-
-
-@numba.njit(cache=True)
-def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:  # type: ignore[no-untyped-def]
-    """``fa = M_a qdd``: the generalized forces of the links' added masses at the spatial accelerations
-    ``acc6 (n, 6)`` (``[angular; linear]`` about the base origin, from ``qdd`` alone)."""
-    n = parent.shape[0]
-    Fs = np.zeros((n, 6))  # spatial forces [moment about the origin; force]
-    for i in range(n):
-        ma, ja, t0, t1, t2, c0, c1, c2 = _added_at(params, R, p, i)
-        if ma == 0.0 and ja == 0.0:
-            continue
-        l0, l1, l2 = acc6[i, 0], acc6[i, 1], acc6[i, 2]
-        x0, x1, x2 = _cross(l0, l1, l2, c0, c1, c2)
-        a0, a1, a2 = acc6[i, 3] + x0, acc6[i, 4] + x1, acc6[i, 5] + x2  # centre-of-mass acceleration
-        ta = t0 * a0 + t1 * a1 + t2 * a2
-        F0, F1, F2 = ma * (a0 - ta * t0), ma * (a1 - ta * t1), ma * (a2 - ta * t2)
-        tl = t0 * l0 + t1 * l1 + t2 * l2
-        m0, m1, m2 = _cross(c0, c1, c2, F0, F1, F2)
-        Fs[i, 0] = ja * (l0 - tl * t0) + m0
-        Fs[i, 1] = ja * (l1 - tl * t1) + m1
-        Fs[i, 2] = ja * (l2 - tl * t2) + m2
-        Fs[i, 3], Fs[i, 4], Fs[i, 5] = F0, F1, F2
-    for i in range(n - 1, -1, -1):
-        kind = jtype[i]
-        if kind != FIXED:
-            j = dof[i]
-            for c in range(joint_dofs(kind)):
-                acc = 0.0
-                for a in range(6):
-                    acc += S[j + c, a] * Fs[i, a]
-                fa[j + c] = acc
-        pa = parent[i]
-        if pa >= 0:
-            for a in range(6):
-                Fs[pa, a] += Fs[i, a]
