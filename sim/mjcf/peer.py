@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.sim.chain.positions import rod_targets
+from pccbullet.sim.chain.positions import pcc_joint_vector
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.mjcf.writer import (
     PHYSICS_DT,
@@ -31,7 +31,7 @@ from pccbullet.sim.mjcf.writer import (
 )
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.pcc import PccConfig, limb_joints
+from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.types import Transform
 
@@ -89,13 +89,7 @@ class MujocoRobot:
         segments = self.spec.limb(limb).segments
         if len(configs) != len(segments):
             raise ConfigurationError(f"limb '{limb}' has {len(segments)} segment(s); {len(configs)} given")
-        sections = [seg.sections for seg in segments]
-        if self.chain != "rod":
-            return limb_joints(configs, sections)
-        out = np.empty(sum(4 * n + 3 for n in sections))
-        arcs = np.array([(c.bend, c.plane, c.length) for c in configs], dtype=float).reshape(-1, 3)
-        rod_targets(arcs[:, 0], arcs[:, 1], arcs[:, 2], np.array(sections, dtype=np.int64), out)
-        return out
+        return pcc_joint_vector(self.spec.limb(limb), configs, self.chain)
 
     def set_pcc(self, limb: str, configs: Sequence[PccConfig], *, mode: str = "target") -> None:
         """Move ``limb``'s spring targets to the PCC ``configs`` (``"target"``), or also put its joints there
