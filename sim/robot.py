@@ -81,6 +81,18 @@ def pose_matrix(position: Sequence[float], quaternion_xyzw: Sequence[float]) -> 
     return T
 
 
+def body_link_pose(client: int, body: int, index: int) -> Transform:
+    """World pose ``(4, 4) float`` of the URDF link frame (not its centre of mass) of link ``index`` of
+    ``body`` (-1: its base; PyBullet gives a base's inertial frame, turned back to its link frame here)."""
+    if index == -1:
+        pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=client)
+        info = pb.getDynamicsInfo(body, -1, physicsClientId=client)
+        pos, orn = pb.multiplyTransforms(pos, orn, *pb.invertTransform(info[3], info[4]))
+        return pose_matrix(pos, orn)
+    state = pb.getLinkState(body, index, computeForwardKinematics=True, physicsClientId=client)
+    return pose_matrix(state[4], state[5])
+
+
 def limit_free_urdf(urdf: Path, folder: Path) -> Path:
     """A copy of limb ``urdf`` in ``folder`` that PyBullet loads without joint-limit constraints.
 
@@ -274,15 +286,7 @@ class Robot:
             raise WorldClosedError("Robot")
         if link not in self._links:
             raise ConfigurationError(f"robot '{self.spec.name}' has no link {link!r}")
-        body, idx = self._links[link]
-        cid = self.world.client
-        if idx == -1:  # PyBullet gives a base's inertial frame: back to its link frame
-            pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
-            info = pb.getDynamicsInfo(body, -1, physicsClientId=cid)
-            pos, orn = pb.multiplyTransforms(pos, orn, *pb.invertTransform(info[3], info[4]))
-            return pose_matrix(pos, orn)
-        state = pb.getLinkState(body, idx, computeForwardKinematics=True, physicsClientId=cid)
-        return pose_matrix(state[4], state[5])
+        return body_link_pose(self.world.client, *self._links[link])
 
     def tip_pose(self, limb: str) -> Transform:
         """World pose of a limb's tip frame, ``(4, 4) float``: on a rod chain its material frame (see
