@@ -58,9 +58,10 @@ class MujocoRobot:
 
         self.spec = spec
         self.chain = chain
-        self._tmp = None if folder is not None else Path(tempfile.mkdtemp(prefix="pccbullet_mujoco_"))
+        target = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="pccbullet_mujoco_"))
+        self._tmp: Path | None = None if folder is not None else target
         out = write_mjcf(
-            spec, folder or self._tmp, chain=chain, medium=medium, dt=dt, gravity=gravity, shear=shear,
+            spec, target, chain=chain, medium=medium, dt=dt, gravity=gravity, shear=shear,
             tendons=tendons,
         )  # fmt: skip
         self.path: Path = out.path

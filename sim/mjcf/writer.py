@@ -101,7 +101,7 @@ def _origin(el: ET.Element | None) -> tuple[np.ndarray, np.ndarray]:
     return _floats(origin.get("xyz")), _floats(origin.get("rpy"))
 
 
-def _quat(rpy: Sequence[float]) -> str:
+def _quat(rpy: Sequence[float] | np.ndarray) -> str:
     """MuJoCo's ``w x y z`` of URDF roll-pitch-yaw ``Rz(y) Ry(p) Rx(r)``."""
     r, p, y = (0.5 * float(v) for v in rpy)
     cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
@@ -203,6 +203,8 @@ def _limb(
 ) -> None:
     """Write one limb under ``head`` from its URDF ``tree`` and material ``mat``; contype bit ``bit``."""
     root = tree.getroot()
+    if root is None:
+        raise ConfigurationError(f"limb '{limb.name}': an empty URDF tree")
     links = {link.get("name", ""): link for link in root.findall("link")}
     joint_of = {j.find("child").get("link", ""): j for j in root.findall("joint")}  # type: ignore[union-attr]
     children: dict[str, list[str]] = {}
@@ -253,11 +255,11 @@ def _joints(
 ) -> None:
     """The MuJoCo joints of one URDF joint, with their springs; a sheared chord's slides first."""
 
-    def add(joint_name: str, joint_type: str, ax: Sequence[float], i: int, **extra: str) -> None:
-        ET.SubElement(
+    def add(joint_name: str, joint_type: str, ax: np.ndarray, i: int) -> ET.Element:
+        return ET.SubElement(
             body, "joint", name=joint_name, type=joint_type, axis=ux.fmt(ax),
             stiffness=ux.num(springs.stiffness[i], EXACT), damping=ux.num(springs.damping[i], EXACT),
-            springref=ux.num(springs.reference[i], EXACT), **extra,
+            springref=ux.num(springs.reference[i], EXACT),
         )  # fmt: skip
 
     if kind == "spherical":
@@ -273,7 +275,7 @@ def _joints(
                     body, "joint", name=f"{name}_shear_{a}", type="slide", axis=ux.fmt(ax),
                     stiffness=ux.num(k, EXACT), damping=ux.num(c, EXACT),
                 )  # fmt: skip
-        add(jname, "slide", axis, 0, ref=ux.num(springs.reference[0], EXACT))
+        add(jname, "slide", axis, 0).set("ref", ux.num(springs.reference[0], EXACT))
     else:
         raise ConfigurationError(f"joint {jname!r}: type {kind!r} is not supported")
 
@@ -325,9 +327,11 @@ def build_mjcf(
             f"{len(spec.limbs)} limbs are too many for one MJCF file; allowed: at most {MAX_LIMBS}"
         )
     b = _Builder(spec, medium_, dt, gravity)
-    head_link = build_head_urdf(spec).getroot().find("link")
+    head_link = build_head_urdf(spec).find("link")
+    if head_link is None:
+        raise ConfigurationError(f"robot '{spec.name}': a head URDF without a link")
     head = ET.SubElement(b.world, "body", name=naming.HEAD_LINK, pos=ux.fmt(position))
-    b.link_content(head, head_link)  # type: ignore[arg-type]
+    b.link_content(head, head_link)
     for index, (limb, tree, meshes) in enumerate(limb_trees(spec, chain).values()):
         mat = limb_material((limb, tree), chain, medium_, dt, shear=shear)
         _limb(b, head, limb, tree, mat, 1 << (index + 1))
