@@ -7,16 +7,18 @@ joint_stiffness`). Three options were measured on the camera tentacle (``example
 figures in ``docs/measurements/validation.md``):
 
 * a ``ball`` joint: one isotropic stiffness. With ``E I / l`` the twist under a 2 mN m tip torque is
-  20.1 deg where our chain gives 29.9 (and Saint-Venant 30.3): a third too stiff, at every N; a pre-bent
-  tentacle's tip frame is 6 deg off ours at N = 10 and 20 (it does not converge);
+  20.1 / 20.3 deg at N = 10 / 20 where our chain's is 29.90 / 30.21 (Saint-Venant 30.34): a third too
+  stiff, at every N; the 90 deg pre-bent tentacle's tip frame is 3.7 / 3.6 deg off ours (it does not
+  converge); bending alone (the straight sag, the frequency) it equals the hinges;
 * three ``hinge`` joints per node, x then y then z in one body: MuJoCo composes a body's joints in
   order, so the node turns by ``Rx(a) Ry(b) Rz(c)``, exactly our joint vector's x-y-z Euler angles
-  (:mod:`pccbullet.urdf_gen.rod`), and each hinge gets its own stiffness. Straight, the sag and the
-  frequency equal our chain's without shear to 0.1 mm and 0.03 %, and the twist is 29.90 deg at N = 10
-  (ours 29.90). The stiffness acts on Euler angles, where ours acts on the rotation vector halfway
-  through the node's rest turn: for a bent spring reference the two differ to first order in the rest
-  turn (90 deg pre-bent tentacle: tip 3.5 mm / 3.4 deg off ours at N = 10, 2.0 mm / 1.5 deg at N = 20),
-  and not at all for the straight rest shape;
+  (:mod:`pccbullet.urdf_gen.rod`), and each hinge gets its own stiffness. Straight, the sag is within
+  0.96 / 0.77 mm of ours, the first frequency within 0.4 % (in water 0.7 %), the twist equal (29.90 /
+  30.21 deg); without the shear slides on either side the export is our chain exactly (the same settled
+  tip, within the settling tolerance, ``tests/test_mjcf.py``). The stiffness acts on Euler angles, where
+  ours acts on the rotation vector halfway through the node's rest turn: for a bent spring reference the
+  two differ to first order in the rest turn (the pre-bent tentacle: tip 4.1 / 3.0 mm and frame 0.5 /
+  1.8 deg off ours, with the shear's own differences), not at all for the straight rest shape;
 * MuJoCo's own elasticity: the ``mujoco.elasticity.cable`` plugin is not in MuJoCo 4.0 (``plugin
   mujoco.elasticity.cable not found``) nor is ``<composite>``; a 1D ``flex`` bends (isotropic, no
   twist) about a straight reference only, with one radius per flex (no taper) and point masses (no
@@ -38,7 +40,9 @@ in the file's ``<option timestep>``.
 **Shear.** Our rod chain tilts its chords quasi-statically by ``F / (kappa G A)``
 (:mod:`pccbullet.sim.chain.springs`). MuJoCo gets the same compliance as two slides across each chord,
 ``kappa G A / h`` (N/m) with the same Rayleigh ratio: a Timoshenko section with its shear as degrees of
-freedom. With them the camera tentacle's sag is within 1 mm of ours; without (``shear=False``), 6.7 mm.
+freedom. With them the camera tentacle's sag is within 0.96 / 0.77 mm of ours (N = 10 / 20); without
+(``shear=False``), 6.8 / 7.4 mm. They have the slices' inertia, ours is quasi-static: the first frequency
+comes out 0.4 % lower.
 
 **The medium.** MuJoCo's fluid models have no buoyancy and no added mass proportional to acceleration.
 Buoyancy (``rho_w / rho`` of every link's weight but the payload's) is the bodies' ``gravcomp``; a slice's
