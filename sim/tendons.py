@@ -231,6 +231,8 @@ class TendonDrive:
         the tendons reach: limits clip it). Call it every ``dt`` seconds (e.g. 20 ms) in mode ``"pcc"``."""
         if self._goal is None or self.mode != "pcc":
             return
+        if self._limb.measure is None:  # type: ignore[attr-defined]
+            raise ConfigurationError("follow_shape: the limb has no measured shape (not in a Robot)")
         measured = np.array([_bend_vector(c) for c in self._limb.measure()])  # type: ignore[attr-defined]
         self._correction += SHAPE_GAIN * dt * (self._goal - measured)
         np.clip(self._correction, -self._correction_cap, self._correction_cap, out=self._correction)
