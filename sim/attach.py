@@ -16,20 +16,20 @@ Example (a camera tentacle on a KUKA's flange, in water)::
 
 How. :func:`attach` loads the limb's dynamic chain (the rod chain of a dynamic
 :class:`~pccbullet.sim.world.World`, without joint-limit rows) with a **floating** base and welds that base to
-the parent link with a fixed constraint, so the limb's weight and motion load your body and your body
-carries the limb. The base link is the limb's mounting **flange** (an 80 mm aluminium disk, 5 mm thick,
-68 g, :data:`FLANGE_MASS`), whose rotational inertia is at least :data:`FLANGE_INERTIA_RATE` times the step:
-on a lighter base the weld does not hold the chain (measured on the camera tentacle: it diverges within
-seconds below 1.2e-5 kg m^2 at 1 ms, 5.1e-5 at 1/240 s, in proportion to the step and alike for N = 10 and
-20, material damping 0 to critical, a parent of 0.5 to 50 kg or the world, 50 or 200 solver iterations;
-the flange's mass does not matter); above, it settles as in a World. Every :meth:`Attached.apply` reads
-the base's pose and velocity, takes its accelerations from the velocity change of the last step (so call
-it once before every ``stepSimulation``; after teleporting your body call :meth:`Attached.forget`), and
-runs the implicit spring-damper step of :mod:`pccbullet.sim.dynamics` on the moving base
+the parent link with a fixed constraint, so the limb's weight and motion load your body and your body carries
+the limb. The base link is the limb's mounting **flange** (an 80 mm aluminium disk, 5 mm thick, 68 g,
+:data:`FLANGE_MASS`), whose rotational inertia is at least :data:`FLANGE_INERTIA_RATE` times the step: on a
+lighter base the weld does not hold the chain (measured on the camera tentacle: it diverges within seconds
+below 1.2e-5 kg m^2 at 1 ms, 5.1e-5 at 1/240 s, in proportion to the step and alike for N = 10 and 20,
+material damping 0 to critical, a parent of 0.5 to 50 kg or the world, 50 or 200 solver iterations; the
+flange's mass does not matter); above, it settles as in a World. Every :meth:`Attached.apply` reads the base's
+pose and velocity, takes its accelerations from the velocity change of the last step (so call it once before
+every ``stepSimulation``; after teleporting your body call :meth:`Attached.forget`), and runs the implicit
+spring-damper step of :mod:`pccbullet.sim.dynamics` on the moving base
 (:func:`pccbullet.sim.chain.solve.moving_spring_torques`: the base's acceleration enters like gravity, its
-rotation through the velocity products, the drag sees absolute velocities, the fluid is at rest in the
-world), then sends the joint torques through PyBullet's Python calls. Gravity and the step are read from
-the client at :func:`attach` (``Attached.gravity``, ``Attached.dt`` if you change them later).
+rotation through the velocity products, the drag sees absolute velocities, the fluid is at rest in the world),
+then sends the joint torques through PyBullet's Python calls. Gravity and the step are read from the client at
+:func:`attach` (``Attached.gravity``, ``Attached.dt`` if you change them later).
 
 A whole robot (``limb=None``): its head is welded to the parent link at the given pose and every limb to the
 head at its mount. Payloads (camera, light, force sensor) are links of the limb files and ride along;
@@ -111,6 +111,7 @@ class _Mounted:
         self.base = np.zeros((4, 3))
         self.last: tuple[FloatArray, FloatArray] | None = None
         self.tau = np.zeros(joints.n_dof)
+        self.no_tendons = (np.zeros((0, joints.n_dof)), np.zeros(0), np.zeros((0, 0)))  # joint drive only
 
 
 class Attached:
@@ -176,12 +177,10 @@ class Attached:
                 base[2] = R.T @ (w - mounted.last[1]) / self.dt
                 base[3] = R.T @ (v - mounted.last[0]) / self.dt
             mounted.last = (v, w)
-            q, qd = mounted.joints.read()
-            ch = c.chain
+            (q, qd), ch = mounted.joints.read(), c.chain
             moving_spring_torques(
                 ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, R.T @ g, base, c.target, c.offset,
-                c.K, c.C, self.dt, mounted.tau, c.qdd, c.memory,
-                np.zeros((0, qd.shape[0])), np.zeros(0), np.zeros((0, 0)),  # no tendons
+                c.K, c.C, self.dt, mounted.tau, c.qdd, c.memory, *mounted.no_tendons,
             )  # fmt: skip
             if not c.external_loads:
                 c.memory[0, 0] = np.nan

@@ -74,15 +74,13 @@ from pccbullet.sim.chain.tendons import limb_torques
 from pccbullet.sim.limb_joints import LimbJoints
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.models.newton_euler.statics import shear_coefficient
-from pccbullet.sim.tendons import TendonDrive
+from pccbullet.sim.tendons import TendonDrive, check_drive
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mass_properties
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec
 from pccbullet.urdf_gen.types import FloatArray
-
-DRIVES = ("joints", "tendons")
 
 
 def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
@@ -287,17 +285,7 @@ class CompliantLimb:
         """The limb's tendons and their actuators (:mod:`pccbullet.sim.tendons`); ``None`` for a limb
         without tendons or on the RRP chain. Slack until commanded."""
         self._td = self.tendons.arrays if self.tendons is not None else TendonDrive.empty(self.chain.n_dof)
-        if drive not in DRIVES:
-            raise ConfigurationError(
-                f"drive = {drive!r} is invalid; allowed: " + ", ".join(map(repr, DRIVES))
-            )
-        if drive == "tendons" and self.tendons is None:
-            why = (
-                "declares no tendons"
-                if not self.spec.tendons
-                else f"is on the {self.kind} chain (tendons: rod)"
-            )
-            raise ConfigurationError(f"limb '{limb}' {why}; drive = 'tendons' is not allowed")
+        check_drive(limb, drive, bool(self.spec.tendons), self.kind)
         self.drive: str = drive
         """``"joints"`` or ``"tendons"``: what :meth:`command` moves."""
         if drive == "tendons":

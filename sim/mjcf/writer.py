@@ -13,13 +13,7 @@ is welded to the world; each limb hangs on it at its mount. ``<option>``: the st
 costs more than the contacts: ``pccbullet bench --peer mujoco``), the medium's density and viscosity.
 Contacts: every limb's collision cylinders touch the world, the head and the other limbs, not each other
 (one contype bit a limb, as a PyBullet body does not collide with itself); the first slice not its own
-mount. Tendons where the robot file declares them: the dynamic mode's (``[[limbs.tendons]]``,
-:class:`~pccbullet.urdf_gen.specs.TendonSpec`, :mod:`pccbullet.sim.tendons`) from the limb base to their
-anchor segment's end disk at their tapering offset, through a site at every slice end, each pulled by a
-motor (``ctrl`` = tension, N, pull only) up to its actuator's stall tension; a limb with only an actuator
-block of tendons (:class:`~pccbullet.urdf_gen.specs.ActuatorSpec`) gets per segment ``count`` tendons from
-the segment's base disk to its end disk (the routing of :mod:`pccbullet.sim.models.actuators`), bounded by
-:func:`~pccbullet.sim.mjcf.material.tendon_tension_bound`.
+mount. Tendons where the robot file declares them, with pull-only motors (:mod:`pccbullet.sim.mjcf.tendons`).
 
 MuJoCo joint names: a node's hinges are ``{node}_x``, ``{node}_y``, ``{node}_z``; a chord's shear slides
 ``{slice}_shear_x``, ``{slice}_shear_y``; other joints keep their URDF names. :func:`joint_vector_names`
@@ -40,7 +34,8 @@ import numpy as np
 
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.medium import medium as medium_by_name
-from pccbullet.sim.mjcf.material import LimbMaterial, Meshes, limb_material, limb_trees, tendon_tension_bound
+from pccbullet.sim.mjcf.material import LimbMaterial, Meshes, limb_material, limb_trees
+from pccbullet.sim.mjcf.tendons import write_tendons
 from pccbullet.sim.world import PHYSICS_DT, STANDARD_GRAVITY
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
@@ -56,10 +51,9 @@ from pccbullet.urdf_gen.urdf_writer import build_head_urdf
 AXES = ("x", "y", "z")
 ALL_GROUPS = (1 << 31) - 1  # contype/conaffinity bits 0..30
 MAX_LIMBS = 30  # one contype bit a limb (bit 0: everything else)
-SITE_SIZE = 0.002  # m, tendon sites
 INERT_SIZE = 1e-4  # m, the fluid-inert point of bodies that are not slices
 EXACT = 17  # significant digits of the material's numbers and the chords' rest lengths: a float64 read back
-VISUAL_GROUP, COLLISION_GROUP, SITE_GROUP, INERT_GROUP = "1", "3", "4", "5"
+VISUAL_GROUP, COLLISION_GROUP, INERT_GROUP = "1", "3", "5"
 
 
 @dataclass(frozen=True)
@@ -282,59 +276,6 @@ def _joints(
         raise ConfigurationError(f"joint {jname!r}: type {kind!r} is not supported")
 
 
-def _carriers(limb: LimbSpec, last: int) -> list[tuple[str, float]]:
-    """The links a tendon's channel passes from the limb base to segment ``last``'s end disk (1-based), each
-    with its arc length from the limb base (m): the base, every slice end, every segment end."""
-    out = [(naming.base_link(limb.name), 0.0)]
-    start = 0.0
-    for s, seg in enumerate(limb.segments[:last], start=1):
-        out += [
-            (naming.section_prefix(limb.name, s, k), start + seg.length * k / seg.sections)
-            for k in range(1, seg.sections)
-        ]
-        start += seg.length
-        out.append((naming.segment_end_link(limb.name, s), start))
-    return out
-
-
-def _spatial(b: _Builder, name: str, sites: list[tuple[str, list[float]]], bound: float) -> None:
-    """One spatial tendon through sites at ``(link, position in its frame)`` and its pull-only motor."""
-    spatial = ET.SubElement(b.tendon, "spatial", name=name, width=ux.num(0.5 * SITE_SIZE))
-    for m, (carrier, where) in enumerate(sites):
-        site = f"{name}_{m}"
-        ET.SubElement(
-            b.bodies[carrier], "site", name=site, pos=ux.fmt(where), size=ux.num(SITE_SIZE), group=SITE_GROUP
-        )
-        ET.SubElement(spatial, "site", site=site)
-    ET.SubElement(
-        b.actuator, "motor", name=name, tendon=name, gear="-1", ctrllimited="true",
-        ctrlrange=ux.fmt([0.0, bound]),
-    )  # fmt: skip
-
-
-def _tendons(b: _Builder, limb: LimbSpec) -> None:
-    """Spatial tendons and their pull-only motors: the limb's dynamic-mode tendons
-    (:class:`~pccbullet.urdf_gen.specs.TendonSpec`, ``[[limbs.tendons]]``) where it declares them, else the
-    tendons of its actuator block; none: nothing."""
-    length = limb.rest_length
-    for t in limb.tendons:
-        e = (math.cos(t.angle), math.sin(t.angle))
-        sites = [
-            (link, [t.offset_at(s / length) * e[0], t.offset_at(s / length) * e[1], 0.0])
-            for link, s in _carriers(limb, t.anchor_segment + 1)
-        ]
-        _spatial(b, t.name, sites, t.max_tension)
-    act = limb.actuators
-    if limb.tendons or act is None or act.kind != "tendon":
-        return
-    for s in range(1, len(limb.segments) + 1):
-        carriers = _carriers(limb, s)[-(limb.segments[s - 1].sections + 1) :]  # this segment's own
-        bound = tendon_tension_bound(limb, s)
-        for j, angle in enumerate(act.angles, start=1):
-            where = [act.offset * math.cos(angle), act.offset * math.sin(angle), 0.0]
-            _spatial(b, f"{limb.name}_s{s}_t{j}", [(link, where) for link, _ in carriers], bound)
-
-
 def build_mjcf(
     spec: RobotSpec,
     *,
@@ -365,7 +306,7 @@ def build_mjcf(
         mat = limb_material((limb, tree), chain, medium_, dt, shear=shear)
         _limb(b, head, limb, tree, mat, 1 << (index + 1))
         if tendons:
-            _tendons(b, limb)
+            write_tendons(b.tendon, b.actuator, b.bodies, limb)
         b.meshes.update(meshes)
     for section in (b.contact, b.tendon, b.actuator):
         if len(section) == 0:
