@@ -92,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
         "--seconds",
         type=real(0.0, 3600.0, lo_open=True),
         default=None,
-        help="simulated seconds per run (default 1; 14 with --demo: the scripted session)",
+        help="simulated seconds per run (default 1; 15 with --demo: the scripted session)",
     )
     b.add_argument("--peer", choices=["mujoco"], default=None, help="also step the same URDFs in MuJoCo")
     b.add_argument("--no-models", action="store_true", help="skip the model step-cost benchmarks")
