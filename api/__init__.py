@@ -64,6 +64,11 @@ _API: dict[str, str] = {
     "Material": "pccbullet.sim.friction",
     "MATERIALS": "pccbullet.sim.friction",
     "WebView": "pccbullet.sim.webview.view",
+    # our material elsewhere: on a body of your own PyBullet scene, in MuJoCo
+    "attach": "pccbullet.sim.attach",
+    "Attached": "pccbullet.sim.attach",
+    "write_mjcf": "pccbullet.sim.mjcf.writer",
+    "MujocoRobot": "pccbullet.sim.mjcf.peer",
     # models
     "LimbModel": "pccbullet.sim.models.newton_euler.model",
     "static_equilibrium": "pccbullet.sim.models.newton_euler.statics",
@@ -96,6 +101,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
+    from pccbullet.sim.attach import Attached, attach
     from pccbullet.sim.environment import add_object, add_seabed, add_sphere, force_sensor
     from pccbullet.sim.experiments.runner import run_experiment
     from pccbullet.sim.experiments.spec import experiment_from_table, load_experiment
@@ -106,6 +112,8 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.sim.friction import MATERIALS, Material
     from pccbullet.sim.loop import Loop
     from pccbullet.sim.medium import AIR, SEAWATER, WATER, Medium, medium
+    from pccbullet.sim.mjcf.peer import MujocoRobot
+    from pccbullet.sim.mjcf.writer import write_mjcf
     from pccbullet.sim.models.newton_euler.model import LimbModel
     from pccbullet.sim.models.newton_euler.statics import static_equilibrium
     from pccbullet.sim.objects import place_box, place_cylinder, place_sphere

@@ -4,15 +4,16 @@ Kinematic mode: every tick writes a fresh PCC configuration to every limb (a slo
 contacts. Dynamic mode: every tick moves the spring targets of every limb and PyBullet integrates the
 compliant chains (in the chosen medium, as RRP or rod chains). Batch mode (as fast as possible), after a
 50-step warm-up.
-``--peer mujoco`` steps the same limb URDFs in MuJoCo at the same dt (passive joints, contacts off as
-PyBullet's chains do not self-collide) for a ratio.
+``--peer mujoco`` runs the robot's MJCF export (:mod:`pccbullet.sim.mjcf`: the same sprung, damped chain
+in the same medium, the chords' shear as slides, contacts as PyBullet's, no tendons since the PyBullet rows
+have none) at the same dt, right after each dynamic row, its spring targets moved every tick by the same
+sweep: steps per second, real-time factor and p99 step time for a ratio.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -24,26 +25,25 @@ from pccbullet.sim.loop import Loop
 from pccbullet.sim.world import StepTiming, World
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
-from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 log = logging.getLogger(__name__)
 
 WARMUP_STEPS = 50
 
 
-def _sweep(robot: Any) -> tuple[Any, Any]:
+def _sweep(robot: Any, mode: str | None = None) -> tuple[Any, Any]:
     """Callbacks moving every limb slowly through bends and planes: ``(on_tick, on_visual)``.
 
     Dynamic mode moves the spring targets every tick; a tendon-driven robot gets its goal once per
     visual frame (a command stream's rate, 50 Hz), its tendon controller runs every tick. Kinematic mode
     computes the PCC input every tick and writes the joints once per visual frame (PCC is the truth; the
-    chain is what is shown and collided, at 50 Hz).
+    chain is what is shown and collided, at 50 Hz). ``mode``: ``"target"``, ``"goal"`` or ``"reset"``
+    (default: ``"goal"`` for a tendon-driven robot, ``"target"`` for one with compliant limbs).
     """
     limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
-    tendons = any(c.drive == "tendons" for c in robot.compliant.values())
-    mode = "target" if robot.compliant and not tendons else "reset"
-    if tendons:
-        mode = "goal"
+    if mode is None:
+        tendons = any(c.drive == "tendons" for c in robot.compliant.values())
+        mode = "goal" if tendons else "target" if robot.compliant else "reset"
 
     latest: dict[str, list[PccConfig]] = {}
 
@@ -155,32 +155,48 @@ def check_peer(peer: str | None) -> None:
         ) from exc
 
 
-def bench_mujoco(robot: str, sections: int, seconds: float = 1.0, dt: float = 1e-3) -> dict[str, Any]:
-    """Step every limb URDF of ``robot`` in MuJoCo at ``dt``; steps per second of the whole robot."""
+def bench_mujoco(
+    robot: str,
+    sections: int,
+    seconds: float = 1.0,
+    dt: float = 1e-3,
+    medium: str = "water",
+    chain: str = "rod",
+) -> dict[str, Any]:
+    """Run ``robot``'s MJCF export (:class:`~pccbullet.sim.mjcf.peer.MujocoRobot`, no tendons) in MuJoCo at
+    ``dt`` for ``seconds``, after the same warm-up, moving every limb's spring targets every tick as the
+    dynamic rows do; steps per second, real-time factor and p99 step time of the whole robot."""
     check_peer("mujoco")
-    import mujoco
+    from pccbullet.sim.mjcf.peer import MujocoRobot
 
     spec = load_robot(robot, sections=sections)
-    with tempfile.TemporaryDirectory(prefix="pccbullet_bench_") as tmp:
-        out = write_urdf(spec, tmp)
-        models = [mujoco.MjModel.from_xml_path(str(path)) for path in out.limbs.values()]
-    datas = []
-    for m in models:
-        m.opt.timestep = dt
-        # PyBullet does not collide a limb with itself; MuJoCo's URDF import would (thousands of pairs)
-        m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
-        datas.append(mujoco.MjData(m))
-    steps = int(round(seconds / dt))
-    start = time.perf_counter()
-    for _ in range(steps):
-        for m, d in zip(models, datas, strict=True):
-            mujoco.mj_step(m, d)
-    wall = time.perf_counter() - start
+    with MujocoRobot(spec, chain=chain, medium=medium, dt=dt, tendons=False) as peer:
+        on_tick, _ = _sweep(peer, mode="target")
+        clock = time.perf_counter
+        for k in range(WARMUP_STEPS):
+            on_tick(k * dt)
+            peer.step()
+        steps = int(round(seconds / dt))
+        times = np.empty(steps)
+        start = clock()
+        for k in range(steps):
+            t0 = clock()
+            on_tick((WARMUP_STEPS + k) * dt)
+            peer.step()
+            times[k] = clock() - t0
+        wall = clock() - start
+        nv = int(peer.model.nv)
+        stable = bool(np.isfinite(peer.data.qpos).all())
     return {
         "robot": robot,
         "sections": sections,
+        "chain": chain,
+        "medium": medium,
+        "dofs": nv,
+        "stable": stable,
         "physics_rate_hz": steps / wall,
         "real_time_factor": steps * dt / wall,
+        "step_p99_ms": float(np.percentile(times, 99) * 1e3),
     }
 
 
@@ -202,9 +218,11 @@ def run_bench(
     (:func:`check_peer`): a missing simulator is reported before anything runs."""
     check_peer(peer)
     jobs = [(r, m, n) for r in robots for m in modes for n in sections]
-    rows = []
+    rows, peers = [], []
     for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False):
         rows.append(bench_world(r, m, n, medium, seconds, chain, drive))
+        if peer == "mujoco" and m == "dynamic":  # right after its PyBullet row: the same machine load
+            peers.append(bench_mujoco(r, n, seconds, medium=medium, chain=chain))
         log.info(
             "bench %s %s N=%d: %.0f steps/s, %.2fx real time",
             r,
@@ -213,9 +231,7 @@ def run_bench(
             rows[-1]["physics_rate_hz"],
             rows[-1]["real_time_factor"],
         )
-    result: dict[str, Any] = {"rows": rows, "peer": [], "models": {}, "machine": machine_jitter()}
-    if peer == "mujoco":
-        result["peer"] = [bench_mujoco(r, n, seconds) for r in robots for n in sections]
+    result: dict[str, Any] = {"rows": rows, "peer": peers, "models": {}, "machine": machine_jitter()}
     if models:
         from pccbullet.sim.models.bench_models import bench_newton_euler
         from pccbullet.sim.models.rolling_snake.model import bench_rolling_snake
@@ -233,7 +249,7 @@ def format_table(result: dict[str, Any]) -> str:
         f" {'RTF':>7} {'p99 ms':>7}"
         f" {'pb ms':>6} {'ctl ms':>6} {'oth ms':>6}"
     )
-    lines = [head + ("  mujoco steps/s  ratio" if peer else ""), "-" * len(head)]
+    lines = [head + ("  mujoco steps/s  mj p99  ratio" if peer else ""), "-" * len(head)]
     for r in result["rows"]:
         line = (
             f"{r['robot']:<10} {r['mode']:<10} {r.get('chain', 'rrp'):<5} {r.get('drive', 'joints'):<7}"
@@ -244,12 +260,18 @@ def format_table(result: dict[str, Any]) -> str:
         )
         p = peer.get((r["robot"], r["sections"]))
         if p is not None and r["mode"] == "dynamic":
-            line += f"  {p['physics_rate_hz']:>14.0f}  {r['physics_rate_hz'] / p['physics_rate_hz']:.2f}"
+            ratio = r["physics_rate_hz"] / p["physics_rate_hz"]
+            line += f"  {p['physics_rate_hz']:>14.0f}  {p.get('step_p99_ms', math.nan):>6.3f}  {ratio:.2f}"
         lines.append(line)
     lines.append(
         "pb / ctl / oth ms: mean per step in PyBullet's step, in the compliant joints' controller, and"
         " elsewhere (target updates, loop)"
     )
+    if peer:
+        lines.append(
+            "mujoco: the robot's MJCF export (pccbullet mjcf: the same sprung chain, medium, contacts; the"
+            " chords' shear as slides; no tendons), targets moved every tick; ratio: PyBullet / MuJoCo"
+        )
     machine = result.get("machine")
     if machine:
         lines.append(

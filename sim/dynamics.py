@@ -60,6 +60,7 @@ its ``added_mass_coefficient``), the same record the Newton–Euler model reads.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -73,15 +74,13 @@ from pccbullet.sim.chain.tendons import limb_torques
 from pccbullet.sim.limb_joints import LimbJoints
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.models.newton_euler.statics import shear_coefficient
-from pccbullet.sim.tendons import TendonDrive
+from pccbullet.sim.tendons import TendonDrive, check_drive
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mass_properties
-from pccbullet.urdf_gen.pcc import rest_configs
+from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec
 from pccbullet.urdf_gen.types import FloatArray
-
-DRIVES = ("joints", "tendons")
 
 
 def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
@@ -147,6 +146,46 @@ def slice_volumes(limb: LimbSpec) -> FloatArray:
             r0, r1 = seg.radius_at(k / n), seg.radius_at((k + 1) / n)
             vols.append(frustum_mass_properties(r0, r1, L / n, 1.0).mass)
     return np.array(vols)
+
+
+def fluid_chain(chain: ChainModel, limb: LimbSpec, medium_: Medium) -> ChainModel:
+    """``chain`` (``limb``'s URDF as a :class:`~pccbullet.sim.chain.rigid.ChainModel`) with ``medium_``'s
+    buoyancy on every link but the payload, Morison drag and added mass on the slices (see the module
+    docstring): what a :class:`CompliantLimb` solves with."""
+    ratio = medium_.density / limb.material.density
+    payload = limb.payload
+    # payloads get no buoyancy (their volume is unknown), as in the Newton-Euler model
+    buoyancy = {
+        name: ratio * float(chain.params[i, MASS_COLUMN])
+        for i, name in enumerate(chain.links)
+        if payload is None or name != payload.frame
+    }
+    slices = naming.section_body_links(limb)
+    volumes = slice_volumes(limb)
+    lengths = np.concatenate([[s.length / s.sections] * s.sections for s in limb.segments])
+    diameters = 2.0 * np.sqrt(volumes / (math.pi * lengths))
+    drag_n = 0.5 * medium_.density * medium_.drag_normal * diameters * lengths
+    drag_a = 0.5 * medium_.density * medium_.drag_axial * math.pi * diameters * lengths
+    added = medium_.added_mass_coefficient * medium_.density * volumes
+    return chain.with_fluid(
+        buoyancy,
+        dict(zip(slices, drag_n.tolist(), strict=True)),
+        dict(zip(slices, drag_a.tolist(), strict=True)),
+        dict(zip(slices, added.tolist(), strict=True)),
+        dict(zip(slices, (added * lengths**2 / 12.0).tolist(), strict=True)),
+    )
+
+
+def rayleigh_damping(
+    limb: LimbSpec, chain: ChainModel, K: FloatArray, rest: FloatArray
+) -> tuple[float, FloatArray]:
+    """``(omega_1, C)``: the first natural frequency (rad/s) of ``chain`` (with its added mass) at the joint
+    vector ``rest`` ``(n_dof,)`` with the joint stiffness ``K`` ``(n_dof,)``, and the Rayleigh damping
+    ``C = (2 zeta / omega_1) K`` ``(n_dof,)`` that gives that mode the material's damping ratio."""
+    q_rest = chain.positions(rest)
+    M_rest = chain.mass_matrix(q_rest) + chain.added_mass_matrix(q_rest)
+    omega_1 = first_natural_frequency(K, M_rest)
+    return omega_1, (2.0 * limb.material.damping_ratio / omega_1) * K
 
 
 class CompliantLimb:
@@ -219,10 +258,7 @@ class CompliantLimb:
         if self.shear:
             self.chain = self.chain.with_shear(chord_shear_compliance(self.spec))
         self.K = joint_stiffness(self.spec, self.kind)
-        q_rest = self.chain.positions(rest)
-        M_rest = self.chain.mass_matrix(q_rest) + self.chain.added_mass_matrix(q_rest)
-        self.omega_1 = first_natural_frequency(self.K, M_rest)
-        self.C = (2.0 * self.spec.material.damping_ratio / self.omega_1) * self.K
+        self.omega_1, self.C = rayleigh_damping(self.spec, self.chain, self.K, rest)
         self.rest: FloatArray = rest
         """The joint vector of the limb's rest shape (the spec's rest arcs): the springs' targets of a
         limb its tendons drive."""
@@ -237,25 +273,19 @@ class CompliantLimb:
         generalized force estimated from it (row 1, :attr:`external_force`)."""
         self.pcc_vector = partial(robot.pcc_joints, limb)  # type: ignore[attr-defined]
         """The joint vector of per-segment PCC configurations (checked against the segments' limits)."""
-        self.measure = partial(robot.measured_pcc, limb)  # type: ignore[attr-defined]
-        """The limb's shape as one PCC arc per segment through the segments' end points."""
+        measured = getattr(robot, "measured_pcc", None)
+        self.measure: Callable[[], list[PccConfig]] | None = (
+            partial(measured, limb) if measured is not None else None
+        )
+        """The limb's shape as one PCC arc per segment through the segments' end points (``None`` for a
+        limb outside a :class:`~pccbullet.sim.robot.Robot`: :func:`pccbullet.sim.attach.attach`)."""
         self.tendons: TendonDrive | None = (
             TendonDrive(self) if self.spec.tendons and self.kind == "rod" else None
         )
         """The limb's tendons and their actuators (:mod:`pccbullet.sim.tendons`); ``None`` for a limb
         without tendons or on the RRP chain. Slack until commanded."""
         self._td = self.tendons.arrays if self.tendons is not None else TendonDrive.empty(self.chain.n_dof)
-        if drive not in DRIVES:
-            raise ConfigurationError(
-                f"drive = {drive!r} is invalid; allowed: " + ", ".join(map(repr, DRIVES))
-            )
-        if drive == "tendons" and self.tendons is None:
-            why = (
-                "declares no tendons"
-                if not self.spec.tendons
-                else f"is on the {self.kind} chain (tendons: rod)"
-            )
-            raise ConfigurationError(f"limb '{limb}' {why}; drive = 'tendons' is not allowed")
+        check_drive(limb, drive, bool(self.spec.tendons), self.kind)
         self.drive: str = drive
         """``"joints"`` or ``"tendons"``: what :meth:`command` moves."""
         if drive == "tendons":
@@ -334,30 +364,7 @@ class CompliantLimb:
 
     def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
         """The limb's URDF as a compiled chain, with this medium's buoyancy, slice drag and added mass."""
-        chain = ChainModel.from_urdf(urdf, joint_names)
-        medium_ = self.medium
-        ratio = medium_.density / self.spec.material.density
-        payload = self.spec.payload
-        # payloads get no buoyancy (their volume is unknown), as in the Newton-Euler model
-        buoyancy = {
-            name: ratio * float(chain.params[i, MASS_COLUMN])
-            for i, name in enumerate(chain.links)
-            if payload is None or name != payload.frame
-        }
-        slices = naming.section_body_links(self.spec)
-        volumes = slice_volumes(self.spec)
-        lengths = np.concatenate([[s.length / s.sections] * s.sections for s in self.spec.segments])
-        diameters = 2.0 * np.sqrt(volumes / (math.pi * lengths))
-        drag_n = 0.5 * medium_.density * medium_.drag_normal * diameters * lengths
-        drag_a = 0.5 * medium_.density * medium_.drag_axial * math.pi * diameters * lengths
-        added = medium_.added_mass_coefficient * medium_.density * volumes
-        return chain.with_fluid(
-            buoyancy,
-            dict(zip(slices, drag_n.tolist(), strict=True)),
-            dict(zip(slices, drag_a.tolist(), strict=True)),
-            dict(zip(slices, added.tolist(), strict=True)),
-            dict(zip(slices, (added * lengths**2 / 12.0).tolist(), strict=True)),
-        )
+        return fluid_chain(ChainModel.from_urdf(urdf, joint_names), self.spec, self.medium)
 
     def apply(self) -> None:
         """Read the joint state, compute and send this step's joint torques (springs, fluid)."""

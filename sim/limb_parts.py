@@ -24,9 +24,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.limb_joints import MAX_LINKS, MAX_POSITIONS, MAX_VELOCITIES, Attachment
+from pccbullet.sim.friction import LIMB_FRICTION
+from pccbullet.sim.limb_joints import MAX_LINKS, MAX_POSITIONS, MAX_VELOCITIES, Attachment, LimbJoints
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.rod import joint_kinds
 from pccbullet.urdf_gen.specs import LimbSpec
 
 CONSTRAINT_FORCE = 1e6  # N, the most a part's fixed constraint may pass on (never reached: not a limit)
@@ -201,3 +203,69 @@ def no_collisions_within(client: int, bodies: tuple[int, ...], bit: int) -> None
         for link in range(-1, pb.getNumJoints(body, physicsClientId=client)):
             if pb.getCollisionShapeData(body, link, physicsClientId=client):
                 pb.setCollisionFilterGroupMask(body, link, group, mask, physicsClientId=client)
+
+
+def load_limb(
+    client: int,
+    limb: LimbSpec,
+    urdf: Path,
+    chain: str,
+    pose: tuple[list[float], list[float]],
+    links: dict[str, tuple[int, int]],
+    *,
+    folder: Path,
+    owner: object,
+    fixed_base: bool = True,
+) -> LimbJoints:
+    """Load ``limb``'s ``urdf`` (its ``chain``) into ``client`` at the world ``pose`` of its base link
+    (position, quaternion ``x, y, z, w``), in as few parts as PyBullet holds (split files in ``folder``),
+    the first part's base fixed or floating (``fixed_base``); record every link's ``(body, index)`` in
+    ``links``; return the limb's joints. Bullet's default link damping off (the material and the fluid are
+    the damping: a freely spinning limb lost 21 % of its kinetic energy per second with it); links without
+    a shape out of every collision pair; the parts of one limb apart by a collision bit of ``owner``'s
+    (:func:`next_part_bit`)."""
+    flags = pb.URDF_USE_INERTIA_FROM_FILE | pb.URDF_USE_IMPLICIT_CYLINDER
+    cuts = plan_cuts(urdf, limb)
+    files = split_urdf(urdf, cuts, folder)
+    parts: list[int] = []
+    attachments, joints = [], {}
+    for p, path in enumerate(files):
+        body = pb.loadURDF(
+            str(path),
+            pose[0],
+            pose[1],
+            useFixedBase=fixed_base and p == 0,
+            flags=flags,
+            physicsClientId=client,
+        )
+        parts.append(body)
+        pb.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+        links[part_base_link(cuts[p - 1]) if p else naming.base_link(limb.name)] = (body, -1)
+        for j in range(pb.getNumJoints(body, physicsClientId=client)):
+            info = pb.getJointInfo(body, j, physicsClientId=client)
+            joints[info[1].decode()] = (body, j)
+            links[info[12].decode()] = (body, j)
+        if p > 0:  # on the first half of the cut slice
+            cut = links[cuts[p - 1]]
+            attachments.append(attach(client, cut[0], cut[1], body))
+        # PyBullet gives every link a collider, an empty one where the URDF has no shape (the links inside a
+        # section's joints, markers): those can never touch anything, yet their boxes pair with every
+        # neighbour in the broadphase. They are left out of every pair (group and mask 0).
+        for j in range(-1, pb.getNumJoints(body, physicsClientId=client)):
+            if not pb.getCollisionShapeData(body, j, physicsClientId=client):
+                pb.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=client)
+            else:  # the silicone's side of the friction convention (pccbullet.sim.friction)
+                pb.changeDynamics(body, j, lateralFriction=LIMB_FRICTION, physicsClientId=client)
+    if len(parts) > 1:
+        no_collisions_within(client, tuple(parts), next_part_bit(owner))
+    names = naming.limb_joint_names(limb, chain)
+    by_part = [tuple(joints[n][1] for n in names if joints[n][0] == body) for body in parts]
+    return LimbJoints(
+        client,
+        chain,
+        tuple(seg.sections for seg in limb.segments),
+        tuple(zip(parts, by_part, strict=True)),
+        tuple(k == "spherical" for k in joint_kinds(limb, chain)),
+        tuple(attachments),
+        tuple(str(f) for f in files),
+    )

@@ -17,24 +17,16 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.chain.positions import rod_targets
+from pccbullet.sim.chain.positions import pcc_joint_vector
 from pccbullet.sim.dynamics import CompliantLimb
-from pccbullet.sim.friction import LIMB_FRICTION
 from pccbullet.sim.limb_joints import LimbJoints
-from pccbullet.sim.limb_parts import (
-    attach,
-    next_part_bit,
-    no_collisions_within,
-    part_base_link,
-    plan_cuts,
-    split_urdf,
-)
+from pccbullet.sim.limb_parts import load_limb
 from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
-from pccbullet.urdf_gen.pcc import PccConfig, check_config, limb_joints, pcc_from_joints, rest_configs
+from pccbullet.urdf_gen.pcc import PccConfig, check_config, pcc_from_joints, rest_configs
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
-from pccbullet.urdf_gen.rod import check_chain, joint_kinds, joints_per_segment
+from pccbullet.urdf_gen.rod import check_chain, joints_per_segment
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.types import FloatArray, Transform
 from pccbullet.urdf_gen.urdf_writer import UrdfOutput
@@ -87,6 +79,18 @@ def pose_matrix(position: Sequence[float], quaternion_xyzw: Sequence[float]) -> 
     T[:3, :3] = np.asarray(pb.getMatrixFromQuaternion(quaternion_xyzw)).reshape(3, 3)
     T[:3, 3] = position
     return T
+
+
+def body_link_pose(client: int, body: int, index: int) -> Transform:
+    """World pose ``(4, 4) float`` of the URDF link frame (not its centre of mass) of link ``index`` of
+    ``body`` (-1: its base; PyBullet gives a base's inertial frame, turned back to its link frame here)."""
+    if index == -1:
+        pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=client)
+        info = pb.getDynamicsInfo(body, -1, physicsClientId=client)
+        pos, orn = pb.multiplyTransforms(pos, orn, *pb.invertTransform(info[3], info[4]))
+        return pose_matrix(pos, orn)
+    state = pb.getLinkState(body, index, computeForwardKinematics=True, physicsClientId=client)
+    return pose_matrix(state[4], state[5])
 
 
 def limit_free_urdf(urdf: Path, folder: Path) -> Path:
@@ -161,55 +165,13 @@ class Robot:
         for limb in spec.limbs:
             T = self.T_world_head @ limb.T_head_base()
             quat = Rotation.from_matrix(T[:3, :3]).as_quat()  # x, y, z, w like PyBullet
-            cuts = plan_cuts(loaded[limb.name], limb)
-            files = split_urdf(loaded[limb.name], cuts, world.scratch_dir())
-            parts, attachments, joints = [], [], {}
-            for p, path in enumerate(files):
-                body = pb.loadURDF(
-                    str(path),
-                    T[:3, 3].tolist(),
-                    quat.tolist(),
-                    useFixedBase=p == 0,
-                    flags=flags,
-                    physicsClientId=cid,
-                )
-                parts.append(body)
-                # Bullet damps every multibody link by default (linear and angular 0.04: a freely spinning
-                # limb lost 21 % of its kinetic energy per second). The material and the fluid are the
-                # damping here; none is added.
-                pb.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
-                root = part_base_link(cuts[p - 1]) if p else naming.base_link(limb.name)
-                self._links[root] = (body, -1)
-                for j in range(pb.getNumJoints(body, physicsClientId=cid)):
-                    info = pb.getJointInfo(body, j, physicsClientId=cid)
-                    joints[info[1].decode()] = (body, j)
-                    self._links[info[12].decode()] = (body, j)
-                if p > 0:  # on the first half of the cut slice
-                    cut = self._links[cuts[p - 1]]
-                    attachments.append(attach(cid, cut[0], cut[1], body))
-                # PyBullet gives every link a collider, an empty one where the URDF has no shape (the links
-                # inside a section's joints, markers): those can never touch anything, yet their boxes
-                # pair with every neighbour in the broadphase. They are left out of every pair (group and
-                # mask 0).
-                for j in range(-1, pb.getNumJoints(body, physicsClientId=cid)):
-                    if not pb.getCollisionShapeData(body, j, physicsClientId=cid):
-                        pb.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=cid)
-                    else:  # the silicone's side of the friction convention (pccbullet.sim.friction)
-                        pb.changeDynamics(body, j, lateralFriction=LIMB_FRICTION, physicsClientId=cid)
+            joints = load_limb(
+                cid, limb, loaded[limb.name], self.chain, (T[:3, 3].tolist(), quat.tolist()), self._links,
+                folder=world.scratch_dir(), owner=world,
+            )  # fmt: skip
+            self._joints[limb.name] = joints
+            parts = joints.bodies
             self.bodies[limb.name] = parts[0]
-            if len(parts) > 1:
-                no_collisions_within(cid, tuple(parts), next_part_bit(world))
-            names = naming.limb_joint_names(limb, self.chain)
-            by_part = [tuple(joints[n][1] for n in names if joints[n][0] == body) for body in parts]
-            self._joints[limb.name] = LimbJoints(
-                cid,
-                self.chain,
-                tuple(seg.sections for seg in limb.segments),
-                tuple(zip(parts, by_part, strict=True)),
-                tuple(k == "spherical" for k in joint_kinds(limb, self.chain)),
-                tuple(attachments),
-                tuple(str(f) for f in files),
-            )
             # The first section's slice sits on the bow plate: it cannot collide with its own mount.
             first = self._links[naming.section_prefix(limb.name, 1, 1)][1]
             pb.setCollisionFilterPair(self.head, parts[0], -1, first, 0, physicsClientId=cid)
@@ -247,14 +209,7 @@ class Robot:
         if check_limits:
             for s, (c, seg) in enumerate(zip(configs, spec.segments, strict=True), start=1):
                 check_config(c, seg, f"limb '{limb}' segment {s}")
-        sections = [seg.sections for seg in spec.segments]
-        if self.chain != "rod":
-            return limb_joints(configs, sections)
-        # compiled (rod_limb_joints' numbers): spring targets are set at 1 kHz, ~20 us a limb in Python
-        out = np.empty(sum(4 * n + 3 for n in sections))
-        arcs = np.array([(c.bend, c.plane, c.length) for c in configs], dtype=float).reshape(-1, 3)
-        rod_targets(arcs[:, 0], arcs[:, 1], arcs[:, 2], np.array(sections, dtype=np.int64), out)
-        return out
+        return pcc_joint_vector(spec, configs, self.chain)
 
     def set_pcc(
         self, limb: str, configs: Sequence[PccConfig], *, mode: str = "reset", force: float = 1e3
@@ -338,15 +293,7 @@ class Robot:
             raise WorldClosedError("Robot")
         if link not in self._links:
             raise ConfigurationError(f"robot '{self.spec.name}' has no link {link!r}")
-        body, idx = self._links[link]
-        cid = self.world.client
-        if idx == -1:  # PyBullet gives a base's inertial frame: back to its link frame
-            pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
-            info = pb.getDynamicsInfo(body, -1, physicsClientId=cid)
-            pos, orn = pb.multiplyTransforms(pos, orn, *pb.invertTransform(info[3], info[4]))
-            return pose_matrix(pos, orn)
-        state = pb.getLinkState(body, idx, computeForwardKinematics=True, physicsClientId=cid)
-        return pose_matrix(state[4], state[5])
+        return body_link_pose(self.world.client, *self._links[link])
 
     def tip_pose(self, limb: str) -> Transform:
         """World pose of a limb's tip frame, ``(4, 4) float``: on a rod chain its material frame (see

@@ -59,6 +59,21 @@ def _bend_vector(c: PccConfig) -> tuple[float, float, float]:
     return (c.bend * math.cos(c.plane), c.bend * math.sin(c.plane), c.length)
 
 
+DRIVES = ("joints", "tendons")
+"""How a compliant limb is driven: spring targets on its joints, or its tendons."""
+
+
+def check_drive(limb: str, drive: str, declares_tendons: bool, chain: str) -> None:
+    """Raise :class:`ConfigurationError` (one line) unless ``drive`` is one of :data:`DRIVES` and limb
+    ``limb`` (on the ``chain`` chain, ``declares_tendons`` whether its file has ``[[limbs.tendons]]``) can
+    take it: tendons need declared tendons on the rod chain."""
+    if drive not in DRIVES:
+        raise ConfigurationError(f"drive = {drive!r} is invalid; allowed: " + ", ".join(map(repr, DRIVES)))
+    if drive == "tendons" and not (declares_tendons and chain == "rod"):
+        why = "declares no tendons" if not declares_tendons else f"is on the {chain} chain (tendons: rod)"
+        raise ConfigurationError(f"limb '{limb}' {why}; drive = 'tendons' is not allowed")
+
+
 class TendonDrive:
     """The tendons of one compliant rod limb (:class:`pccbullet.sim.dynamics.CompliantLimb`).
 
@@ -231,6 +246,8 @@ class TendonDrive:
         the tendons reach: limits clip it). Call it every ``dt`` seconds (e.g. 20 ms) in mode ``"pcc"``."""
         if self._goal is None or self.mode != "pcc":
             return
+        if self._limb.measure is None:  # type: ignore[attr-defined]
+            raise ConfigurationError("follow_shape: the limb has no measured shape (not in a Robot)")
         measured = np.array([_bend_vector(c) for c in self._limb.measure()])  # type: ignore[attr-defined]
         self._correction += SHAPE_GAIN * dt * (self._goal - measured)
         np.clip(self._correction, -self._correction_cap, self._correction_cap, out=self._correction)

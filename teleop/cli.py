@@ -3,6 +3,7 @@
 Subcommands:
     robots   list bundled robots and their kinds
     urdf     write URDFs (and meshes) of a robot to a folder; --combined: the whole robot in one file
+    mjcf     write the robot's dynamic chain with its material as MJCF (MuJoCo)
     pose     section joint values and tip pose of a limb for a PCC configuration
     demo     the squid demo (GUI with a display, headless animation + summary without)
     run      run an experiment file; sweep: a parameter sweep; export: meshes, renders
@@ -10,7 +11,8 @@ Subcommands:
 
 ``demo`` and ``bench`` are handled here; the others are registered with their handlers by their own
 modules: ``robots``, ``urdf``, ``pose`` by :mod:`pccbullet.teleop.robot_commands`, ``run`` and ``sweep`` by
-:mod:`pccbullet.sim.experiments.cli`, ``export`` by :mod:`pccbullet.sim.export.register`.
+:mod:`pccbullet.sim.experiments.cli`, ``export`` by :mod:`pccbullet.sim.export.register`, ``mjcf`` by
+:mod:`pccbullet.sim.mjcf.cli`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 from pccbullet import __version__
 from pccbullet.sim.experiments.cli import register_run, register_sweep
 from pccbullet.sim.export.register import register_export
+from pccbullet.sim.mjcf.cli import register_mjcf
 from pccbullet.sim.webview.cli import add_web_args, start_web_view
 from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
@@ -46,7 +49,7 @@ MAX_FLOOD = 100_000_000  # junk datagrams of bench --demo --flood at most
 # numba, PIL, ...) are left alone, at the root's WARNING.
 OUR_LOGGERS = ("pccbullet",)
 # Commands that may compile numba kernels (cache=True: first run only).
-COMPILING_COMMANDS = ("pose", "bench", "demo", "run", "sweep")
+COMPILING_COMMANDS = ("pose", "bench", "demo", "run", "sweep", "mjcf")
 COMPILE_NOTICE = "pccbullet: compiling kernels, first run only (~30 s) ..."
 
 
@@ -66,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
 
     register_robots(sub)
     register_urdf(sub)
+    register_mjcf(sub)
     register_pose(sub)
 
     b = sub.add_parser("bench", help="physics steps/s, real-time factor, p99 step time; model step costs")
@@ -88,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
         "--seconds",
         type=real(0.0, 3600.0, lo_open=True),
         default=None,
-        help="simulated seconds per run (default 1; 14 with --demo: the scripted session)",
+        help="simulated seconds per run (default 1; 15 with --demo: the scripted session)",
     )
     b.add_argument("--peer", choices=["mujoco"], default=None, help="also step the same URDFs in MuJoCo")
     b.add_argument("--no-models", action="store_true", help="skip the model step-cost benchmarks")

@@ -35,6 +35,7 @@ OUT_COMMANDS = {
     "run": ["run", EXP],
     "demo": ["demo", "--headless"],
     "urdf": ["urdf", "ursula"],
+    "mjcf": ["mjcf", "ursula"],
     "export": ["export", "ursula"],
     "sweep": ["sweep", SWEEP],
 }

@@ -91,7 +91,9 @@ def test_bench_world_row(mode: str) -> None:
 def test_bench_world_row_of_the_rod_chain() -> None:
     row = bench_world("ursula", "dynamic", 2, "water", seconds=0.02, chain="rrp")
     assert row["chain"] == "rrp" and row["joints"] == 6 * 7  # (3N + 1) per segment at N = 2
-    assert "ursula     dynamic    rrp   joints    2     42" in format_table({"rows": [row], "peer": [], "models": {}})
+    assert "ursula     dynamic    rrp   joints    2     42" in format_table(
+        {"rows": [row], "peer": [], "models": {}}
+    )
     # a kinematic world poses RRP chains whatever the bench's chain
     assert bench_world("ursula", "kinematic", 2, "water", seconds=0.02, chain="rod")["chain"] == "rrp"
 

@@ -3,7 +3,7 @@
 :func:`_articulated_solve` builds the articulated inertias and solves for one right-hand side, leaving the
 factors (``U``, ``Dinv``) with which :func:`_articulated_resolve_many` solves for more right-hand sides at
 O(n) each without rebuilding them (the tendons' implicit coupling, :mod:`pccbullet.sim.chain.solve`).
-Added mass: see :mod:`pccbullet.sim.chain.solve`.
+Added mass: :mod:`pccbullet.sim.chain.added_mass`.
 """
 
 from __future__ import annotations
@@ -11,40 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pccbullet.sim.chain.kernels import ADDED_INERTIA, ADDED_MASS, FIXED, _cross, joint_dofs
-
-
-@numba.njit(cache=True, inline="always")
-def _added_at(params, R, p, i):  # type: ignore[no-untyped-def]
-    """Link ``i``'s added mass and rotary inertia, its z axis and centre of mass (base axes)."""
-    com = params[i, 16:19]
-    c0 = p[i, 0] + R[i, 0, 0] * com[0] + R[i, 0, 1] * com[1] + R[i, 0, 2] * com[2]
-    c1 = p[i, 1] + R[i, 1, 0] * com[0] + R[i, 1, 1] * com[1] + R[i, 1, 2] * com[2]
-    c2 = p[i, 2] + R[i, 2, 0] * com[0] + R[i, 2, 1] * com[1] + R[i, 2, 2] * com[2]
-    return params[i, ADDED_MASS], params[i, ADDED_INERTIA], R[i, 0, 2], R[i, 1, 2], R[i, 2, 2], c0, c1, c2
-
-
-@numba.njit(cache=True)
-def _add_added_inertia(params, R, p, i, I6) -> None:  # type: ignore[no-untyped-def]
-    """Add link ``i``'s added-mass spatial inertia about the base origin to ``I6 (6, 6)``:
-    ``[[j_a P + [c]x Ma [c]x^T, [c]x Ma], [Ma [c]x^T, Ma]]`` with ``Ma = m_a P``, ``P = 1 - t t^T``;
-    written out with ``w = c x t``: ``[c]x Ma = m_a ([c]x - w t^T)`` and
-    ``[c]x Ma [c]x^T = m_a (|c|^2 1 - c c^T - w w^T)``."""
-    ma, ja, t0, t1, t2, c0, c1, c2 = _added_at(params, R, p, i)
-    t = (t0, t1, t2)
-    c = (c0, c1, c2)
-    w = _cross(c0, c1, c2, t0, t1, t2)
-    cx = ((0.0, -c2, c1), (c2, 0.0, -c0), (-c1, c0, 0.0))
-    cc = c0 * c0 + c1 * c1 + c2 * c2
-    for a in range(3):
-        for b in range(3):
-            eye = 1.0 if a == b else 0.0
-            proj = eye - t[a] * t[b]
-            upper = ma * (cx[a][b] - w[a] * t[b])
-            I6[a, b] += ja * proj + ma * (cc * eye - c[a] * c[b] - w[a] * w[b])
-            I6[a, 3 + b] += upper
-            I6[3 + b, a] += upper
-            I6[3 + a, 3 + b] += ma * proj
+from pccbullet.sim.chain.added_mass import _add_added_inertia, _added_mass_forces
+from pccbullet.sim.chain.kernels import ADDED_INERTIA, ADDED_MASS, FIXED, joint_dofs
 
 
 @numba.njit(cache=True, inline="always")
@@ -172,42 +140,6 @@ def _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, fa,
     if added:
         _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa)
     return added
-
-
-@numba.njit(cache=True)
-def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:  # type: ignore[no-untyped-def]
-    """``fa = M_a qdd``: the generalized forces of the links' added masses at the spatial accelerations
-    ``acc6 (n, 6)`` (``[angular; linear]`` about the base origin, from ``qdd`` alone)."""
-    n = parent.shape[0]
-    Fs = np.zeros((n, 6))  # spatial forces [moment about the origin; force]
-    for i in range(n):
-        ma, ja, t0, t1, t2, c0, c1, c2 = _added_at(params, R, p, i)
-        if ma == 0.0 and ja == 0.0:
-            continue
-        l0, l1, l2 = acc6[i, 0], acc6[i, 1], acc6[i, 2]
-        x0, x1, x2 = _cross(l0, l1, l2, c0, c1, c2)
-        a0, a1, a2 = acc6[i, 3] + x0, acc6[i, 4] + x1, acc6[i, 5] + x2  # centre-of-mass acceleration
-        ta = t0 * a0 + t1 * a1 + t2 * a2
-        F0, F1, F2 = ma * (a0 - ta * t0), ma * (a1 - ta * t1), ma * (a2 - ta * t2)
-        tl = t0 * l0 + t1 * l1 + t2 * l2
-        m0, m1, m2 = _cross(c0, c1, c2, F0, F1, F2)
-        Fs[i, 0] = ja * (l0 - tl * t0) + m0
-        Fs[i, 1] = ja * (l1 - tl * t1) + m1
-        Fs[i, 2] = ja * (l2 - tl * t2) + m2
-        Fs[i, 3], Fs[i, 4], Fs[i, 5] = F0, F1, F2
-    for i in range(n - 1, -1, -1):
-        kind = jtype[i]
-        if kind != FIXED:
-            j = dof[i]
-            for c in range(joint_dofs(kind)):
-                acc = 0.0
-                for a in range(6):
-                    acc += S[j + c, a] * Fs[i, a]
-                fa[j + c] = acc
-        pa = parent[i]
-        if pa >= 0:
-            for a in range(6):
-                Fs[pa, a] += Fs[i, a]
 
 
 @numba.njit(cache=True)

@@ -116,14 +116,40 @@ def bias_and_fluid(parent, jtype, dof, qpos, params, q, qd, gravity, h, tau_f) -
     _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads)
 
 
+AT_REST = np.zeros((4, 3))
+"""The base motion of a fixed base (:func:`_moving_bias_and_fluid`'s ``base``): all zero."""
+
+
 @numba.njit(cache=True)
 def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads) -> None:  # type: ignore[no-untyped-def]
-    """:func:`bias_and_fluid` on link frames ``R``, ``p`` from :func:`_kinematics`.
+    """:func:`bias_and_fluid` on link frames ``R``, ``p`` from :func:`_kinematics`: a fixed base.
 
     Also writes ``loads (2, n, 3)``: ``loads[0, i]`` the net force link ``i``'s joint passes to its subtree
     (what holds it at ``qdd = 0``, less the fluid's loads on it), ``loads[1, i]`` the same for link ``i``
     alone; base axes (N). The rod chain's shear reads them (:mod:`pccbullet.sim.chain.solve`).
     """
+    _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, AT_REST, R, p, h, tau_f, loads)
+
+
+@numba.njit(cache=True)
+def bias_and_fluid_moving(parent, jtype, dof, qpos, params, q, qd, gravity, base, h, tau_f) -> None:  # type: ignore[no-untyped-def]
+    """:func:`bias_and_fluid` on a moving base: ``base (4, 3)`` as :func:`_moving_bias_and_fluid` takes it."""
+    n = parent.shape[0]
+    R = np.empty((n, 3, 3))
+    p = np.empty((n, 3))
+    _kinematics(parent, jtype, qpos, params, q, R, p)
+    loads = np.empty((2, n, 3))
+    _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, h, tau_f, loads)
+
+
+@numba.njit(cache=True)
+def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, h, tau_f, loads) -> None:  # type: ignore[no-untyped-def]
+    """:func:`_bias_and_fluid` with the base frame moving: ``base (4, 3)`` holds its angular velocity, the
+    velocity of its origin, its angular acceleration and the (classical) acceleration of its origin, each
+    absolute (the world's, the fluid at rest in it) and in base axes. The recursion runs in the inertial
+    frame that coincides with the base frame at this instant: the base's acceleration enters like gravity
+    (``a_0 - g``; buoyancy keeps ``g`` alone), its rotation through the velocity products, and the drag sees
+    the links' absolute velocities."""
     n = parent.shape[0]
     work = np.empty((13, n, 3))  # one allocation for all per-link vectors
     w = work[0]  # angular velocity
@@ -142,10 +168,10 @@ def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loa
         for k in range(3):
             aw[i, k] = R[i, k, 0] * axis[0] + R[i, k, 1] * axis[1] + R[i, k, 2] * axis[2]
         if pa < 0:
-            wp0, wp1, wp2 = 0.0, 0.0, 0.0
-            vp0, vp1, vp2 = 0.0, 0.0, 0.0
-            lp0, lp1, lp2 = 0.0, 0.0, 0.0
-            ap0, ap1, ap2 = -gravity[0], -gravity[1], -gravity[2]
+            wp0, wp1, wp2 = base[0, 0], base[0, 1], base[0, 2]
+            vp0, vp1, vp2 = base[1, 0], base[1, 1], base[1, 2]
+            lp0, lp1, lp2 = base[2, 0], base[2, 1], base[2, 2]
+            ap0, ap1, ap2 = base[3, 0] - gravity[0], base[3, 1] - gravity[1], base[3, 2] - gravity[2]
             r0, r1, r2 = p[i, 0], p[i, 1], p[i, 2]
         else:
             wp0, wp1, wp2 = w[pa, 0], w[pa, 1], w[pa, 2]

@@ -47,6 +47,7 @@ from pccbullet.sim.chain.kernels import (
     SPHERICAL,
     _kinematics,
     bias_and_fluid,
+    bias_and_fluid_moving,
     joint_axes,
 )
 from pccbullet.sim.chain.positions import positions_from_vector
@@ -290,13 +291,18 @@ class ChainModel:
         return out
 
     def bias_and_fluid(
-        self, q: FloatArray, qd: FloatArray, gravity: Sequence[float]
+        self, q: FloatArray, qd: FloatArray, gravity: Sequence[float], base: FloatArray | None = None
     ) -> tuple[FloatArray, FloatArray]:
         """``(h, tau_fluid)``: Coriolis+gravity torques and fluid generalized forces, each ``(n_dof,)``;
-        ``q`` is the position vector ``(n_q,)``, ``qd`` the velocities ``(n_dof,)``."""
+        ``q`` is the position vector ``(n_q,)``, ``qd`` the velocities ``(n_dof,)``; ``base (4, 3)`` the
+        base's motion if it moves (:func:`~pccbullet.sim.chain.kernels._moving_bias_and_fluid`)."""
         h, tau_f = np.zeros(self.n_dof), np.zeros(self.n_dof)
         g = np.asarray(gravity, float)
-        bias_and_fluid(self.parent, self.jtype, self.dof, self.qpos, self.params, q, qd, g, h, tau_f)
+        args = (self.parent, self.jtype, self.dof, self.qpos, self.params, q, qd, g)
+        if base is None:
+            bias_and_fluid(*args, h, tau_f)
+        else:
+            bias_and_fluid_moving(*args, np.asarray(base, float), h, tau_f)
         return h, tau_f
 
     def mass_matrix(self, q: FloatArray) -> FloatArray:

@@ -22,13 +22,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from pccbullet.sim.chain.added_mass import accelerates, base_added_mass
 from pccbullet.sim.chain.articulated import _articulated_resolve_many, _articulated_solve
 from pccbullet.sim.chain.inertia import spatial_inertia
 from pccbullet.sim.chain.kernels import (
+    AT_REST,
     FIXED,
     SPHERICAL,
-    _bias_and_fluid,
     _kinematics,
+    _moving_bias_and_fluid,
     joint_axes,
     joint_dofs,
 )
@@ -39,6 +41,18 @@ from pccbullet.urdf_gen.types import FloatArray
 @numba.njit(cache=True)
 def spring_torques(  # type: ignore[no-untyped-def]
     parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory,
+    tG, tT, tS,
+) -> None:  # fmt: skip
+    """:func:`moving_spring_torques` on a fixed base (the limbs of a :class:`~pccbullet.sim.world.World`)."""
+    moving_spring_torques(
+        parent, jtype, dof, qpos, params, q, qd, gravity, AT_REST, target, offset, K, C, dt, tau, qdd, memory,
+        tG, tT, tS,
+    )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def moving_spring_torques(  # type: ignore[no-untyped-def]
+    parent, jtype, dof, qpos, params, q, qd, gravity, base, target, offset, K, C, dt, tau, qdd, memory,
     tG, tT, tS,
 ) -> None:  # fmt: skip
     """One implicit spring-damper step (see :mod:`pccbullet.sim.dynamics`); writes the joint torques ``tau``
@@ -63,6 +77,13 @@ def spring_torques(  # type: ignore[no-untyped-def]
     overwritten with the tensions the step applies, ``tT + tS tG qdd``. A tendon whose tension would come
     out negative goes slack (a tendon cannot push): its row is dropped and the step solved again (only
     the small ``n_t x n_t`` system; until no tendon goes slack).
+
+    ``base (4, 3)``: the motion of the chain's base frame (angular velocity, velocity of its origin,
+    angular acceleration, acceleration of its origin; absolute, base axes;
+    :func:`pccbullet.sim.chain.kernels._moving_bias_and_fluid`), all zero for a fixed base. A moving base's
+    acceleration also pushes the slices' added mass through the fluid: ``-J^T m_a (1 - t t^T) a_c`` (and
+    the rotary part) with ``a_c`` the acceleration of the base-fixed point at the slice's centre, a fluid
+    load like ``tau_fluid``.
     """
     n = parent.shape[0]
     nd = qd.shape[0]
@@ -72,7 +93,7 @@ def spring_torques(  # type: ignore[no-untyped-def]
     h = np.zeros(nd)
     tau_f = np.zeros(nd)
     loads = np.empty((2, n, 3))
-    _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads)
+    _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, h, tau_f, loads)
     ext = np.empty(nd)
     arm = np.zeros((nd, 3))
     joint_springs(parent, jtype, dof, qpos, params, R, loads, q, qd, target, K, C, dt, ext, arm)
@@ -80,6 +101,8 @@ def spring_torques(  # type: ignore[no-untyped-def]
         ext[j] += offset[j] + tau_f[j]
     S = np.zeros((nd, 6))
     joint_axes(jtype, dof, params, R, p, S)
+    if accelerates(base):
+        base_added_mass(parent, jtype, dof, params, R, p, S, base, ext)
     IB = np.empty((n, 6, 6))
     for i in range(n):
         spatial_inertia(params, R, p, i, IB[i])

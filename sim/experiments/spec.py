@@ -61,7 +61,7 @@ PHYSICS_HZ = 1000  # Hz, the world's physics rate (dt = 1 ms)
 MODES = ("kinematic", "dynamic", "model")
 MEDIA = ("air", "water")
 CHAINS = ("rrp", "rod")  # pccbullet.urdf_gen.rod.CHAINS
-DRIVES = ("joints", "tendons")  # pccbullet.sim.dynamics.DRIVES
+DRIVES = ("joints", "tendons")  # pccbullet.sim.tendons.DRIVES
 OUTPUTS = ("csv", "npz", "plots")
 PARAMETERS = {"bend": 1.0, "plane": 1.0, "length": 1.0, "bend_deg": math.pi / 180.0}
 PARAMETERS |= {"plane_deg": math.pi / 180.0, "length_mm": 1e-3}
