@@ -17,7 +17,8 @@ it keeps ``pretension`` on the tendon. A :class:`TendonDrive` runs them in one o
   the tendon lengths (a robot's motor encoders) and pulls them towards the lengths the commanded arcs
   have, with the statics' tensions as feed-forward (the tensions that hold the commanded shape against
   the springs, gravity and buoyancy, least squares in the springs' energy norm, non-negative); see
-  :mod:`pccbullet.sim.chain.tendons` for the feedback.
+  :mod:`pccbullet.sim.chain.tendons` for the feedback. A segment's set can be held at set tensions
+  meanwhile (:meth:`TendonDrive.hold`: a grip that squeezes with a set force).
 
 What tendons can do, a limb does: a tendon-driven segment bends in any plane and shortens, but cannot
 lengthen beyond its rest length, and bending compresses it (the tendons press the elastomer along the
@@ -149,6 +150,7 @@ class TendonDrive:
         place."""
         self._mode = np.zeros(1, dtype=np.int64)
         self._goal: FloatArray | None = None
+        self._goal_planes: list[float] | None = None
         self._correction = np.zeros((n_seg, 3))
         self._correction_cap = np.array([[s.bend_max, s.bend_max, s.length_max - s.length_min] for s in segs])
         self._td = (
@@ -229,6 +231,37 @@ class TendonDrive:
         self._td[10][:] = T
         self._mode[0] = 1
 
+    def hold(self, segment: int, tensions: Sequence[float] | FloatArray) -> None:
+        """Hold the set of tendons anchored at segment ``segment`` (0-based) at ``tensions`` (N, one per
+        tendon of the set, >= 0; clipped by the actuators) while the other sets follow :meth:`set_pcc` and
+        make up for its moment (a grip: the distal segment squeezes with a set force, the proximal ones
+        hold their shape). Until :meth:`release`, :meth:`set_tensions` or :meth:`slacken`; mode ``"pcc"``."""
+        if segment not in self.sets or self.mode != "pcc":
+            why = f"allowed: {list(self.sets)}" if segment not in self.sets else "hold needs mode 'pcc' first"
+            raise ConfigurationError(f"segment = {segment!r} cannot be held; {why}")
+        lo, hi = self._set_range(segment)
+        T = np.asarray(tensions, dtype=float)
+        if T.shape != (hi - lo,) or not np.isfinite(T).all() or (T < 0.0).any():
+            got = np.asarray(tensions).tolist()
+            raise ConfigurationError(f"tensions = {got!r} is invalid; allowed: {hi - lo} numbers >= 0 (N)")
+        self._td[10][lo:hi] = T
+
+    def release(self, segment: int) -> None:
+        """Let the controller drive segment ``segment``'s set again (after :meth:`hold`)."""
+        if segment in self.sets and self.mode == "pcc":
+            lo, hi = self._set_range(segment)
+            self._td[10][lo:hi] = np.nan
+
+    @property
+    def held(self) -> tuple[int, ...]:
+        """The segments whose sets are held at set tensions (:meth:`hold`)."""
+        pcc, T_set, start = self.mode == "pcc", self._td[10], self._td[11]
+        return tuple(g for k, g in enumerate(self.sets) if pcc and not np.isnan(T_set[start[k]]))
+
+    def _set_range(self, segment: int) -> tuple[int, int]:
+        k = self.sets.index(segment)
+        return int(self._td[11][k]), int(self._td[11][k + 1])
+
     def set_pcc(self, configs: Sequence[PccConfig]) -> None:
         """Follow per-segment PCC ``configs`` from the next step on: the tendon lengths of the commanded arcs,
         the statics' tensions as feed-forward (validated against the segments' limits); with
@@ -236,6 +269,7 @@ class TendonDrive:
         limb = self._limb
         limb.pcc_vector(configs)  # type: ignore[attr-defined]  # the limits' check
         self._goal = np.array([_bend_vector(c) for c in configs])
+        self._goal_planes = [c.plane for c in configs]
         self._command(limb.pcc_vector(self._corrected()))  # type: ignore[attr-defined]
 
     def follow_shape(self, dt: float) -> None:
@@ -259,14 +293,21 @@ class TendonDrive:
         return self._correction.copy()
 
     def _corrected(self) -> list[PccConfig]:
-        assert self._goal is not None
+        assert self._goal is not None and self._goal_planes is not None
         out = []
         segments = self._limb.spec.segments  # type: ignore[attr-defined]
-        for (bx, by, length), seg in zip(self._goal + self._correction, segments, strict=True):
+        twist = 0.0  # how much the planes so far turned the next segment's base frame away from the goal's
+        corrected = self._goal + self._correction
+        for (bx, by, length), seg, goal in zip(corrected, segments, self._goal_planes, strict=True):
             bend = min(math.hypot(bx, by), seg.bend_max)
-            plane = math.atan2(by, bx) if bend > 0.0 else 0.0
+            # a PCC segment's end frame turns by its plane (Rz(plane) Ry(bend)): an arc written with another
+            # plane (a straight one, or a negative bend as a positive one) turns the next segments' planes
+            plane = math.atan2(by, bx) if bend > 1e-12 else goal
+            plane = goal + math.remainder(plane - goal, 2.0 * math.pi) - twist
+            plane = math.remainder(plane, 2.0 * math.pi)
             if abs(plane) > seg.plane_max:
                 plane = math.copysign(seg.plane_max, plane)
+            twist = math.remainder(plane + twist - goal, 2.0 * math.pi)
             out.append(PccConfig(bend, plane, min(max(length, seg.length_min), seg.length_max)))
         return out
 
@@ -298,6 +339,7 @@ class TendonDrive:
         new_target[:] = L
         if self._mode[0] != 2:
             td[17][:] = 0.0  # integrators start afresh
+            td[10][:] = np.nan  # no set held
         td[9][:] = new_target
         td[16][:] = Mff
         self.feed_forward = T_ff

@@ -329,3 +329,65 @@ def test_tendon_drive_needs_tendons_on_the_rod_chain() -> None:
             ConfigurationError, match=r"drive = 'cables' is invalid; allowed: 'joints', 'tendons'"
         ):
             world.load_robot("ursula", limbs=["camera"], drive="cables")
+
+
+def test_the_tendon_goal_keeps_the_commanded_segment_frames() -> None:
+    """The arcs the tendon controller pulls towards (its goal as bend vectors, written back as arcs) end in
+    the commanded frames: a straight segment keeps its plane's turn of the next segment's base (PCC:
+    ``Rz(plane) Ry(bend)``), a negative bend written as a positive one in the opposite plane turns the
+    next segment's plane back (segment 1's end and the tip: positions and tangents exact). Failed while a straight segment's plane was dropped (segment 2 bent
+    towards +y where the command put it at -y)."""
+    from pccbullet.urdf_gen.pcc import arc_transform
+
+    rng = np.random.default_rng(7)
+    commands = [
+        [pcb.PccConfig(0.0, math.pi, 0.295), pcb.PccConfig(1.0, math.pi / 2, 0.295)],
+        [pcb.PccConfig(-0.5, 0.3, 0.295), pcb.PccConfig(0.8, -2.0, 0.29)],
+        *[
+            [pcb.PccConfig(rng.uniform(-1.5, 1.5), rng.uniform(-3.0, 3.0), 0.295) for _ in range(2)]
+            for _ in range(6)
+        ],
+    ]
+    with pcb.World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", limbs=["grasper"], drive="tendons")
+        drive = robot.compliant["grasper"].tendons
+        for configs in commands:
+            drive.set_pcc(configs)
+            got = [arc_transform(c.bend, c.plane, c.length) for c in drive._corrected()]
+            want = [arc_transform(c.bend, c.plane, c.length) for c in configs]
+            # segment 1's end and the tip: positions and tangents (a twist about a tangent is no shape)
+            assert np.abs(got[0][:3, 2:] - want[0][:3, 2:]).max() < 1e-12, (configs, drive._corrected())
+            tip, tip_want = got[0] @ got[1], want[0] @ want[1]
+            assert np.abs(tip[:3, 2:] - tip_want[:3, 2:]).max() < 1e-12, (configs, drive._corrected())
+
+
+def test_a_held_set_keeps_its_tensions_while_the_other_sets_follow_their_command() -> None:
+    """``hold``: the grasper's segment-2 set held at 6 N on one tendon (a grip) while segment 1 follows a
+    command through its own set in water: after 8 s the held tendon pulls 6 N (its motor's force; the
+    others at 0), segment 1's bend error from its tendon lengths is below 0.01 rad (it made up for the
+    held set's moment passing through it), segment 2 curls towards the held tendon; ``release`` hands
+    the set back to the controller; bad holds are refused with one line."""
+    with pcb.World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", limbs=["grasper"], drive="tendons")
+        drive = robot.compliant["grasper"].tendons
+        drive.slacken()
+        with pytest.raises(ConfigurationError, match="segment = 1 cannot be held; hold needs mode 'pcc'"):
+            drive.hold(1, [0.0, 0.0, 0.0, 6.0])
+        robot.set_pcc("grasper", [pcb.PccConfig(0.5, 0.0, 0.295), pcb.PccConfig(0.0, 0.0, 0.295)])
+        drive.hold(1, [0.0, 0.0, 0.0, 6.0])
+        assert drive.held == (1,)
+        with pytest.raises(ConfigurationError, match=r"segment = 2 cannot be held; allowed: \[0, 1\]"):
+            drive.hold(2, [1.0] * 4)
+        with pytest.raises(ConfigurationError, match=r"tensions = \[1.0, -1.0, 0.0, 0.0\] is invalid"):
+            drive.hold(1, [1.0, -1.0, 0.0, 0.0])
+        world.step(8000)
+        assert drive.motor_forces[4:].tolist() == [0.0, 0.0, 0.0, 6.0]
+        e = drive.lengths - drive.commanded_lengths
+        assert np.abs(drive.arrays[13][:2, 0:4] @ e[0:4]).max() < 0.01
+        seg2 = robot.measured_pcc("grasper")[1]
+        angle = drive.specs[7].angle
+        assert seg2.bend > 0.5 and abs(math.remainder(seg2.plane - angle, 2 * math.pi)) < 0.3, seg2
+        drive.release(1)
+        assert drive.held == ()
+        world.step(20)
+        assert drive.motor_forces[7] != 6.0

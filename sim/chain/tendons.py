@@ -111,13 +111,18 @@ def _allocate(M0, M1, lo, hi, seg, Rseg, b, T) -> None:  # type: ignore[no-untyp
 
 
 @numba.njit(cache=True)
-def _command(e, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, T) -> None:  # type: ignore[no-untyped-def]
+def _command(e, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, T) -> None:  # type: ignore[no-untyped-def]
     """The controller's tensions ``T (n_t,)`` for the length errors ``e`` (with the damping term); see the
-    module docstring."""
+    module docstring. A set whose ``T_set`` is not NaN is held at those tensions (a grip) and the sets
+    nearer the base make up for its moment."""
     T[:] = 0.0
     for k in range(set_start.shape[0] - 2, -1, -1):  # tip to base
         lo, hi = set_start[k], set_start[k + 1]
         seg = set_seg[k]
+        if not np.isnan(T_set[lo]):
+            for j in range(lo, hi):
+                T[j] = T_set[j]
+            continue
         c0 = c1 = c2 = 0.0
         for j in range(lo, hi):
             c0 += P[0, j] * e[j]
@@ -164,7 +169,8 @@ def tendon_tensions(  # type: ignore[no-untyped-def]
     (n_sets, 3)`` advance by ``dt``.
 
     ``mode``: 0 slack (no tension, no coupling), 1 the forces ``T_set`` (clipped by the motors), 2 the
-    controller towards the lengths ``L_ref`` with the feed-forward moments ``Mff (n_segments, 2)``. Motor
+    controller towards the lengths ``L_ref`` with the feed-forward moments ``Mff (n_segments, 2)``, but
+    for the sets held at their ``T_set`` (not NaN; :func:`_command`). Motor
     j pulls with at most ``max_tension[j] * (1 - v / max_speed[j])`` while its spool reels in at ``v > 0``
     (a DC motor's torque-speed line), at most ``max_tension[j]`` otherwise, never below 0.
 
@@ -203,13 +209,13 @@ def tendon_tensions(  # type: ignore[no-untyped-def]
         for j in range(nt):
             ep[j] = L[j] - L_ref[j]
             e[j] = ep[j] + (dt + tau_d[j]) * Ld[j]
-        _command(e, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, F)
+        _command(e, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, F)
         # how the forces change with the errors (piecewise linear: exact within the pieces), for the step
         probe = np.empty(nt)
         de = 1e-7
         for c in range(nt):
             e[c] += de
-            _command(e, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, probe)
+            _command(e, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, probe)
             e[c] -= de
             for r in range(nt):
                 S[r, c] = (probe[r] - F[r]) / de * (dt * dt + tau_d[c] * dt)
@@ -218,8 +224,8 @@ def tendon_tensions(  # type: ignore[no-untyped-def]
             for j in range(set_start[k], set_start[k + 1]):
                 saturated[k] = saturated[k] or F[j] >= avail[j]
         _limit(F, reel, avail, max_tension, max_speed, dt, S)
-        for k in range(set_start.shape[0] - 1):  # integrate the position errors, not while saturated
-            if saturated[k]:
+        for k in range(set_start.shape[0] - 1):  # integrate the position errors, not while saturated or held
+            if saturated[k] or not np.isnan(T_set[set_start[k]]):
                 continue
             lo, hi = set_start[k], set_start[k + 1]
             for r in range(3):
