@@ -176,6 +176,10 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
     """
     raw = copy.deepcopy(table)
     f = Fields(copy.deepcopy(table), Path(source))
+    if table.get("kind") == "grasp":
+        raise f.error(
+            "kind", "grasp", "no kind here: a grasp experiment is run by run_grasp or pccbullet run"
+        )
     name = f.identifier("name", default=Path(source).stem.replace("-", "_") or "experiment")
     robot_name = f.string("robot")
     robot_arg: str | Path = robot_name
