@@ -103,7 +103,7 @@ def simulate_grasp(spec: GraspSpec) -> tuple[dict[str, FloatArray], dict[str, An
                 if index == 0 and k == 0:
                     _record(cols, 0.0, 0, target, robot, spec.limb, tendons)
                     continue
-                s = min(1.0, k / ramp) if index > 0 else min(1.0, k / ramp)
+                s = min(1.0, k / ramp)
                 if k % 10 == 1 or k == ramp:  # the goal moves at 100 Hz
                     if phase.pcc is not None:
                         pcc_goal = pcc_from + (np.asarray(phase.pcc) - pcc_from) * s
@@ -209,7 +209,8 @@ def run_grasp(
         "robot_sha256": spec.robot_sha256, "sections": spec.sections, "medium": spec.medium,
         "limbs": list(spec.limbs), "limb": spec.limb, "object": spec.target, "record_hz": spec.record_hz,
         "physics_hz": PHYSICS_HZ, "versions": package_versions(),
-        "command_line": list(sys.argv if command_line is None else command_line), "experiment_table": spec.table,
+        "command_line": list(sys.argv if command_line is None else command_line),
+        "experiment_table": spec.table,
     }  # fmt: skip
     write_json(out / META_NAME, meta)
     if "plots" in spec.outputs:
