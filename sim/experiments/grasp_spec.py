@@ -49,8 +49,6 @@ from pathlib import Path
 from typing import Any
 
 from pccbullet.sim.experiments.spec import MEDIA, PHYSICS_HZ
-from pccbullet.urdf_gen.errors import PccBulletError
-from pccbullet.urdf_gen.spec_loader import load_robot, resolve_robot_path
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.toml_fields import Fields
 
@@ -205,22 +203,13 @@ def grasp_from_table(table: dict[str, Any], source: str | Path, *, base_dir: Pat
     """Validate a parsed ``kind = "grasp"`` table; raises :class:`SpecError` naming file, field, value."""
     import copy
 
-    from pccbullet.sim.experiments.spec import _strings
+    from pccbullet.sim.experiments.spec import _strings, read_robot
 
     raw = copy.deepcopy(table)
     f = Fields(copy.deepcopy(table), Path(source))
     f.constant("kind", "grasp")
     name = f.identifier("name", default=Path(source).stem.replace("-", "_") or "grasp")
-    robot_name = f.string("robot")
-    robot_arg: str | Path = robot_name
-    if robot_name.endswith(".toml") and not Path(robot_name).is_absolute():
-        robot_arg = base_dir / robot_name
-    sections = f.integer("sections", 1, 200, default=None) if f.has("sections") else None
-    try:
-        robot_path = resolve_robot_path(robot_arg)
-        robot = load_robot(robot_path, sections=sections)
-    except PccBulletError as exc:
-        raise f.error("robot", robot_name, f"a bundled robot name or a robot TOML path ({exc})") from exc
+    robot, robot_path, sections = read_robot(f, base_dir)
     names = tuple(limb.name for limb in robot.limbs)
     limbs = _strings(f, "limbs", names, names)
     medium = f.string("medium", choices=MEDIA, default="water")
