@@ -86,6 +86,7 @@ def simulate_grasp(spec: GraspSpec) -> tuple[dict[str, FloatArray], dict[str, An
             if name != spec.limb:
                 robot.set_pcc(name, [PccConfig(0.0, 0.0, s.length) for s in robot.spec.limb(name).segments])
         tendons = robot.compliant[spec.limb].tendons
+        assert tendons is not None  # drive = "tendons"
         start = _configs(spec.start_pcc)
         robot.set_pcc(spec.limb, start, mode="reset")
         robot.set_pcc(spec.limb, start, mode="target")

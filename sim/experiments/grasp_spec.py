@@ -165,7 +165,8 @@ def _object(f: Fields) -> ObjectSpec:
     density = f.number("density_kg_m3", 0.0, 25_000.0, lo_open=True) if f.has("density_kg_m3") else None
     material = f.string("material", default="pla")
     position = f.vector("position_mm", 3, -100_000.0, 100_000.0, unit="mm")
-    orientation = f.vector("orientation_xyzw", 4, -1.0, 1.0, default=[0.0, 0.0, 0.0, 1.0])
+    qx, qy, qz, qw = f.vector("orientation_xyzw", 4, -1.0, 1.0, default=[0.0, 0.0, 0.0, 1.0])
+    orientation = (qx, qy, qz, qw)
     if math.hypot(*orientation) < 1e-6:
         raise f.error("orientation_xyzw", list(orientation), "a non-zero quaternion x, y, z, w")
     fixed = f.raw("fixed", False)
