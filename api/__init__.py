@@ -77,6 +77,8 @@ _API: dict[str, str] = {
     "experiment_from_table": "pccbullet.sim.experiments.spec",
     "run_experiment": "pccbullet.sim.experiments.runner",
     "run_sweep": "pccbullet.sim.experiments.sweep",
+    "load_grasp": "pccbullet.sim.experiments.grasp",
+    "run_grasp": "pccbullet.sim.experiments.grasp",
     # mesh export
     "skin_mesh": "pccbullet.sim.export.skin",
     "rigid_mesh": "pccbullet.sim.export.rigid",
@@ -103,6 +105,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.sim.attach import Attached, attach
     from pccbullet.sim.environment import add_object, add_seabed, add_sphere, force_sensor
+    from pccbullet.sim.experiments.grasp import load_grasp, run_grasp
     from pccbullet.sim.experiments.runner import run_experiment
     from pccbullet.sim.experiments.spec import experiment_from_table, load_experiment
     from pccbullet.sim.experiments.sweep import run_sweep

@@ -21,7 +21,11 @@ from pccbullet.urdf_gen.spec_loader import robots_dir
 
 EXP_DIR = Path(__file__).resolve().parent.parent / "assets" / "experiments"
 DATA = Path(__file__).resolve().parent / "data"
-BUNDLED = sorted(p for p in EXP_DIR.glob("*.toml") if not p.name.startswith("sweep_"))
+BUNDLED = sorted(  # grasp experiments: tests/test_grasp.py
+    p
+    for p in EXP_DIR.glob("*.toml")
+    if not p.name.startswith("sweep_") and 'kind = "grasp"' not in p.read_text()
+)
 
 
 def small(**extra: object) -> dict:

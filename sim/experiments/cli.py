@@ -85,6 +85,17 @@ def run_command(args: argparse.Namespace) -> int:
             f"--out {str(out)[:80]!r} is not empty; allowed: an empty or new folder, or --overwrite "
             "(removes the previous run's files listed in its manifest.json, keeps the rest)"
         )
+    from pccbullet.sim.experiments.spec import resolve_experiment_path
+    from pccbullet.urdf_gen.toml_fields import read_toml
+
+    path = resolve_experiment_path(args.experiment)
+    if read_toml(path).get("kind") == "grasp":  # pccbullet.sim.experiments.grasp
+        from pccbullet.sim.experiments.grasp import run_grasp
+
+        _, files = run_grasp(path, out, command_line=sys.argv)
+        for f in files:
+            print(f)  # noqa: T201
+        return 0
     view = start_web_view(args)
     try:
         progress = not args.quiet

@@ -176,17 +176,12 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
     """
     raw = copy.deepcopy(table)
     f = Fields(copy.deepcopy(table), Path(source))
+    if table.get("kind") == "grasp":
+        raise f.error(
+            "kind", "grasp", "no kind here: a grasp experiment is run by run_grasp or pccbullet run"
+        )
     name = f.identifier("name", default=Path(source).stem.replace("-", "_") or "experiment")
-    robot_name = f.string("robot")
-    robot_arg: str | Path = robot_name
-    if robot_name.endswith(".toml") and not Path(robot_name).is_absolute():
-        robot_arg = base_dir / robot_name
-    sections = f.integer("sections", 1, 200, default=None) if f.has("sections") else None
-    try:
-        robot_path = resolve_robot_path(robot_arg)
-        robot = load_robot(robot_path, sections=sections)
-    except PccBulletError as exc:
-        raise f.error("robot", robot_name, f"a bundled robot name or a robot TOML path ({exc})") from exc
+    robot, robot_path, sections = read_robot(f, base_dir)
     mode = f.string("mode", choices=MODES, default="kinematic")
     model = f.identifier("model") if f.has("model") else ""
     if mode == "model" and not model:
@@ -271,6 +266,21 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
         drive=drive,
         shape_loop_hz=shape_loop_hz,
     )
+
+
+def read_robot(f: Fields, base_dir: Path) -> tuple[RobotSpec, Path, int | None]:
+    """The ``robot`` (a bundled name or a TOML path relative to ``base_dir``) and ``sections`` fields: the
+    loaded spec, its file and the sections override."""
+    robot_name = f.string("robot")
+    robot_arg: str | Path = robot_name
+    if robot_name.endswith(".toml") and not Path(robot_name).is_absolute():
+        robot_arg = base_dir / robot_name
+    sections = f.integer("sections", 1, 200, default=None) if f.has("sections") else None
+    try:
+        robot_path = resolve_robot_path(robot_arg)
+        return load_robot(robot_path, sections=sections), robot_path, sections
+    except PccBulletError as exc:
+        raise f.error("robot", robot_name, f"a bundled robot name or a robot TOML path ({exc})") from exc
 
 
 def _strings(f: Fields, key: str, choices: tuple[str, ...], default: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,0 +1,156 @@
+"""The grasp experiment kind (``kind = "grasp"``, :mod:`pccbullet.sim.experiments.grasp`): its metrics on
+constructed records, a shortened run of the bundled ``grasper_grasp`` (deterministic, within the tendon
+caps, its files), and bad fields refused in one line with exit status 2."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pccbullet.sim.experiments.grasp import grasp_metrics, run_grasp, simulate_grasp
+from pccbullet.sim.experiments.grasp_spec import grasp_from_table
+from pccbullet.sim.experiments.spec import experiments_dir, load_experiment
+from pccbullet.teleop.cli import main
+from pccbullet.urdf_gen.errors import SpecError
+from pccbullet.urdf_gen.toml_fields import read_toml
+
+BUNDLED = experiments_dir() / "grasper_grasp.toml"
+
+
+def _short(table: dict, seconds: float = 0.3) -> dict:
+    """The bundled grasp with every phase and the settling shortened (the same motions, faster)."""
+    t = copy.deepcopy(table)
+    t["grasp"]["settle_s"] = seconds
+    for phase in ("approach", "close", "lift", "hold"):
+        t["grasp"][phase]["duration_s"] = seconds
+    return t
+
+
+def _spec(table: dict):
+    return grasp_from_table(table, BUNDLED, base_dir=BUNDLED.parent)
+
+
+def _columns(z_obj, support, tip_z, phase, contact) -> dict:
+    n = len(phase)
+    cols = {"time_s": np.arange(n) * 0.1, "phase": np.asarray(phase, float)}
+    for a, v in zip("xyz", (np.zeros(n), np.zeros(n), np.asarray(z_obj, float)), strict=True):
+        cols[f"object_{a}_m"] = v
+    for a, v in zip("xyz", (np.zeros(n), np.zeros(n), np.asarray(tip_z, float)), strict=True):
+        cols[f"tip_{a}_m"] = v
+    for i in range(3):
+        for j in range(3):
+            cols[f"tip_r{i}{j}"] = np.full(n, 1.0 if i == j else 0.0)
+    cols["contact_n"] = np.asarray(contact, float)
+    cols["support_n"] = np.asarray(support, float)
+    return cols
+
+
+FACTS = {
+    "tendons": ["t0"], "max_tension_n": [10.0], "peak_tensions_n": [4.0], "peak_motor_forces_n": [3.5],
+    "object_mass_kg": 0.5, "object_net_weight_n": 0.4, "object_friction": 0.9,
+}  # fmt: skip
+
+
+def test_metrics_of_an_object_moving_with_the_tip() -> None:
+    # lifted 0.15 m with the tip, off the support through the 3-sample hold
+    m = grasp_metrics(
+        _columns(
+            [0.0, 0.0, 0.1, 0.15, 0.15, 0.15],
+            [1.0, 0.5, 0.0, 0.0, 0.0, 0.0],
+            [0.2, 0.2, 0.3, 0.35, 0.35, 0.35],
+            [0, 1, 2, 3, 3, 3],
+            [0, 1, 2, 2, 3, 1],
+        ),
+        FACTS,
+    )
+    assert m["held"] is True
+    assert m["lifted_height_m"] == pytest.approx(0.15)
+    assert m["slip_m"] == pytest.approx(0.0)
+    assert m["off_support_s"] == pytest.approx(0.3) and m["hold_s"] == pytest.approx(0.3)
+    assert m["contact_force_peak_n"] == 3.0 and m["contact_force_mean_n"] == pytest.approx(2.0)
+    assert m["peak_tensions_n"] == {"t0": 4.0}
+
+
+def test_metrics_of_a_dropped_object() -> None:
+    # the tip rises, the object falls back onto its support during the hold: not held, slip = its fall
+    m = grasp_metrics(
+        _columns(
+            [0.0, 0.05, 0.05, 0.0], [1.0, 0.0, 0.0, 1.0], [0.2, 0.3, 0.3, 0.3], [0, 2, 3, 3], [0, 1, 1, 0]
+        ),
+        FACTS,
+    )
+    assert m["held"] is False
+    assert m["slip_m"] == pytest.approx(0.05)
+    assert m["off_support_s"] == pytest.approx(0.1)
+    assert m["lifted_height_m"] == pytest.approx(0.0)
+
+
+def test_short_grasp_is_deterministic_and_within_the_caps(tmp_path: Path) -> None:
+    spec = _spec(_short(read_toml(BUNDLED)))
+    a, facts_a = simulate_grasp(spec)
+    b, facts_b = simulate_grasp(spec)
+    assert a.keys() == b.keys()
+    for key in a:
+        assert np.array_equal(a[key], b[key]), key  # bit for bit
+    assert facts_a == facts_b
+    caps = np.asarray(facts_a["max_tension_n"])
+    assert caps.tolist() == [30.0] * 4 + [10.0] * 4  # URSULA: segment 1 at 30 N, segment 2 at 10 N
+    assert (np.asarray(facts_a["peak_motor_forces_n"]) <= caps + 1e-9).all()
+    assert max(facts_a["peak_tensions_n"]) > 0.2  # the tendons pulled
+    assert len(a["time_s"]) == round(4 * 0.3 * spec.record_hz) + 1
+
+
+def test_run_writes_metrics_csv_plot(tmp_path: Path) -> None:
+    metrics, files = run_grasp(_spec(_short(read_toml(BUNDLED), 0.2)), tmp_path)
+    assert sorted(p.name for p in files) == ["grasp.csv", "grasp.png", "metadata.json", "metrics.json"]
+    on_disk = json.loads((tmp_path / "metrics.json").read_text())
+    assert on_disk["held"] is metrics["held"]
+    assert set(on_disk["peak_tensions_n"]) == {f"grasper_s{s}_t{i}" for s in (1, 2) for i in range(4)}
+    assert (tmp_path / "grasp.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+BAD = [  # (a line of the bundled file, its replacement, what the message names)
+    ('object = "can"', 'object = "column"', "a free object"),
+    ('object = "can"', 'object = "nothing"', "grasp.object"),
+    ('limb = "grasper"', 'limb = "camera"', "grasp.limb"),
+    ("pcc = [[3, 180, 300], [180, 90, 300]]", "pcc = [[3, 180, 300]]", "grasp.close.pcc"),
+    ("pcc = [[3, 180, 300], [180, 90, 300]]", "pcc = [[200, 0, 300], [0, 0, 300]]", "grasp.close.pcc"),
+    ("pcc = [[45, 180, 300], [180, 90, 300]]", "tensions_n = [1, 2, 3]", "grasp.lift.tensions_n"),
+    ("duration_s = 4.0\npcc = [[3", "duration_s = -1\npcc = [[3", "grasp.approach.duration_s"),
+    ("duration_s = 4.0\npcc = [[3", "duration_s = 0.0005\npcc = [[3", "grasp.approach.duration_s"),
+    ("duration_s = 4.0\npcc = [[3", "duration_s = 4.0\nramp_s = 9\npcc = [[3", "grasp.approach.ramp_s"),
+    ('drive = "tendons"', 'drive = "joints"', "drive"),
+    ('medium = "water"', 'medium = "mud"', "medium"),
+    ('material = "pla"', 'material = "pla"\ncolour = 3', "objects[0].colour"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "message"), BAD)
+def test_bad_grasp_fields_give_one_line_errors(tmp_path: Path, capsys, old, new, message) -> None:
+    text = BUNDLED.read_text()
+    assert old in text
+    path = tmp_path / "bad.toml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(SpecError):
+        grasp_from_table(read_toml(path), path, base_dir=BUNDLED.parent)
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("pccbullet")]
+    assert len(lines) == 1 and lines[0].startswith("pccbullet: error: "), err
+    assert "Traceback" not in err and message in lines[0], lines[0]
+
+
+def test_tensions_and_pcc_together_are_refused() -> None:
+    table = read_toml(BUNDLED)
+    table["grasp"]["close"]["tensions_n"] = [1.0] * 8
+    with pytest.raises(SpecError, match="either pcc or tensions_n"):
+        _spec(table)
+
+
+def test_load_experiment_names_the_grasp_kind() -> None:
+    with pytest.raises(SpecError, match="run_grasp"):
+        load_experiment(BUNDLED)
