@@ -95,9 +95,12 @@ def simulate_grasp(spec: GraspSpec) -> tuple[dict[str, FloatArray], dict[str, An
         peak_motor = np.zeros(len(tendons.names))
         pcc_goal = np.asarray(spec.start_pcc, dtype=float)
         t_goal: FloatArray | None = None
+        distal = len(robot.spec.limb(spec.limb).segments) - 1
+        grip: FloatArray | None = None
         k_total = 0
         for index, phase in enumerate(spec.phases):
             pcc_from, t_from = pcc_goal.copy(), (tendons.tensions if t_goal is None else t_goal).copy()
+            grip_from = grip.copy() if grip is not None else np.zeros(len(phase.grip or ()))
             n = round(phase.duration * PHYSICS_HZ)
             ramp = max(1, round(phase.ramp * PHYSICS_HZ))
             for k in range(n + (1 if index == 0 else 0)):
@@ -110,6 +113,10 @@ def simulate_grasp(spec: GraspSpec) -> tuple[dict[str, FloatArray], dict[str, An
                         pcc_goal = pcc_from + (np.asarray(phase.pcc) - pcc_from) * s
                         robot.set_pcc(spec.limb, _configs(pcc_goal), mode="target")
                         t_goal = None
+                    if phase.grip is not None:
+                        grip = grip_from + (np.asarray(phase.grip) - grip_from) * s
+                    if grip is not None and t_goal is None:
+                        tendons.hold(distal, grip)
                     elif phase.tensions is not None:
                         t_goal = t_from + (np.asarray(phase.tensions) - t_from) * s
                         tendons.set_tensions(t_goal)

@@ -35,6 +35,7 @@ Format (see ``assets/experiments/grasper_grasp.toml``)::
     duration_s = 4.0                 #   ramp from the previous goal over ramp_s (default: 3/4 of it)
     pcc = [[3, 180, 300], [0, 90, 300]]         # the tendon controller's goal, or
     # tensions_n = [...]             # every tendon's tension (N), in the limb's tendon order
+    # grip_n = [0, 0, 0, 8]          # with pcc: the distal segment's tendons held at these (N)
 
 A phase without ``pcc`` and ``tensions_n`` keeps the previous phase's goal (a hold). Bad values are refused
 in one line naming the file, the field, the value and what is allowed.
@@ -88,6 +89,8 @@ class PhaseSpec:
         name: approach | close | lift | hold. duration: s. ramp: s (the goal is reached linearly by then).
         pcc: per segment ``(bend, plane, length)`` (rad, rad, m), or ``None``.
         tensions: per tendon (N), or ``None``; neither: keep the previous goal.
+        grip: with a PCC goal, the tensions (N) the distal segment's set is held at
+            (:meth:`pccbullet.sim.tendons.TendonDrive.hold`), or ``None``: keep the previous grip.
     """
 
     name: str
@@ -95,6 +98,7 @@ class PhaseSpec:
     ramp: float
     pcc: tuple[tuple[float, float, float], ...] | None
     tensions: tuple[float, ...] | None
+    grip: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +191,7 @@ def _object(f: Fields) -> ObjectSpec:
     )
 
 
-def _phase(f: Fields, name: str, robot: RobotSpec, limb: str, n_tendons: int) -> PhaseSpec:
+def _phase(f: Fields, name: str, robot: RobotSpec, limb: str, n_tendons: int, n_grip: int) -> PhaseSpec:
     duration = f.number("duration_s", 0.0, MAX_PHASE_S, lo_open=True)
     if abs(duration * PHYSICS_HZ - round(duration * PHYSICS_HZ)) > 1e-6:
         raise f.error("duration_s", duration, f"a whole number of physics steps (1/{PHYSICS_HZ} s)")
@@ -196,8 +200,11 @@ def _phase(f: Fields, name: str, robot: RobotSpec, limb: str, n_tendons: int) ->
         raise f.error("tensions_n", f.table["tensions_n"], "either pcc or tensions_n, not both")
     pcc = _pcc(f, "pcc", robot, limb) if f.has("pcc") else None
     tensions = f.vector("tensions_n", n_tendons, 0.0, 1000.0, unit="N") if f.has("tensions_n") else None
+    if f.has("grip_n") and tensions is not None:
+        raise f.error("grip_n", f.table["grip_n"], "a grip with PCC goals, not with tensions_n")
+    grip = f.vector("grip_n", n_grip, 0.0, 1000.0, unit="N") if f.has("grip_n") else None
     f.finish()
-    return PhaseSpec(name, duration, ramp, pcc, tensions)
+    return PhaseSpec(name, duration, ramp, pcc, tensions, grip)
 
 
 def grasp_from_table(table: dict[str, Any], source: str | Path, *, base_dir: Path) -> GraspSpec:
@@ -237,7 +244,8 @@ def grasp_from_table(table: dict[str, Any], source: str | Path, *, base_dir: Pat
         raise g.error("object", target, "a free object (not fixed, mass > 0)")
     start = _pcc(g, "start_pcc", robot, limb)
     settle = g.number("settle_s", 0.0, MAX_PHASE_S, default=2.0)
-    phases = tuple(_phase(g.sub(p), p, robot, limb, n_tendons) for p in PHASES)
+    n_grip = sum(t.anchor_segment == len(robot.limb(limb).segments) - 1 for t in tendons)
+    phases = tuple(_phase(g.sub(p), p, robot, limb, n_tendons, n_grip) for p in PHASES)
     g.finish()
     f.finish()
     return GraspSpec(
