@@ -51,7 +51,8 @@ def main() -> None:
                 SIZE, SIZE, view, proj, renderer=pb.ER_TINY_RENDERER, physicsClientId=self.client
             )
             image = Image.fromarray(np.reshape(np.asarray(rgb, np.uint8), (h, w, 4))[:, :, :3])
-            ImageDraw.Draw(image).text((8, 8), f"{self._n / 1000 - 2:.1f} s: {MOMENTS[self._n]}", fill=(0, 0, 0))
+            caption = f"{self._n / 1000 - 2:.1f} s: {MOMENTS[self._n]}"
+            ImageDraw.Draw(image).text((8, 8), caption, fill=(0, 0, 0))
             frames.append(image)
 
     grasp.World = Filmed  # type: ignore[misc]
