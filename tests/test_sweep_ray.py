@@ -281,7 +281,8 @@ def test_a_driver_without_the_clusters_token_fails_with_one_line(cluster, tmp_pa
     assert proc.returncode == 2 and proc.stdout == ""
     assert lines == [
         f"pccbullet: error: Ray address '{cluster}': the cluster refused this driver's authentication token; "
-        "allowed: its token, with RAY_AUTH_MODE=token and RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH set for the sweep"
+        "allowed: its token, with RAY_AUTH_MODE=token (a token of ~/.ray, as ray start writes) or RAY_AUTH_TOKEN "
+        "or RAY_AUTH_TOKEN_PATH set for the sweep"
     ]
 
 

@@ -146,7 +146,8 @@ def probe_cluster(address: str, timeout: float = CONNECT_TIMEOUT_S) -> list[str]
     if "InvalidAuthToken" in proc.stderr:
         raise ConfigurationError(
             f"Ray address {address[:80]!r}: the cluster refused this driver's authentication token; allowed: "
-            "its token, with RAY_AUTH_MODE=token and RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH set for the sweep"
+            "its token, with RAY_AUTH_MODE=token (a token of ~/.ray, as ray start writes) or RAY_AUTH_TOKEN "
+            "or RAY_AUTH_TOKEN_PATH set for the sweep"
         )
     lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
     last = lines[-1][:300] if lines else f"exit status {proc.returncode}"
