@@ -20,7 +20,7 @@ import logging
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
@@ -171,8 +171,8 @@ class World:
         position: Sequence[float] = (0.0, 0.0, 0.0),
         compliant: bool | None = None,
         limbs: Sequence[str] | None = None,
-        external_loads: bool = False,
-        drive: str = "joints",
+        external_loads: bool | Mapping[str, bool] = False,
+        drive: str | Mapping[str, str] = "joints",
     ) -> Robot:
         """Generate the robot's URDF and load it with a fixed head.
 
@@ -186,10 +186,12 @@ class World:
                 robot's ``spec`` then holds these limbs only.
             external_loads: compliant limbs put the loads PyBullet adds (``applyExternalForce``,
                 contacts), estimated from the last step, into their implicit step
-                (:class:`pccbullet.sim.dynamics.CompliantLimb`; off by default: see there).
+                (:class:`pccbullet.sim.dynamics.CompliantLimb`; off by default: see there); a mapping
+                limb name -> bool sets it per limb (limbs left out: off).
             drive: what moves compliant limbs: ``"joints"`` (spring targets) or ``"tendons"`` (every limb
                 through its tendons, :mod:`pccbullet.sim.tendons`; each must declare tendons, on the rod
-                chain). ``Robot.set_pcc(..., mode="target")`` commands it either way.
+                chain); a mapping limb name -> drive sets it per limb (limbs left out: ``"joints"``).
+                ``Robot.set_pcc(..., mode="target")`` commands it either way.
 
         Raises:
             ConfigurationError: ``limbs`` is empty, repeats a name or names a limb the robot lacks.
@@ -207,6 +209,15 @@ class World:
             spec = replace(spec, limbs=tuple(spec.limb(name) for name in names))
         if urdf_dir is None:
             urdf_dir = self.scratch_dir()
+        names = {limb.name for limb in spec.limbs}
+        for field, given in (("drive", drive), ("external_loads", external_loads)):
+            if isinstance(given, Mapping) and not set(given) <= names:
+                raise ConfigurationError(
+                    f"{field} = {dict(given)!r} is invalid; allowed: limb names out of {sorted(names)}"
+                )
+        drives = drive if isinstance(drive, Mapping) else dict.fromkeys(names, drive)
+        loads = external_loads
+        estimates = loads if isinstance(loads, Mapping) else dict.fromkeys(names, loads)
         compliant = compliant if compliant is not None else self.mode == "dynamic"
         urdfs = write_urdf(spec, urdf_dir, chain=self.chain)
         with self.holding_globals():  # Bullet sizes a body's first tree box with the threshold
@@ -214,7 +225,11 @@ class World:
         if compliant:
             handle.compliant = {
                 limb.name: CompliantLimb(
-                    handle, limb.name, self.medium, external_loads=external_loads, drive=drive
+                    handle,
+                    limb.name,
+                    self.medium,
+                    external_loads=bool(estimates.get(limb.name, False)),
+                    drive=drives.get(limb.name, "joints"),
                 )
                 for limb in spec.limbs
             }

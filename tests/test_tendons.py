@@ -391,3 +391,20 @@ def test_a_held_set_keeps_its_tensions_while_the_other_sets_follow_their_command
         assert drive.held == ()
         world.step(20)
         assert drive.motor_forces[7] != 6.0
+
+
+def test_drive_and_contact_estimate_per_limb() -> None:
+    """``load_robot(drive={...}, external_loads={...})``: the grasper through its tendons and estimating its
+    contacts, the other limbs on spring targets without; a name the robot lacks is refused in one line."""
+    with pcb.World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot(
+            "ursula", sections=3, drive={"grasper": "tendons"}, external_loads={"grasper": True}
+        )
+        assert {n: c.drive for n, c in robot.compliant.items()} == {
+            "grasper": "tendons", "palpation": "joints", "camera": "joints", "light": "joints"
+        }  # fmt: skip
+        assert [n for n, c in robot.compliant.items() if c.external_loads] == ["grasper"]
+        with pytest.raises(
+            ConfigurationError, match=r"drive = \{'arm': 'tendons'\} is invalid; allowed: limb"
+        ):
+            world.load_robot("ursula", sections=3, drive={"arm": "tendons"})
