@@ -209,15 +209,15 @@ class World:
             spec = replace(spec, limbs=tuple(spec.limb(name) for name in names))
         if urdf_dir is None:
             urdf_dir = self.scratch_dir()
-        names = {limb.name for limb in spec.limbs}
+        loaded = {limb.name for limb in spec.limbs}
         for field, given in (("drive", drive), ("external_loads", external_loads)):
-            if isinstance(given, Mapping) and not set(given) <= names:
+            if isinstance(given, Mapping) and not set(given) <= loaded:
                 raise ConfigurationError(
-                    f"{field} = {dict(given)!r} is invalid; allowed: limb names out of {sorted(names)}"
+                    f"{field} = {dict(given)!r} is invalid; allowed: limb names out of {sorted(loaded)}"
                 )
-        drives = drive if isinstance(drive, Mapping) else dict.fromkeys(names, drive)
+        drives = drive if isinstance(drive, Mapping) else dict.fromkeys(loaded, drive)
         loads = external_loads
-        estimates = loads if isinstance(loads, Mapping) else dict.fromkeys(names, loads)
+        estimates = loads if isinstance(loads, Mapping) else dict.fromkeys(loaded, loads)
         compliant = compliant if compliant is not None else self.mode == "dynamic"
         urdfs = write_urdf(spec, urdf_dir, chain=self.chain)
         with self.holding_globals():  # Bullet sizes a body's first tree box with the threshold
