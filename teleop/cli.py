@@ -165,6 +165,12 @@ def _parser() -> argparse.ArgumentParser:
         "visible-light dorsal fin: 1.2 Mbit/s over 30 m)",
     )
     d.add_argument(
+        "--drive",
+        default="joints",
+        choices=["joints", "tendons"],
+        help="what moves the robot's limbs: spring targets (default) or its tendons (the grasp key needs them)",
+    )
+    d.add_argument(
         "--no-gif",
         action="store_true",
         help="headless: skip demo.gif (the summary, plots and camera image are written first anyway)",
@@ -285,6 +291,7 @@ def _demo(args: argparse.Namespace) -> int:
             gif=not args.no_gif,
             link=args.link,
             view=args.view,
+            drive=args.drive,
         )
     finally:
         if viewer is not None:

@@ -111,6 +111,7 @@ def run_demo(
     gif: bool = True,
     link: str = "acoustic",
     view: str = "auto",
+    drive: str = "joints",
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -138,6 +139,7 @@ def run_demo(
         view: one of :data:`VIEWS`; ``"web"``: the page in the browser instead of the GUI
             (:mod:`pccbullet.teleop.demo.web`; ``viewer`` may be a started
             :class:`~pccbullet.sim.webview.view.WebView`), whose keys ``"keyboard"`` (and ``"auto"``) read.
+        drive: what moves the robot's limbs (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.drive`).
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -150,14 +152,14 @@ def run_demo(
             "device = 'keyboard' reads the GUI window's keys and needs a display; "
             "use --device terminal or --view web without one"
         )
-    cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link))
+    cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link), drive=drive)
     if device == "auto":
         device = "keyboard" if gui or web else "scripted"
     if duration is None:
         duration = DEFAULT_DURATION_S if device == "scripted" else MAX_SESSION_S
     out_dir = Path(out_dir)
     mode = "web" if web else "gui" if gui else "headless"
-    summary = SummaryFile(out_dir, {"mode": mode, "device": device, "link": link})
+    summary = SummaryFile(out_dir, {"mode": mode, "device": device, "link": link, "tendons": {"drive": drive}})
     try:
         if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.viewer import ViewerProcess
