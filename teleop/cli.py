@@ -168,7 +168,14 @@ def _parser() -> argparse.ArgumentParser:
         "--drive",
         default="joints",
         choices=["joints", "tendons"],
-        help="what moves the robot's limbs: spring targets (default) or its tendons (the grasp key needs them)",
+        help="what moves the robot's limbs: spring targets (default) or its tendons (for the grasp key, g)",
+    )
+    d.add_argument(
+        "--objects",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="place objects in the scene: a TOML file of [[objects]] tables (as a grasp experiment's)",
     )
     d.add_argument(
         "--no-gif",
@@ -292,6 +299,7 @@ def _demo(args: argparse.Namespace) -> int:
             link=args.link,
             view=args.view,
             drive=args.drive,
+            objects=args.objects,
         )
     finally:
         if viewer is not None:

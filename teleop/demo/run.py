@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,12 +51,14 @@ from pccbullet.teleop.devices.keys import key_table
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.objects import load_objects, place_objects
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.slave import Slave, add_environment
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from pccbullet.sim.experiments.grasp_spec import ObjectSpec
     from pccbullet.sim.viewer import ViewerProcess
     from pccbullet.sim.webview.view import WebView
     from pccbullet.teleop.demo.web import DemoWebView
@@ -112,6 +114,7 @@ def run_demo(
     link: str = "acoustic",
     view: str = "auto",
     drive: str = "joints",
+    objects: Path | Sequence[ObjectSpec] = (),
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -140,6 +143,8 @@ def run_demo(
             (:mod:`pccbullet.teleop.demo.web`; ``viewer`` may be a started
             :class:`~pccbullet.sim.webview.view.WebView`), whose keys ``"keyboard"`` (and ``"auto"``) read.
         drive: what moves the robot's limbs (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.drive`).
+        objects: objects to place in the scene (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects`), or
+            a TOML file of ``[[objects]]`` tables (:func:`~pccbullet.teleop.mmt.objects.load_objects`).
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -152,14 +157,16 @@ def run_demo(
             "device = 'keyboard' reads the GUI window's keys and needs a display; "
             "use --device terminal or --view web without one"
         )
-    cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link), drive=drive)
+    placed = load_objects(objects) if isinstance(objects, Path) else tuple(objects)
+    cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link), drive=drive, objects=placed)
     if device == "auto":
         device = "keyboard" if gui or web else "scripted"
     if duration is None:
         duration = DEFAULT_DURATION_S if device == "scripted" else MAX_SESSION_S
     out_dir = Path(out_dir)
     mode = "web" if web else "gui" if gui else "headless"
-    summary = SummaryFile(out_dir, {"mode": mode, "device": device, "link": link, "tendons": {"drive": drive}})
+    first = {"mode": mode, "device": device, "link": link, "tendons": {"drive": drive}}
+    summary = SummaryFile(out_dir, first)
     try:
         if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.viewer import ViewerProcess
@@ -263,6 +270,7 @@ def _run_headless(
                 robot=session.robot_report(),
                 loop=stats,
                 metrics=session.metrics(),
+                tendons=session.tendon_report(),
                 final_tip_positions_m=tips.last(),
             )
             _log_loop(stats)
@@ -321,6 +329,7 @@ def _robot_scene(session: MmtSession) -> Iterator[tuple[Robot, int]]:
     with World(mode="kinematic", chain=cfg.chain) as world:  # the robot's chain, to show its poses
         shown = world.load_robot(session.spec)
         _, rock = add_environment(world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
+        place_objects(world, cfg.objects, fixed=True)
         yield shown, rock
 
 
@@ -389,6 +398,7 @@ def _run_gui(
             robot=session.robot_report(),
             loop=stats,
             metrics=session.metrics(),
+            tendons=session.tendon_report(),
         )
     summary.add_file(plot_metrics(summary.path.parent, session))
     summary.add_file(write_camera_image(summary.path.parent, session))
