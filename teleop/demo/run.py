@@ -45,11 +45,11 @@ from pccbullet.teleop.demo.outputs import (
     scene_pose,
     write_camera_image,
 )
+from pccbullet.teleop.demo.script import scripted_operator
 from pccbullet.teleop.demo.summary import SummaryFile, sigint_deferred
 from pccbullet.teleop.devices.base import InputDevice
 from pccbullet.teleop.devices.keys import key_table
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
-from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.objects import load_objects, place_objects
 from pccbullet.teleop.mmt.session import MmtSession
@@ -71,36 +71,6 @@ STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
 VIEWS = ("auto", "web")  # auto: the GUI with a display, else headless; web: the page (teleop/demo/web.py)
 
 
-def scripted_operator() -> ScriptedDevice:
-    """The headless operator. The light follows the camera; the stylus first turns the camera (and with
-    it the lamp) towards the rock, which lies out of every limb's resting bending plane; then drives the
-    grasper beside the rock; then the palpation arm, which turns its bending plane about 16 deg, above
-    the rock and down onto it, pressing into the modelled surface; and holds still for the last seconds
-    (steady contact: the force the operator feels and the robot's sensor agree)."""
-    return ScriptedDevice(
-        waypoints=[  # gaps with no position around each selection change: no stray target
-            (0.0, None),
-            (0.01, (0.42, -0.06, -0.39)),
-            (1.5, (0.40, 0.02, -0.36)),
-            (2.0, (0.40, 0.02, -0.36)),
-            (2.0, None),
-            (2.02, (0.55, -0.06, -0.40)),
-            (3.5, (0.40, 0.05, -0.50)),
-            (5.0, (0.40, 0.05, -0.50)),
-            (5.0, None),
-            (5.02, (0.475, 0.12, -0.41)),
-            (6.5, (0.40, 0.18, -0.45)),  # above the rock
-            (8.5, (0.40, 0.18, -0.52)),
-        ],
-        presses=[
-            (0.0, "follow"),
-            (0.0, "select:camera"),
-            (2.01, "select:grasper"),
-            (5.01, "select:palpation"),
-        ],
-    )
-
-
 def run_demo(
     out_dir: Path,
     *,
@@ -114,7 +84,7 @@ def run_demo(
     link: str = "acoustic",
     view: str = "auto",
     drive: str = "joints",
-    objects: Path | Sequence[ObjectSpec] = (),
+    objects: Path | Sequence[ObjectSpec] | None = None,
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -144,7 +114,8 @@ def run_demo(
             :class:`~pccbullet.sim.webview.view.WebView`), whose keys ``"keyboard"`` (and ``"auto"``) read.
         drive: what moves the robot's limbs (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.drive`).
         objects: objects to place in the scene (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects`), or
-            a TOML file of ``[[objects]]`` tables (:func:`~pccbullet.teleop.mmt.objects.load_objects`).
+            a TOML file of ``[[objects]]`` tables (:func:`~pccbullet.teleop.mmt.objects.load_objects`);
+            ``None``: none.
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -157,7 +128,7 @@ def run_demo(
             "device = 'keyboard' reads the GUI window's keys and needs a display; "
             "use --device terminal or --view web without one"
         )
-    placed = load_objects(objects) if isinstance(objects, Path) else tuple(objects)
+    placed = load_objects(objects) if isinstance(objects, Path) else tuple(objects or ())
     cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link), drive=drive, objects=placed)
     if device == "auto":
         device = "keyboard" if gui or web else "scripted"
