@@ -194,6 +194,7 @@ def _run_headless(
         slave = session.slave
         model_poses: list[tuple[float, ScenePose]] = []
         robot_poses: list[tuple[float, dict[str, np.ndarray]]] = []
+        object_poses: list[list[np.ndarray]] = []  # the placed objects' with each robot pose (lockstep)
         tips = TipLog(limbs, int(round(duration * VISUAL_RATE)) + 1)
         status = status_printer(session) if device == "terminal" else None
 
@@ -206,7 +207,8 @@ def _run_headless(
                 del model_poses[:-MAX_GIF_FRAMES]
                 if isinstance(slave, Slave):  # the robot in its own process records its own poses
                     robot_poses.append((t, {n: slave.robot.joints(n) for n in limbs}))
-                    del robot_poses[:-MAX_GIF_FRAMES]
+                    object_poses.append([o.pose() for o in slave.objects])
+                    del robot_poses[:-MAX_GIF_FRAMES], object_poses[:-MAX_GIF_FRAMES]
             if status is not None and k % STATUS_EVERY == 0:
                 status()
 
@@ -275,7 +277,15 @@ def _run_headless(
             bar, on_frame = progress_bar(len(model_poses))
             stack.callback(bar.close)
             path, frames = write_gif(
-                out_dir, session, lamp, shown, rock_at, model_poses, poses, on_frame=on_frame
+                out_dir,
+                session,
+                lamp,
+                shown,
+                rock_at,
+                model_poses,
+                poses,
+                on_frame=on_frame,
+                object_poses=object_poses if isinstance(slave, Slave) else None,
             )
             summary.update(gif_frames=frames)
             if path is not None:
