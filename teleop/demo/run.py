@@ -136,7 +136,7 @@ def run_demo(
         duration = DEFAULT_DURATION_S if device == "scripted" else MAX_SESSION_S
     out_dir = Path(out_dir)
     mode = "web" if web else "gui" if gui else "headless"
-    first = {"mode": mode, "device": device, "link": link, "tendons": {"drive": drive}}
+    first: dict[str, object] = {"mode": mode, "device": device, "link": link, "tendons": {"drive": drive}}
     summary = SummaryFile(out_dir, first)
     try:
         if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
