@@ -43,6 +43,7 @@ from pccbullet.urdf_gen.errors import PccBulletError, UsageError, clip
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
+SCRIPTED_DEMO_S = 15.0  # s, the scripted session (teleop.demo.run.DEFAULT_DURATION_S: slow to import)
 MAX_FLOOD = 100_000_000  # junk datagrams of bench --demo --flood at most
 
 # Loggers of this project: -v sets them to INFO, -vv to DEBUG. Third-party loggers (matplotlib, trimesh,
@@ -135,8 +136,8 @@ def _parser() -> argparse.ArgumentParser:
         "--duration",
         type=real(0.0, MAX_DEMO_S, lo_open=True),
         default=None,
-        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default: 14 for the scripted operator; with any "
-        "other device the session runs until you quit: x or Ctrl-C)",
+        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default: {SCRIPTED_DEMO_S:g} for the scripted "
+        "operator; with any other device the session runs until you quit: x or Ctrl-C)",
     )
     d.add_argument(
         "--help-keys", action="store_true", help="print the key table of the keyboard devices and exit"

@@ -79,7 +79,11 @@ def simulate_grasp(spec: GraspSpec) -> tuple[dict[str, FloatArray], dict[str, An
     with World(mode="dynamic", medium=spec.medium) as world:
         if spec.seabed_z is not None:
             add_seabed(world, spec.seabed_z)
-        robot = world.load_robot(spec.robot, limbs=list(spec.limbs), drive="tendons")
+        # the contacts' estimate in the implicit step: without it a limb pressing on something loses most
+        # of its tendon tension to its spools' inertia (docs/guide/tendons.md, "Contact")
+        robot = world.load_robot(
+            spec.robot, limbs=list(spec.limbs), drive="tendons", external_loads=spec.external_loads
+        )
         objects = {o.name: _place(world, o) for o in spec.objects}
         target = objects[spec.target]
         for name in spec.limbs:
@@ -152,6 +156,7 @@ def _record(
     row["contact_n"] = float(np.linalg.norm(own))
     row["support_n"] = float(np.linalg.norm(total - own - others))
     row |= {f"{name}_tension_n": float(v) for name, v in zip(td.names, td.tensions, strict=True)}
+    row |= {f"{name}_motor_n": float(v) for name, v in zip(td.names, td.motor_forces, strict=True)}
     for key, v in row.items():
         cols.setdefault(key, []).append(v)
 
@@ -216,6 +221,7 @@ def run_grasp(
         "experiment": spec.name, "kind": "grasp", "source": spec.source, "robot": spec.robot.name,
         "robot_sha256": spec.robot_sha256, "sections": spec.sections, "medium": spec.medium,
         "limbs": list(spec.limbs), "limb": spec.limb, "object": spec.target, "record_hz": spec.record_hz,
+        "external_loads": spec.external_loads,
         "physics_hz": PHYSICS_HZ, "versions": package_versions(),
         "command_line": list(sys.argv if command_line is None else command_line),
         "experiment_table": spec.table,

@@ -9,6 +9,7 @@ Format (see ``assets/experiments/grasper_grasp.toml``)::
     sections = 5                     # optional: override N of every segment
     medium = "water"                 # air | water
     drive = "tendons"                # the only drive of a grasp: every loaded limb through its tendons
+    external_loads = true            # contacts estimated into the limbs' implicit step (default true)
     record_hz = 100                  # must divide the 1000 Hz physics rate
     seabed_z_mm = -600               # optional: a seabed plane at this height
     outputs = ["csv", "plots"]       # any of csv, plots (metrics.json and metadata.json always)
@@ -122,6 +123,7 @@ class GraspSpec:
     phases: tuple[PhaseSpec, ...]
     source: str
     sections: int | None = None
+    external_loads: bool = True
     table: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -222,6 +224,9 @@ def grasp_from_table(table: dict[str, Any], source: str | Path, *, base_dir: Pat
     limbs = _strings(f, "limbs", names, names)
     medium = f.string("medium", choices=MEDIA, default="water")
     f.string("drive", choices=("tendons",), default="tendons")
+    external_loads = f.raw("external_loads", True)
+    if not isinstance(external_loads, bool):
+        raise f.error("external_loads", external_loads, "true or false")
     record_hz = f.integer("record_hz", 1, PHYSICS_HZ, default=100)
     if PHYSICS_HZ % record_hz:
         raise f.error("record_hz", record_hz, f"a divisor of the {PHYSICS_HZ} Hz physics rate")
@@ -252,5 +257,6 @@ def grasp_from_table(table: dict[str, Any], source: str | Path, *, base_dir: Pat
         name=name, robot=robot, robot_path=robot_path,
         robot_sha256=hashlib.sha256(robot_path.read_bytes()).hexdigest(), limbs=limbs, medium=medium,
         record_hz=record_hz, seabed_z=seabed, outputs=outputs, objects=objects, limb=limb, target=target,
-        start_pcc=start, settle=settle, phases=phases, source=str(source), sections=sections, table=raw,
+        start_pcc=start, settle=settle, phases=phases, source=str(source), sections=sections,
+        external_loads=external_loads, table=raw,
     )  # fmt: skip
