@@ -60,12 +60,13 @@ GRIP_TENSION_N = 8.0  # N, a closed grasp's pull on its distal segment (80 % of 
 
 def grip_tensions(drive: TendonDrive, configs: list[PccConfig]) -> np.ndarray:
     """The tensions (N) that hold the distal segment's set of ``drive`` closed: :data:`GRIP_TENSION_N` of
-    bending moment towards the distal segment's commanded plane (``configs``, the limb's command), shared
-    by the set's tendons nearest that side (``GRIP_TENSION_N cos(angle - plane)``, the others slack). The
-    plane is in the segment's own base frame, which the planes of the segments before it turn: its angle
-    in the limb's cross-section is their sum."""
+    bending moment towards the side the distal segment is commanded to bend to (``configs``, the limb's
+    command: its plane, or the plane + pi for a negative bend), shared by the set's tendons nearest that
+    side (``GRIP_TENSION_N cos(angle - side)``, the others slack). The plane is in the segment's own base
+    frame, which the planes of the segments before it turn: its angle in the limb's cross-section is
+    their sum."""
     distal = drive.sets[-1]
-    side = sum(c.plane for c in configs[: distal + 1])
+    side = sum(c.plane for c in configs[: distal + 1]) + (math.pi if configs[distal].bend < 0 else 0.0)
     angles = np.array([t.angle for t in drive.specs if t.anchor_segment == distal])
     return GRIP_TENSION_N * np.clip(np.cos(angles - side), 0.0, None)
 

@@ -127,6 +127,8 @@ def test_a_closed_grasp_pulls_towards_the_distal_segments_commanded_plane() -> N
         pcc[1] = PccConfig(1.0, -3 * math.pi / 4, 0.3)  # between the tendons at 0 and 90 deg: shared
         T = grip_tensions(drive, pcc)
         np.testing.assert_allclose(T, [GRIP_TENSION_N / math.sqrt(2)] * 2 + [0, 0], atol=1e-12)
+        pcc[1] = PccConfig(-1.0, math.pi / 2, 0.3)  # a negative bend: the other side, the tendon at 90 deg
+        np.testing.assert_allclose(grip_tensions(drive, pcc), [0, GRIP_TENSION_N, 0, 0], atol=1e-12)
         assert GRIP_TENSION_N <= min(t.max_tension for t in drive.specs)  # within every grip's stall
 
 
