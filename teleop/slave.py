@@ -59,8 +59,9 @@ GRIP_TENSION_N = 8.0  # N, a closed grasp's pull on its distal segment (80 % of 
 
 
 def grip_tensions(drive: TendonDrive, configs: list[PccConfig]) -> np.ndarray:
-    """The tensions (N) that hold the distal segment's set of ``drive`` closed: :data:`GRIP_TENSION_N` of
-    bending moment towards the side the distal segment is commanded to bend to (``configs``, the limb's
+    """The tensions (N) that hold the distal segment's set of ``drive`` closed: a resultant pull of
+    :data:`GRIP_TENSION_N` (the set's four tendons 90 deg apart: the moment of one tendon at that tension)
+    towards the side the distal segment is commanded to bend to (``configs``, the limb's
     command: its plane, or the plane + pi for a negative bend), shared by the set's tendons nearest that
     side (``GRIP_TENSION_N cos(angle - side)``, the others slack). The plane is in the segment's own base
     frame, which the planes of the segments before it turn: its angle in the limb's cross-section is
