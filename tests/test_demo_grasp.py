@@ -44,7 +44,9 @@ BALL = ObjectSpec(
 
 
 def test_the_one_key_table_has_the_grasp_key_and_help_keys_prints_it(capsys) -> None:
-    assert PRESS_KEYS["g"] == "grasp"
+    from pccbullet.teleop.udp.packets import BUTTON_ACTIONS
+
+    assert PRESS_KEYS["g"] == "grasp" and BUTTON_ACTIONS.index("grasp") == 3  # the UDP bridge's bit 3
     assert any("g: close / open the selected limb's grasp" in line for line in key_table())
     assert main(["demo", "--help-keys"]) == 0
     assert "g: close / open the selected limb's grasp (tendons)" in capsys.readouterr().out
