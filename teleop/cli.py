@@ -166,6 +166,19 @@ def _parser() -> argparse.ArgumentParser:
         "visible-light dorsal fin: 1.2 Mbit/s over 30 m)",
     )
     d.add_argument(
+        "--drive",
+        default="joints",
+        choices=["joints", "tendons"],
+        help="what moves the robot's limbs: spring targets (default) or its tendons (for the grasp key, g)",
+    )
+    d.add_argument(
+        "--objects",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="place objects in the scene: a TOML file of [[objects]] tables (as a grasp experiment's)",
+    )
+    d.add_argument(
         "--no-gif",
         action="store_true",
         help="headless: skip demo.gif (the summary, plots and camera image are written first anyway)",
@@ -286,6 +299,8 @@ def _demo(args: argparse.Namespace) -> int:
             gif=not args.no_gif,
             link=args.link,
             view=args.view,
+            drive=args.drive,
+            objects=args.objects,
         )
     finally:
         if viewer is not None:

@@ -8,6 +8,12 @@
   follow it, warm-started, within the limits.
 * ``follow``: the light tentacle copies the camera tentacle's command (both sit on the bow plate,
   120 mm apart, so the spotlight lights what the camera sees).
+* ``grasp`` (the ``g`` key) closes or opens the selected limb's grasp, ``grasp:close[:<limb>]`` and
+  ``grasp:open[:<limb>]`` set it (scripts): :attr:`OperatorMapping.grips`, a bit per limb (the first
+  8), which the teleoperation master sends with every command (a tendon-driven robot holds the limb's
+  distal segment's tendons at a grip tension, :mod:`pccbullet.teleop.slave`). With
+  ``grasp_enabled = False`` (a robot driven by its joints) the actions only count
+  (:attr:`OperatorMapping.grasp_refused`).
 * ``offsets`` (model-mediated teleoperation): the local model believes the arm sits at
   ``command + offset`` (per segment, on the bend vector and the length: :mod:`pccbullet.urdf_gen.pcc_fit`);
   targets are solved for that model and the offset removed from the command.
@@ -88,6 +94,9 @@ class OperatorMapping:
         self.limb = self.names[0]
         self.segment = 0
         self.follow = False
+        self.grips = 0  # bit i: limb i's grasp closed (names' order)
+        self.grasp_enabled = True
+        self.grasp_refused = 0  # grasp actions ignored because grasp_enabled is False
         self.target_world: FloatArray | None = None
         self.target_filter: Callable[[str, FloatArray], FloatArray] | None = None
         self.ik_max_step = 0.2  # largest IK step per iteration (rad or m; pccbullet.teleop.ik.solve_ik)
@@ -115,6 +124,24 @@ class OperatorMapping:
                 self.segment = n
         elif action == "follow":
             self.follow = not self.follow
+        elif action.startswith("grasp"):
+            self._grasp(action)
+
+    def _grasp(self, action: str) -> None:
+        """``grasp`` toggles the selected limb's grasp bit; ``grasp:close[:<limb>]``/``grasp:open[:<limb>]``
+        set or clear it (the module docstring); unknown limbs and limbs past the 8th are ignored."""
+        parts = action.split(":")
+        limb = parts[2] if len(parts) == 3 else self.limb
+        if parts[0] != "grasp" or len(parts) > 3 or limb not in self.names[:8]:
+            return
+        if len(parts) > 1 and parts[1] not in ("close", "open"):
+            return
+        if not self.grasp_enabled:
+            self.grasp_refused += 1
+            return
+        bit = 1 << self.names.index(limb)
+        close = not self.grips & bit if len(parts) == 1 else parts[1] == "close"
+        self.grips = self.grips | bit if close else self.grips & ~bit
 
     def update(
         self, sample: DeviceSample, dt: float, offsets: Mapping[str, FloatArray] | None = None

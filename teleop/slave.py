@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import astuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,17 +30,46 @@ from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.ik import clamp_config
 from pccbullet.teleop.mmt.config import MmtConfig
-from pccbullet.teleop.mmt.packets import CMD_HEADER, STATE_HEADER, STATE_TAIL, decode_configs, encode_shape
+from pccbullet.teleop.mmt.objects import place_objects
+from pccbullet.teleop.mmt.packets import (
+    CMD_HEADER,
+    CMD_VERSION,
+    STATE_HEADER,
+    STATE_PLAIN,
+    STATE_TAIL,
+    STATE_TENDONS,
+    decode_configs,
+    encode_shape,
+    encode_tensions,
+)
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
 from pccbullet.urdf_gen.specs import LimbSpec, Payload, RobotSpec
 
+if TYPE_CHECKING:
+    from pccbullet.sim.tendons import TendonDrive
+
 SETTLED_RATE = 0.05  # rad/s or m/s: a limb whose joints are all slower than this is settled
 SENSOR_CUTOFF_HZ = 30.0  # low-pass of the slave's force sensor (a strain-gauge sensor's bandwidth)
 CONTACT_FORCE_N = 0.02  # |F| above which the slave reports contact (N)
 SHAPE_LOOP_TICKS = 20  # ticks between the tendon-driven limbs' shape-loop steps (50 Hz)
+GRIP_TENSION_N = 8.0  # N, a closed grasp's pull on its distal segment (80 % of the grasper's 10 N stall)
+
+
+def grip_tensions(drive: TendonDrive, configs: list[PccConfig]) -> np.ndarray:
+    """The tensions (N) that hold the distal segment's set of ``drive`` closed: a resultant pull of
+    :data:`GRIP_TENSION_N` (the set's four tendons 90 deg apart: the moment of one tendon at that tension)
+    towards the side the distal segment is commanded to bend to (``configs``, the limb's
+    command: its plane, or the plane + pi for a negative bend), shared by the set's tendons nearest that
+    side (``GRIP_TENSION_N cos(angle - side)``, the others slack). The plane is in the segment's own base
+    frame, which the planes of the segments before it turn: its angle in the limb's cross-section is
+    their sum."""
+    distal = drive.sets[-1]
+    side = sum(c.plane for c in configs[: distal + 1]) + (math.pi if configs[distal].bend < 0 else 0.0)
+    angles = np.array([t.angle for t in drive.specs if t.anchor_segment == distal])
+    return GRIP_TENSION_N * np.clip(np.cos(angles - side), 0.0, None)
 
 
 def add_environment(
@@ -65,6 +95,7 @@ class Slave:
         self.world = World(mode="dynamic", medium=cfg.medium, chain=cfg.chain)
         self.robot = self.world.load_robot(spec, drive=cfg.drive)
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
+        self.objects = place_objects(self.world, cfg.objects)  # as placed: free ones sink, float, are held
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.setpoint = {
             n: np.array([[c.bend, c.plane, c.length] for c in rest_configs(spec.limb(n).segments)])
@@ -86,6 +117,11 @@ class Slave:
         self._rock_n = 0
         self._alpha = 1.0 - math.exp(-2.0 * math.pi * SENSOR_CUTOFF_HZ * self.world.dt)
         self._ends = {n: [naming.segment_end_link(n, s) for s in range(1, k + 1)] for n, k in self.shape}
+        self.grips = 0  # bit i: the operator closed limb i's grasp (the newest command's)
+        self._drives: list[tuple[str, TendonDrive]] = []  # tendon-driven limbs, in the packets' order
+        if cfg.drive == "tendons":
+            drives = [(n, self.robot.compliant[n].tendons) for n, _ in self.shape]
+            self._drives = [(n, d) for n, d in drives if d is not None]
 
     @property
     def time(self) -> float:
@@ -96,14 +132,15 @@ class Slave:
         """Accept a command packet if it is newer than the last one."""
         if len(payload) < CMD_HEADER.size:
             return
-        version, kind, seq, _ = CMD_HEADER.unpack_from(payload)
-        if version != 1 or kind != 1 or seq <= self.cmd_seq:
+        version, kind, seq, _, grips = CMD_HEADER.unpack_from(payload)
+        if version != CMD_VERSION or kind != 1 or seq <= self.cmd_seq:
             return
         try:
             cmd = decode_configs(payload[CMD_HEADER.size :], self.shape)
         except struct.error:
             return
         self.cmd_seq = seq
+        self.grips = grips
         self.cmd_time = self.world.time
         self._new_command = True
         spec = self.robot.spec
@@ -153,7 +190,21 @@ class Slave:
                 continue
             self.robot.set_pcc(name, [PccConfig(*row) for row in self.target[name]], mode="target")
             self.setpoint[name] = self.target[name].copy()
+        self._grip()
         self._new_command = False
+
+    def _grip(self) -> None:
+        """Hold (close) or release (open) each tendon-driven limb's distal set as the command's grasp bits
+        say; a closed grasp pulls towards the distal segment's commanded plane (:func:`grip_tensions`)."""
+        for i, (name, _) in enumerate(self.shape):
+            drive = self.robot.compliant[name].tendons
+            if self.cfg.drive != "tendons" or drive is None or drive.mode != "pcc":
+                continue
+            if self.grips >> i & 1:
+                configs = [PccConfig(*row) for row in self.setpoint[name]]
+                drive.hold(drive.sets[-1], grip_tensions(drive, configs))
+            else:
+                drive.release(drive.sets[-1])
 
     def _move_targets(self, haptic: str, dt: float) -> None:
         rates = np.array(self.cfg.slave_rates) * dt
@@ -185,11 +236,26 @@ class Slave:
         return self.robot.link_pose(naming.tip_link(self.cfg.haptic_limb))[:3, 3]
 
     def state_packet(self, seq: int, t: float) -> bytes:
-        """Measured shapes, sensor force, located rock and tip, and the command being tracked."""
+        """Measured shapes, sensor force, located rock and tip, and the command being tracked; driven by
+        tendons, their block (:func:`~pccbullet.teleop.mmt.packets.encode_tensions`) after the shapes."""
         age = self.world.time - self.cmd_time
         tail = STATE_TAIL.pack(*self.force, *self.rock_located, *self.tip())
         body = encode_shape(self.measure(), [n for n, _ in self.shape])
-        return STATE_HEADER.pack(1, 2, seq, t, self.cmd_seq, age, self.settled_mask()) + body + tail
+        version = STATE_PLAIN
+        if self._drives:
+            version = STATE_TENDONS
+            body += encode_tensions(self.held_mask(), np.concatenate([d.tensions for _, d in self._drives]))
+        return STATE_HEADER.pack(version, 2, seq, t, self.cmd_seq, age, self.settled_mask()) + body + tail
+
+    def held_mask(self) -> int:
+        """Bit i set: limb i's distal set is held (a closed grasp, :attr:`TendonDrive.held`)."""
+        order = [n for n, _ in self.shape]
+        return sum(1 << order.index(name) for name, d in self._drives if d.held)
+
+    def peak_tensions(self) -> dict[str, float]:
+        """The largest tension (N) each actuator of the tendon-driven limbs applied since the robot was
+        made (:attr:`TendonDrive.peak_tensions`); empty with ``drive = "joints"``."""
+        return {n: float(v) for _, d in self._drives for n, v in zip(d.names, d.peak_tensions, strict=True)}
 
     def settled_mask(self) -> int:
         """Bit i set: limb i's joints all move slower than :data:`SETTLED_RATE`."""

@@ -124,6 +124,7 @@ def _slave_loop(
         "step_p99_ms": float(np.percentile(arr, 99) * 1e3),
         "overruns": late,
         "reflex_ticks": slave.reflex_ticks,
+        "peak_tension_n": slave.peak_tensions(),
         "sections": slave.robot.spec.limbs[0].segments[0].sections,
     }
 

@@ -132,7 +132,7 @@ def test_codecs_round_trip_and_range() -> None:
         "b": [PccConfig(-3.1, 6.2, 0.6), PccConfig(0, 0, 0.3)],
     }
     data = encode_configs(configs, ["a", "b"])
-    assert len(data) + CMD_HEADER.size == 32
+    assert len(data) + CMD_HEADER.size == 33  # 15 header bytes (the grasp bits), 6 a segment
     out = decode_configs(data, [("a", 1), ("b", 2)])
     np.testing.assert_allclose(
         [out["b"][0].bend, out["b"][0].plane, out["b"][0].length], [-3.1, 6.2, 0.6], atol=1e-4

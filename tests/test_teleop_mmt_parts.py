@@ -175,7 +175,7 @@ def test_transport_numbers_commands_and_matches_reports_to_the_tick_they_answer(
         transport.send_command(k, k * DT, cmd)
     packets = transport.commands_arrived(1.0)
     assert transport.down.sent == 3 and len(packets) == 3  # ticks 0, 100, 200
-    assert decode_configs(packets[1][14:], SHAPE)["camera"][0].length == pytest.approx(
+    assert decode_configs(packets[1][15:], SHAPE)["camera"][0].length == pytest.approx(
         cmd["camera"][0].length
     )
     shapes = {n: [PccConfig(0.5, 0.25, 0.3)] * s for n, s in SHAPE}
@@ -201,13 +201,14 @@ def test_transport_numbers_commands_and_matches_reports_to_the_tick_they_answer(
 
 
 def test_the_command_delay_is_the_downlinks_delay_for_the_command_packets_it_sends(spec) -> None:
-    """A command carries 6 bytes a segment (6 segments: 50 bytes with the header, not the 38 of 6 bytes a
-    limb, 10.7 ms less over the 9 kbit/s acoustic link): the metrics align the robot's log by it."""
+    """A command carries 6 bytes a segment (6 segments: 51 bytes with the header and its grasp byte, not the
+    39 of 6 bytes a limb, 10.7 ms less over the 9 kbit/s acoustic link): the metrics align the robot's log
+    by it."""
     cfg = MmtConfig()
     transport = Transport(cfg, SHAPE, DT)
     transport.send_command(0, 0.0, {limb.name: rest_configs(limb.segments) for limb in spec.limbs})
     size = transport.down.bytes_sent
-    assert size == 14 + 6 * sum(s for _, s in SHAPE) == 50
+    assert size == 15 + 6 * sum(s for _, s in SHAPE) == 51
     assert transport.command_delay() == pytest.approx(cfg.downlink.expected_delay(size), rel=1e-12)
 
 

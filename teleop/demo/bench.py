@@ -1,6 +1,6 @@
 """``pccbullet bench --demo``: the teleoperation demo in real time, the slave in its own process.
 
-Runs the scripted operator session (:func:`pccbullet.teleop.demo.run.scripted_operator`) paced to the wall
+Runs the scripted operator session (:func:`pccbullet.teleop.demo.script.scripted_operator`) paced to the wall
 clock, the master's 1 kHz loop in this process and the dynamic slave in another
 (:mod:`pccbullet.teleop.slave_process`), and reports both loops' real-time factors, the master tick's p50/p99
 and late ticks, with the machine's own constant-work probe (:func:`pccbullet.sim.bench.machine_jitter`)

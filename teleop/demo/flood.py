@@ -7,7 +7,7 @@ processes run:
 
 * **the operator's device** (:func:`udp_operator`): a
   :class:`~pccbullet.teleop.udp.client.UdpBridgeClient` with the key that shakes hands as the master's
-  loop starts and plays the scripted operator (:func:`~pccbullet.teleop.demo.run.scripted_operator`)
+  loop starts and plays the scripted operator (:func:`~pccbullet.teleop.demo.script.scripted_operator`)
   from its handshake on, on its own clock: the script's position once a millisecond (nothing while the
   script has none), its presses as the buttons a UDP device has (``follow``; a limb selected by
   ``next_limb`` presses), one press a pose (:func:`button_plan`). It records when it sent each pose.

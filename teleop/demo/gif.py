@@ -58,7 +58,8 @@ def _labels(image: np.ndarray, robot: Robot, view: list[float], proj: list[float
 
 def lamp_for(session: MmtSession) -> SpotlitRenderer:
     """The pyvista renderer of the robot's panel and camera image, for the session's seabed and rock."""
-    return SpotlitRenderer(IMAGE_SIZE, EXTERNAL_VIEW, session.cfg.seabed_z, session.cfg.rock_radius)
+    cfg = session.cfg
+    return SpotlitRenderer(IMAGE_SIZE, EXTERNAL_VIEW, cfg.seabed_z, cfg.rock_radius, objects=cfg.objects)
 
 
 def write_gif(
@@ -71,10 +72,12 @@ def write_gif(
     robot_poses: list[tuple[float, dict[str, np.ndarray]]],
     *,
     on_frame: Callable[[int, int], None] | None = None,
+    object_poses: list[list[np.ndarray]] | None = None,
 ) -> tuple[str | None, int]:
     """Write ``demo.gif``: the robot beside the operator's model at each recorded model pose (the robot's
-    pose nearest in time). ``on_frame(i, n)`` after each frame. Returns the path (``None`` without
-    frames) and the frames written; the model's world is put back as it was."""
+    pose nearest in time; ``object_poses``: the placed objects' ``(4, 4)`` poses with each robot pose,
+    else they stay where they were placed). ``on_frame(i, n)`` after each frame. Returns the path
+    (``None`` without frames) and the frames written; the model's world is put back as it was."""
     robot, rock = session.robot, session.rock
     proj = pb.computeProjectionMatrixFOV(55, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
     view = pb.computeViewMatrix(*EXTERNAL_VIEW)
@@ -87,11 +90,14 @@ def write_gif(
     delay = session.transport.command_delay()
     for i, (t, pose_m) in enumerate(model_poses):
         show_scene(robot, rock, pose_m)
+        objects = None
         if len(robot_t):  # the robot's pose nearest in time
-            for name, q in robot_poses[int(np.abs(robot_t - t).argmin())][1].items():
+            k = int(np.abs(robot_t - t).argmin())
+            for name, q in robot_poses[k][1].items():
                 shown.set_joints(name, q)
+            objects = object_poses[k] if object_poses else None
         left = caption(  # the robot in the sea, lit by its own lamp (pyvista: PyBullet has no spot light)
-            _labels(lamp.render(shown, rock_at), shown, view, proj, (235, 235, 235)),
+            _labels(lamp.render(shown, rock_at, objects), shown, view, proj, (235, 235, 235)),
             [f"ROBOT (remote): soft-arm physics in seawater   t = {t:5.1f} s"],
             fill=(235, 235, 235),
         )

@@ -3,7 +3,9 @@
 :func:`hud_lines` gives the heads-up display: time, the selected limb and segment, its commanded PCC,
 the force felt as a bar against the device's limit, the link (its kind and one-way delay) and whether
 the robot is heard (and keeps up with real time), the faults, the distance between the model's tip and
-the robot's last reported one, and how old the camera frame the operator sees is. The GUI viewer draws
+the robot's last reported one, how old the camera frame the operator sees is, and the grip: whether the
+selected limb's grasp is closed (the ``g`` key) and the robot holds it, and the largest tendon tension in
+the robot's last report. The GUI viewer draws
 them over the scene (:class:`~pccbullet.sim.viewer.ViewerProcess`, ``hud``); the terminal device shows
 :func:`status_line`, the same in one line.
 """
@@ -81,7 +83,25 @@ def hud_lines(session: MmtSession) -> list[str]:
         "faults: " + ("; ".join(faults(session)) or "none"),
         f"model - robot tip ({cfg.haptic_limb}): " + ("n/a" if math.isnan(err) else f"{err * 1e3:5.0f} mm"),
         camera_line(session),
+        grip_line(session),
     ]
+
+
+def grip_line(session: MmtSession) -> str:
+    """The selected limb's grasp as commanded (``g``) and as the robot last reported it, and the largest
+    tendon tension in that report; a robot driven by its joints has no tendons: the key does nothing."""
+    m = session.mapping
+    if not m.grasp_enabled:
+        return "grip (g): none, the robot is driven by its joints (no tendons; --drive tendons)"
+    i = m.names.index(m.limb)
+    report = session.last_report
+    closed = "CLOSED" if m.grips >> i & 1 else "open"
+    line = f"grip (g) {m.limb}: {closed}"
+    if report is None or not len(report.tensions):
+        return line + ", robot: no report yet"
+    k = int(report.tensions.argmax())
+    robot = "holds" if report.held >> i & 1 else "open"
+    return line + f", robot {robot}   tendons: max {report.tensions[k]:4.1f} N ({session.tendon_names[k]})"
 
 
 def camera_line(session: MmtSession) -> str:
@@ -95,7 +115,8 @@ def camera_line(session: MmtSession) -> str:
 
 
 def status_line(session: MmtSession) -> str:
-    """The display in one terminal line: time, limb and segment, commanded PCC, force bar, robot, faults."""
+    """The display in one terminal line: time, limb and segment, commanded PCC, force bar, robot, the
+    selected limb's grasp when closed, faults."""
     m, h = session.mapping, session.haptics
     c = m.command[m.limb][m.segment]
     force = float(np.linalg.norm(h.last_force))
@@ -108,5 +129,6 @@ def status_line(session: MmtSession) -> str:
         f"force {force_bar(force, h.params.peak_force, 10)} {force:4.2f} N | "
         f"robot {robot_state(session)} | tip err "
         + ("n/a" if math.isnan(err) else f"{err * 1e3:.0f} mm")
+        + (" | grip CLOSED" if m.grips >> m.names.index(m.limb) & 1 else "")
         + (" | FAULT " + "; ".join(fault) if fault else "")
     )

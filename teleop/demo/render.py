@@ -5,7 +5,9 @@ light. pyvista (VTK) has positional spot lights: each frame puts one at the ligh
 pointing along its z axis (a 25° cone), in dark water with a dim head light, so the lamp lights what the
 camera arm looks at. The limbs are the URDF's frustum slices at their link poses (as
 :func:`pccbullet.sim.export.rigid.rigid_mesh`: each slice's mesh is built once, and every frame only
-moves its points), the head a cylinder, the seabed a plane and the rock a sphere. One render per frame.
+moves its points), the head a cylinder, the seabed a plane, the rock a sphere and the placed objects
+(:mod:`pccbullet.teleop.mmt.objects`) their shapes in their material's colour, at the poses given per
+frame. One render per frame.
 Without a display VTK is told to use its EGL window (``VTK_DEFAULT_OPENGL_WINDOW``) rather than try an X
 server first and warn.
 """
@@ -21,6 +23,9 @@ from pccbullet.sim.export.rigid import slice_dimensions
 from pccbullet.urdf_gen.geometry import frustum_mesh
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pccbullet.sim.experiments.grasp_spec import ObjectSpec
     from pccbullet.sim.robot import Robot
 
 WATER_RGB = (0.02, 0.07, 0.11)  # background: dark sea water
@@ -39,6 +44,7 @@ class SpotlitRenderer:
     Args:
         size: image (width, height) in px. view: (eye, target, up) of the camera (m, world).
         seabed_z: (m). rock_radius: (m). head_radius, head_length: the head cylinder (m, along world x).
+        objects: the placed objects, shown where they were placed until :meth:`render` is given poses.
     """
 
     def __init__(
@@ -49,6 +55,7 @@ class SpotlitRenderer:
         rock_radius: float,
         head_radius: float = 0.125,
         head_length: float = 0.25,
+        objects: Sequence[ObjectSpec] = (),
     ) -> None:
         if not os.environ.get("DISPLAY"):
             os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")
@@ -70,6 +77,7 @@ class SpotlitRenderer:
         )
         self._rock = pv.Sphere(radius=rock_radius, theta_resolution=32, phi_resolution=32)
         self._rock_actor = p.add_mesh(self._rock, color=ROCK_RGB)
+        self._objects = [self._add_object(o) for o in objects]
         p.add_light(pv.Light(light_type="headlight", intensity=AMBIENT_INTENSITY))
         self.spot = pv.Light(light_type="scene light", intensity=SPOT_INTENSITY, positional=True)
         self.spot.cone_angle = SPOT_CONE_DEG
@@ -95,8 +103,27 @@ class SpotlitRenderer:
         ]
         self.plotter.camera.view_angle = fov_deg
 
-    def render(self, robot: Robot, rock_centre: Any) -> np.ndarray:
-        """The scene as ``robot`` and the rock stand now."""
+    def _add_object(self, o: ObjectSpec) -> Any:
+        """A placed object's mesh (body frame) in its material's colour, at its placed pose."""
+        from pccbullet.sim.friction import MATERIALS
+        from pccbullet.sim.robot import pose_matrix
+
+        pv = self._pv
+        if o.shape == "sphere":
+            mesh = pv.Sphere(radius=o.size[0], theta_resolution=32, phi_resolution=32)
+        elif o.shape == "cylinder":
+            mesh = pv.Cylinder(center=(0, 0, 0), direction=(0, 0, 1), radius=o.size[0], height=o.size[1])
+        else:
+            mesh = pv.Cube(x_length=o.size[0], y_length=o.size[1], z_length=o.size[2])
+        actor = self.plotter.add_mesh(mesh, color=MATERIALS[o.material].rgba[:3], ambient=0.35, render=False)
+        actor.user_matrix = pose_matrix(o.position, o.orientation)
+        return actor
+
+    def render(
+        self, robot: Robot, rock_centre: Any, object_poses: Sequence[np.ndarray] | None = None
+    ) -> np.ndarray:
+        """The scene as ``robot``, the rock and the placed objects (``(4, 4)`` world poses, in the order
+        they were given; ``None``: where they last were) stand now."""
         p = self.plotter
         for limb in robot.spec.limbs:
             poses = robot.section_poses(limb.name)  # (n, 4, 4)
@@ -105,6 +132,8 @@ class SpotlitRenderer:
             mesh, local = self._limbs[limb.name]  # local: (n, m, 4), one slice's m points per pose
             mesh.points = np.einsum("nij,nmj->nmi", poses[:, :3, :], local).reshape(-1, 3)
         self._rock_actor.SetPosition(*map(float, rock_centre))
+        for actor, pose in zip(self._objects, object_poses or (), strict=False):
+            actor.user_matrix = pose
         T = robot.link_pose("spotlight_frame")
         self.spot.position = tuple(T[:3, 3])
         self.spot.focal_point = tuple(T[:3, 3] + T[:3, 2])

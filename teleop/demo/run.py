@@ -21,13 +21,14 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pccbullet.sim.bullet import pb
+from pccbullet.sim.friction import MATERIALS
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
 from pccbullet.sim.world import PHYSICS_DT, World
@@ -45,18 +46,20 @@ from pccbullet.teleop.demo.outputs import (
     scene_pose,
     write_camera_image,
 )
+from pccbullet.teleop.demo.script import scripted_operator
 from pccbullet.teleop.demo.summary import SummaryFile, sigint_deferred
 from pccbullet.teleop.devices.base import InputDevice
 from pccbullet.teleop.devices.keys import key_table
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
-from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.objects import load_objects, place_objects
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.slave import Slave, add_environment
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from pccbullet.sim.experiments.grasp_spec import ObjectSpec
     from pccbullet.sim.viewer import ViewerProcess
     from pccbullet.sim.webview.view import WebView
     from pccbullet.teleop.demo.web import DemoWebView
@@ -67,36 +70,6 @@ MAX_SESSION_S = 86400.0  # s, longest interactive session (it runs until the ope
 MAX_GIF_FRAMES = 300  # GIF frames kept (the last 30 s at 10 fps)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
 VIEWS = ("auto", "web")  # auto: the GUI with a display, else headless; web: the page (teleop/demo/web.py)
-
-
-def scripted_operator() -> ScriptedDevice:
-    """The headless operator. The light follows the camera; the stylus first turns the camera (and with
-    it the lamp) towards the rock, which lies out of every limb's resting bending plane; then drives the
-    grasper beside the rock; then the palpation arm, which turns its bending plane about 16 deg, above
-    the rock and down onto it, pressing into the modelled surface; and holds still for the last seconds
-    (steady contact: the force the operator feels and the robot's sensor agree)."""
-    return ScriptedDevice(
-        waypoints=[  # gaps with no position around each selection change: no stray target
-            (0.0, None),
-            (0.01, (0.42, -0.06, -0.39)),
-            (1.5, (0.40, 0.02, -0.36)),
-            (2.0, (0.40, 0.02, -0.36)),
-            (2.0, None),
-            (2.02, (0.55, -0.06, -0.40)),
-            (3.5, (0.40, 0.05, -0.50)),
-            (5.0, (0.40, 0.05, -0.50)),
-            (5.0, None),
-            (5.02, (0.475, 0.12, -0.41)),
-            (6.5, (0.40, 0.18, -0.45)),  # above the rock
-            (8.5, (0.40, 0.18, -0.52)),
-        ],
-        presses=[
-            (0.0, "follow"),
-            (0.0, "select:camera"),
-            (2.01, "select:grasper"),
-            (5.01, "select:palpation"),
-        ],
-    )
 
 
 def run_demo(
@@ -111,6 +84,8 @@ def run_demo(
     gif: bool = True,
     link: str = "acoustic",
     view: str = "auto",
+    drive: str = "joints",
+    objects: Path | Sequence[ObjectSpec] | None = None,
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -138,6 +113,10 @@ def run_demo(
         view: one of :data:`VIEWS`; ``"web"``: the page in the browser instead of the GUI
             (:mod:`pccbullet.teleop.demo.web`; ``viewer`` may be a started
             :class:`~pccbullet.sim.webview.view.WebView`), whose keys ``"keyboard"`` (and ``"auto"``) read.
+        drive: what moves the robot's limbs (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.drive`).
+        objects: objects to place in the scene (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects`), or
+            a TOML file of ``[[objects]]`` tables (:func:`~pccbullet.teleop.mmt.objects.load_objects`);
+            ``None``: none.
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -150,14 +129,16 @@ def run_demo(
             "device = 'keyboard' reads the GUI window's keys and needs a display; "
             "use --device terminal or --view web without one"
         )
-    cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link))
+    placed = load_objects(objects) if isinstance(objects, Path) else tuple(objects or ())
+    cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link), drive=drive, objects=placed)
     if device == "auto":
         device = "keyboard" if gui or web else "scripted"
     if duration is None:
         duration = DEFAULT_DURATION_S if device == "scripted" else MAX_SESSION_S
     out_dir = Path(out_dir)
     mode = "web" if web else "gui" if gui else "headless"
-    summary = SummaryFile(out_dir, {"mode": mode, "device": device, "link": link})
+    first: dict[str, object] = {"mode": mode, "device": device, "link": link, "tendons": {"drive": drive}}
+    summary = SummaryFile(out_dir, first)
     try:
         if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.viewer import ViewerProcess
@@ -214,6 +195,7 @@ def _run_headless(
         slave = session.slave
         model_poses: list[tuple[float, ScenePose]] = []
         robot_poses: list[tuple[float, dict[str, np.ndarray]]] = []
+        object_poses: list[list[np.ndarray]] = []  # the placed objects' with each robot pose (lockstep)
         tips = TipLog(limbs, int(round(duration * VISUAL_RATE)) + 1)
         status = status_printer(session) if device == "terminal" else None
 
@@ -226,7 +208,8 @@ def _run_headless(
                 del model_poses[:-MAX_GIF_FRAMES]
                 if isinstance(slave, Slave):  # the robot in its own process records its own poses
                     robot_poses.append((t, {n: slave.robot.joints(n) for n in limbs}))
-                    del robot_poses[:-MAX_GIF_FRAMES]
+                    object_poses.append([o.pose() for o in slave.objects])
+                    del robot_poses[:-MAX_GIF_FRAMES], object_poses[:-MAX_GIF_FRAMES]
             if status is not None and k % STATUS_EVERY == 0:
                 status()
 
@@ -261,6 +244,7 @@ def _run_headless(
                 robot=session.robot_report(),
                 loop=stats,
                 metrics=session.metrics(),
+                tendons=session.tendon_report(),
                 final_tip_positions_m=tips.last(),
             )
             _log_loop(stats)
@@ -294,7 +278,15 @@ def _run_headless(
             bar, on_frame = progress_bar(len(model_poses))
             stack.callback(bar.close)
             path, frames = write_gif(
-                out_dir, session, lamp, shown, rock_at, model_poses, poses, on_frame=on_frame
+                out_dir,
+                session,
+                lamp,
+                shown,
+                rock_at,
+                model_poses,
+                poses,
+                on_frame=on_frame,
+                object_poses=object_poses if isinstance(slave, Slave) else None,
             )
             summary.update(gif_frames=frames)
             if path is not None:
@@ -319,6 +311,7 @@ def _robot_scene(session: MmtSession) -> Iterator[tuple[Robot, int]]:
     with World(mode="kinematic", chain=cfg.chain) as world:  # the robot's chain, to show its poses
         shown = world.load_robot(session.spec)
         _, rock = add_environment(world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
+        place_objects(world, cfg.objects, fixed=True)
         yield shown, rock
 
 
@@ -339,6 +332,11 @@ def _run_gui(
     shapes = (
         ViewerShape("seabed", "plane", (0.0, 0.0, cfg.seabed_z), rgba=(0.76, 0.7, 0.5, 1.0)),
         ViewerShape("rock", "sphere", tuple(session.contact.rock), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
+        *(  # the window shows planes and spheres: placed spheres (boxes and cylinders: the web view)
+            ViewerShape(f"object:{o.name}", "sphere", o.position, o.size[0], MATERIALS[o.material].rgba)
+            for o in cfg.objects
+            if o.shape == "sphere"
+        ),
     )
     limbs = [limb.name for limb in robot.spec.limbs]
     device: InputDevice | None = None
@@ -387,6 +385,7 @@ def _run_gui(
             robot=session.robot_report(),
             loop=stats,
             metrics=session.metrics(),
+            tendons=session.tendon_report(),
         )
     summary.add_file(plot_metrics(summary.path.parent, session))
     summary.add_file(write_camera_image(summary.path.parent, session))

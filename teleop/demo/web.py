@@ -99,12 +99,14 @@ class DemoWebView:
     def load(self, robot: Any, shapes: Any = (), help_lines: Sequence[str] = (), camera: Any = None) -> None:
         """Send the demo's scene (the GUI viewer's ``shapes`` and ``camera``: the page has its own)."""
         from pccbullet.sim.world import World
+        from pccbullet.teleop.mmt.objects import place_objects
         from pccbullet.teleop.slave import add_environment
 
         cfg = self.session.cfg
         with World(mode="kinematic", chain=cfg.chain) as world:  # the robot's chain (its poses come)
             robot = world.load_robot(self.session.spec)
             rock = add_environment(world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)[1]
+            place_objects(world, cfg.objects, fixed=True)
             self._robot_bodies = world_bodies(world)
             self._robot_rock = f"body{rock}"
             self._model_bodies = world_bodies(self.session.world)

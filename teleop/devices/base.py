@@ -7,7 +7,9 @@ care whether they came from a keyboard, a gamepad, a haptic stylus, a UDP stream
 * ``held``: rate actions active during this tick: ``bend+``, ``bend-``, ``plane+``, ``plane-``,
   ``length+``, ``length-``.
 * ``pressed``: one-shot actions this tick: ``next_limb``, ``next_segment``, ``follow``,
-  ``select:<limb>``, ``segment:<n>``.
+  ``select:<limb>``, ``segment:<n>``, ``grasp`` (close or open the selected limb's grasp: the ``g`` key),
+  ``grasp:close``, ``grasp:open`` (the selected limb's) and ``grasp:close:<limb>``, ``grasp:open:<limb>``
+  (for scripts: :data:`GRASP_ACTIONS`).
 * ``position``: a 6-DoF device's handle position in the device frame, ``(3,)`` (m), or ``None``.
 * ``ok``: ``False`` when the device reported an error or its stream went stale.
 """
@@ -27,7 +29,8 @@ from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
 Vec3 = tuple[float, float, float]
 
 RATE_ACTIONS = ("bend+", "bend-", "plane+", "plane-", "length+", "length-")
-ONE_SHOT_ACTIONS = ("next_limb", "next_segment", "follow")
+ONE_SHOT_ACTIONS = ("next_limb", "next_segment", "follow", "grasp")
+GRASP_ACTIONS = ("grasp", "grasp:close", "grasp:open")  # then optionally ":<limb>" after close / open
 
 
 class DeviceError(PccBulletError, RuntimeError):

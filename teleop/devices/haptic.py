@@ -182,7 +182,7 @@ class SpaceMouseDevice:
 
 
 class GamepadDevice:
-    """A gamepad: left stick = bend/plane rates, triggers = length, buttons = limb/segment/follow."""
+    """A gamepad: left stick = bend/plane rates, triggers = length, buttons = limb/segment/follow/grasp."""
 
     def __init__(self, index: int = 0, deadzone: float = 0.15) -> None:
         self._pg = require_module("pygame", "pygame", "gamepad")
@@ -211,7 +211,7 @@ class GamepadDevice:
         if len(ax) >= 6:
             held |= {"length+"} if ax[5] > dz else set()
             held |= {"length-"} if ax[4] > dz else set()
-        names = ("next_limb", "next_segment", "follow")
+        names = ("next_limb", "next_segment", "follow", "grasp")
         pressed = tuple(n for i, n in enumerate(names) if i < len(bt) and bt[i] and not self._buttons[i])
         self._buttons = bt
         return DeviceSample(t=t, held=frozenset(held), pressed=pressed)

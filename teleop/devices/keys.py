@@ -3,7 +3,8 @@
 ``pccbullet demo --help-keys`` prints it, the GUI shows it, the terminal prints it at start. Rate keys
 (:data:`RATE_KEYS`) move the selected segment while held (a terminal has no key-up events: each press
 holds its action for a fixed time, and presses add up); the others act once per press
-(:data:`PRESS_KEYS`; digits select a limb in the robot file's order).
+(:data:`PRESS_KEYS`; digits select a limb in the robot file's order; ``g`` closes or opens the selected
+limb's grasp, :mod:`pccbullet.teleop.mapping`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ RATE_KEYS = {
     "e": "length+",
     "q": "length-",
 }
-PRESS_KEYS = {"n": "next_segment", "l": "next_limb", "f": "follow", "x": "quit"}
+PRESS_KEYS = {"n": "next_segment", "l": "next_limb", "f": "follow", "g": "grasp", "x": "quit"}
 QUIT = "quit"  # the action that ends an interactive session
 TARGET_ACTIONS = ("next_segment", "next_limb")  # besides "select:<limb>": they change what keys move
 
@@ -34,7 +35,8 @@ def key_table(limbs: Sequence[str] = ("grasper", "palpation", "camera", "light")
     return [
         "w/s: bend the selected segment + / -     a/d: turn its bending plane     e/q: stretch / shorten it",
         f"{digits}: select a limb ({', '.join(limbs[:9])})     n: next segment     l: next limb",
-        "f: the light follows the camera (toggle)     x: end the session (or Ctrl-C)",
+        "f: the light follows the camera (toggle)     g: close / open the selected limb's grasp (tendons)",
+        "x: end the session (or Ctrl-C)",
     ]
 
 

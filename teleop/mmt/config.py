@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from pccbullet.sim.experiments.grasp_spec import ObjectSpec
 from pccbullet.teleop.channel import LinkSpec, acoustic_link
 from pccbullet.urdf_gen.errors import ConfigurationError
 
@@ -23,6 +24,8 @@ class MmtConfig:
         blend_time: duration of a correction blend (s), >= 0.1.
         rock_true / rock_estimate: rock centre at the slave / in the master's model before it is located
             (m, world). rock_radius: (m). seabed_z: (m).
+        objects: objects placed in the scene (:mod:`pccbullet.teleop.mmt.objects`): in the robot's world as
+            they are, in the master's model where they were placed; none by default.
         medium: the slave's water (``"seawater"``, ``"water"`` or ``"air"``); the prediction uses it too.
         slave_rates: with ``drive = "joints"``, the rates of the spring targets towards a new command: bend
             (rad/s), plane (rad/s),
@@ -53,6 +56,7 @@ class MmtConfig:
     rock_estimate: tuple[float, float, float] = (0.42, 0.18, -0.545)
     rock_radius: float = 0.06
     seabed_z: float = -0.6
+    objects: tuple[ObjectSpec, ...] = ()
     medium: str = "seawater"
     slave_rates: tuple[float, float, float] = (1.0, 2.0, 0.05)
     haptic_limb: str = "palpation"

@@ -1,9 +1,13 @@
 """The teleoperation link's packets: commands down, state reports up (little endian, fixed layout).
 
-Command (10 Hz): :data:`CMD_HEADER` then per segment (bend, plane, length) as int16/int16/uint16 in
-steps of :data:`SCALES`. State report (5 Hz): :data:`STATE_HEADER` (with the command the robot tracks,
-how long it has tracked it and a bit per settled limb), per segment the measured arc as bend vector x, y
-and length (int16/int16/uint16, steps :data:`SHAPE_SCALES`), then :data:`STATE_TAIL`.
+Command (10 Hz, version :data:`CMD_VERSION`): :data:`CMD_HEADER` (with a bit per limb whose grasp the
+operator closed) then per segment (bend, plane, length) as int16/int16/uint16 in steps of :data:`SCALES`.
+State report (5 Hz): :data:`STATE_HEADER` (with the command the robot tracks, how long it has tracked it
+and a bit per settled limb), per segment the measured arc as bend vector x, y and length
+(int16/int16/uint16, steps :data:`SHAPE_SCALES`), then :data:`STATE_TAIL`. A tendon-driven robot's report
+(version :data:`STATE_TENDONS`; :data:`STATE_PLAIN` without tendons) carries after the segments its
+tendon block: a bit per limb whose grip it holds, then every tendon's tension as a uint8 in steps of
+:data:`TENSION_STEP` (:func:`encode_tensions`): ``1 + n`` bytes for ``n`` tendons (25 for URSULA's 24).
 """
 
 from __future__ import annotations
@@ -16,10 +20,14 @@ from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.pcc_fit import bend_vector
 
-CMD_HEADER = struct.Struct("<BBId")  # version, type, seq, send time (s): 14 bytes
+CMD_VERSION = 2  # commands with the grasp bits
+# version, type, seq, send time (s), grasp closed (bit i: limb i's): 15 bytes
+CMD_HEADER = struct.Struct("<BBIdB")
 STATE_HEADER = struct.Struct("<BBIdIfB")  # version, type, seq, send time, command seq, its age (s),
 # settled limbs (bit i: limb i's joints all slower than pccbullet.teleop.slave.SETTLED_RATE): 23 bytes
 STATE_TAIL = struct.Struct("<9f")  # force (N, world), rock centre (m, NaN until touched), haptic tip (m)
+STATE_PLAIN, STATE_TENDONS = 1, 2  # report versions: without / with the tendon block
+TENSION_STEP = 0.125  # N, a tendon tension's step in a report: 0 to 31.875 N in a uint8 (stall: <= 30 N)
 SCALES = np.array([1e-4, 2e-4, 1e-5])  # command quantization: bend (rad), plane (rad), length (m)
 SHAPE_SCALES = np.array([2e-4, 2e-4, 1e-5])  # measured shape: bend vector x, y (rad), length (m)
 
@@ -66,3 +74,20 @@ def decode_shape(data: bytes, shape: list[tuple[str, int]]) -> dict[str, np.ndar
         out[name] = vals[k : k + s]
         k += s
     return out
+
+
+def tendon_block_size(n_tendons: int) -> int:
+    """Bytes of a report's tendon block for ``n_tendons`` tendons (0: no block, a robot without tendons)."""
+    return 1 + n_tendons if n_tendons else 0
+
+
+def encode_tensions(held: int, tensions: np.ndarray) -> bytes:
+    """The tendon block: the held-grip bits (bit i: limb i), then ``tensions`` ``(n,)`` (N) as uint8 in
+    steps of :data:`TENSION_STEP`, clipped to 0..255 steps (a NaN: 0)."""
+    q = np.clip(np.rint(np.nan_to_num(np.asarray(tensions, dtype=float)) / TENSION_STEP), 0, 255)
+    return struct.pack("<B", held & 0xFF) + q.astype(np.uint8).tobytes()
+
+
+def decode_tensions(data: bytes) -> tuple[int, np.ndarray]:
+    """Inverse of :func:`encode_tensions`: the held-grip bits and the tensions ``(n,)`` (N)."""
+    return data[0], np.frombuffer(data, dtype=np.uint8, offset=1).astype(float) * TENSION_STEP

@@ -45,6 +45,7 @@ from pccbullet.teleop.mmt.contact import ContactModel
 from pccbullet.teleop.mmt.corrections import Corrections
 from pccbullet.teleop.mmt.metrics import SessionValues, session_metrics
 from pccbullet.teleop.mmt.model import MasterModel
+from pccbullet.teleop.mmt.objects import place_objects
 from pccbullet.teleop.mmt.transport import StateReport, Transport
 from pccbullet.teleop.mmt.watchdog import RobotWatchdog, report_timeout
 from pccbullet.teleop.realtime import realtime_priority
@@ -68,7 +69,10 @@ class MmtSession:
 
     Attributes:
         world, robot: the master world and the robot model in it; rock, env: the modelled rock's body and
-            the bodies of the modelled rock and seabed in it.
+            the bodies of the modelled rock and seabed in it; objects: the placed objects in it
+            (``cfg.objects``, fixed where they were placed).
+        tendon_names: the tendons a tendon-driven robot reports, in the reports' order (empty with
+            ``drive = "joints"``).
         mapping, model, corrections, contact, haptics, transport: the master's parts (module docstring).
         watchdog: declares the robot lost when its reports stop, slow when they come late with the robot's
             clock behind (:class:`~pccbullet.teleop.mmt.watchdog.RobotWatchdog`); the force fades to 0
@@ -102,6 +106,7 @@ class MmtSession:
         self.robot = self.world.load_robot(spec)
         seabed, self.rock = add_environment(self.world, cfg.rock_estimate, cfg.rock_radius, cfg.seabed_z)
         self.env = [self.rock, seabed]
+        self.objects = place_objects(self.world, cfg.objects, fixed=True)  # shown where they were placed
         T_base = {limb.name: self.robot.T_world_limbbase(limb.name) for limb in spec.limbs}
         self.mapping = OperatorMapping(spec, T_world_base=T_base, ik_iters=1)
         # the IK moves the command at most ~1 rad/s: it solves through the predicted sag, which relaxes
@@ -109,7 +114,11 @@ class MmtSession:
         self.mapping.ik_max_step = IK_MAX_STEP
         self.haptics = HapticRenderer(haptic)
         shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
-        self.transport = Transport(cfg, shape, self.world.dt)
+        tendons = cfg.drive == "tendons"
+        # the tendons a tendon-driven robot reports, in the reports' order (StateReport.tensions)
+        self.tendon_names = [t.name for limb in spec.limbs for t in limb.tendons] if tendons else []
+        self.mapping.grasp_enabled = tendons  # the grasp holds tendons: a robot on its joints has none
+        self.transport = Transport(cfg, shape, self.world.dt, len(self.tendon_names))
         floor = cfg.report_timeout or report_timeout(cfg.state_rate, cfg.uplink.jitter)
         self.watchdog = RobotWatchdog(
             1.0 / cfg.state_rate, floor, self.transport.report_delay(), ceiling=cfg.report_timeout
@@ -162,7 +171,7 @@ class MmtSession:
         )
         self._recover_deadline_fault(deadline_met)
         device.send_force(force)
-        self.transport.send_command(self._k, t, cmd)
+        self.transport.send_command(self._k, t, cmd, self.mapping.grips)
         if time.perf_counter() - w0 > dt:
             self.over_budget += 1
         for payload in self.transport.commands_arrived(t):
@@ -277,6 +286,16 @@ class MmtSession:
         )
         link = self.transport
         return session_metrics(self.log, self.world.dt, link.command_delay(), link.down, link.up, values)
+
+    def tendon_report(self) -> dict[str, object]:
+        """``drive`` and ``peak_tension_n``: the largest tension (N) each actuator of the robot applied over
+        the session (:meth:`~pccbullet.teleop.slave.Slave.peak_tensions`; a robot in its own process sends
+        them when it stops); empty with ``drive = "joints"``."""
+        if isinstance(self.slave, SlaveProcess):
+            peaks = self.slave.stats.get("peak_tension_n", {})
+        else:
+            peaks = self.slave.peak_tensions()
+        return {"drive": self.cfg.drive, "peak_tension_n": peaks}
 
     def robot_report(self) -> dict[str, object]:
         """Whether the robot was heard: the watchdog's record

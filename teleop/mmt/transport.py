@@ -10,13 +10,24 @@ was sent plus that age, the tick whose prediction the report is compared with.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from pccbullet.teleop.channel import Channel
 from pccbullet.teleop.mmt.config import RING_TICKS, MmtConfig
-from pccbullet.teleop.mmt.packets import CMD_HEADER, STATE_HEADER, STATE_TAIL, decode_shape, encode_configs
+from pccbullet.teleop.mmt.packets import (
+    CMD_HEADER,
+    CMD_VERSION,
+    STATE_HEADER,
+    STATE_PLAIN,
+    STATE_TAIL,
+    STATE_TENDONS,
+    decode_shape,
+    decode_tensions,
+    encode_configs,
+    tendon_block_size,
+)
 from pccbullet.teleop.mmt.video import VideoLink, camera_frame, encode_frame
 from pccbullet.teleop.slave import CONTACT_FORCE_N, Slave
 from pccbullet.teleop.slave_process import SlaveProcess
@@ -39,6 +50,10 @@ class StateReport:
             ``None`` when that command is unknown or the tick is older than the :data:`RING_TICKS` the
             master keeps.
         sent: the robot's clock when it sent the report (s).
+        tensions: every tendon's tension ``(n,) float`` (N, steps of
+            :data:`~pccbullet.teleop.mmt.packets.TENSION_STEP`), limbs in the packets' order; empty for a
+            robot driven by its joints.
+        held: bit i set: the robot holds limb i's grip (a closed grasp).
     """
 
     measured: dict[str, np.ndarray]
@@ -48,6 +63,8 @@ class StateReport:
     tick: int | None
     tip: np.ndarray
     sent: float
+    tensions: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    held: int = 0
 
     @property
     def force_magnitude(self) -> float:
@@ -68,6 +85,7 @@ class Transport:
         cfg: the setup (``downlink``, ``uplink``, ``cmd_rate``, ``state_rate``, ``seed``).
         shape: ``(limb, segments)`` of every limb, in the packets' order.
         dt: the master's tick (s).
+        n_tendons: tendons a report carries (0: a robot driven by its joints, no tendon block).
 
     Attributes:
         down / up: the link's two directions (their counters are the traffic metrics).
@@ -77,33 +95,42 @@ class Transport:
             and sends one every ``video.plan.period``, one in its own process on its own clock.
     """
 
-    def __init__(self, cfg: MmtConfig, shape: list[tuple[str, int]], dt: float) -> None:
+    def __init__(self, cfg: MmtConfig, shape: list[tuple[str, int]], dt: float, n_tendons: int = 0) -> None:
         self.down = Channel(cfg.downlink, seed=cfg.seed)
         self.up = Channel(cfg.uplink, seed=cfg.seed + 1)
         self.shape = shape
         self.dt = dt
         self._order = [n for n, _ in shape]
         self._body = 6 * sum(s for _, s in shape)  # bytes of the segments in a command or a report: 6 each
+        self._tendons = tendon_block_size(n_tendons)  # bytes of a report's tendon block
+        self._version = STATE_TENDONS if n_tendons else STATE_PLAIN
         self._cmd_every = max(1, round(1.0 / (cfg.cmd_rate * dt)))  # ticks between two commands
         self._state_every = max(1, round(1.0 / (cfg.state_rate * dt)))  # ticks between two reports
         self._sent_tick: dict[int, int] = {0: 0}  # command seq -> master tick it was sent at
         self._seq_down = 0
         self._seq_up = 0
         self.updates = 0
-        report_bits = 8.0 * (STATE_HEADER.size + self._body + STATE_TAIL.size) * cfg.state_rate
+        report_bits = 8.0 * self.report_size * cfg.state_rate
         self.video = VideoLink(cfg.uplink, report_bits, cfg.seed + 2)
         self._video_every = max(1, round(self.video.plan.period / dt))  # ticks between two frames
         self._frames = 0
 
-    def send_command(self, k: int, t: float, cmd: dict[str, list[PccConfig]]) -> None:
-        """On every ``cmd_rate`` tick: number command ``cmd`` (limb -> per-segment PCC), remember tick ``k``
-        as its send tick and send it down at time ``t`` (s)."""
+    @property
+    def report_size(self) -> int:
+        """Bytes of a state report (header, segments, tendon block, tail)."""
+        return STATE_HEADER.size + self._body + self._tendons + STATE_TAIL.size
+
+    def send_command(self, k: int, t: float, cmd: dict[str, list[PccConfig]], grips: int = 0) -> None:
+        """On every ``cmd_rate`` tick: number command ``cmd`` (limb -> per-segment PCC) with the grasp bits
+        ``grips`` (bit i: limb i's grasp closed), remember tick ``k`` as its send tick and send it down at
+        time ``t`` (s). Every command carries the grasp bits: a lost one is made good by the next."""
         if k % self._cmd_every:
             return
         self._seq_down += 1
         self._sent_tick[self._seq_down] = k
         self._sent_tick.pop(self._seq_down - 2 * RING_TICKS, None)
-        self.down.send(t, CMD_HEADER.pack(1, 1, self._seq_down, t) + encode_configs(cmd, self._order))
+        head = CMD_HEADER.pack(CMD_VERSION, 1, self._seq_down, t, grips)
+        self.down.send(t, head + encode_configs(cmd, self._order))
 
     def commands_arrived(self, t: float) -> list[bytes]:
         """The command packets that reach the robot by time ``t`` (s), oldest first."""
@@ -136,25 +163,29 @@ class Transport:
         return out
 
     def _unpack(self, payload: bytes, k: int) -> StateReport | None:
-        if len(payload) != STATE_HEADER.size + self._body + STATE_TAIL.size:
+        if len(payload) != self.report_size:
             return None
         version, kind, seq, sent_at, cmd_seq, age, settled = STATE_HEADER.unpack_from(payload)
-        if version != 1 or kind != 2 or seq <= self._seq_up:
+        if version != self._version or kind != 2 or seq <= self._seq_up:
             return None
         self._seq_up = seq
         self.updates += 1
-        measured = decode_shape(payload[STATE_HEADER.size : STATE_HEADER.size + self._body], self.shape)
+        end = STATE_HEADER.size + self._body
+        measured = decode_shape(payload[STATE_HEADER.size : end], self.shape)
+        held, tensions = (0, np.zeros(0))
+        if self._tendons:
+            held, tensions = decode_tensions(payload[end : end + self._tendons])
         tail = np.array(STATE_TAIL.unpack(payload[-STATE_TAIL.size :]), dtype=float)
         sent = self._sent_tick.get(cmd_seq)
         tick = None if sent is None else sent + int(round(age / self.dt))
         if tick is not None and not (k - RING_TICKS < tick <= k):
             tick = None
-        return StateReport(measured, tail[:3], tail[3:6], settled, tick, tail[6:9], sent_at)
+        return StateReport(measured, tail[:3], tail[3:6], settled, tick, tail[6:9], sent_at, tensions, held)
 
     def report_delay(self) -> float:
         """Expected one-way delay (s) of the uplink for a state report
         (:meth:`~pccbullet.teleop.channel.LinkSpec.expected_delay`)."""
-        return self.up.spec.expected_delay(STATE_HEADER.size + self._body + STATE_TAIL.size)
+        return self.up.spec.expected_delay(self.report_size)
 
     def command_delay(self) -> float:
         """Expected one-way delay (s) of the downlink for a command packet: its header and 6 bytes a

@@ -10,7 +10,8 @@ Wire format (little endian, fixed size, version 3)::
     BYE     = header                                                           | tag 16 B  (42 B)
 
 ``tag`` is HMAC-SHA256 (truncated to 16 bytes) over everything before it when a shared key is set, and
-16 zero bytes otherwise. Buttons: bit 0 = next limb, bit 1 = next segment, bit 2 = light follows camera.
+16 zero bytes otherwise. Buttons: bit 0 = next limb, bit 1 = next segment, bit 2 = light follows camera,
+bit 3 = close / open the selected limb's grasp.
 ``t`` is the sender's monotonic clock (s).
 
 The protocol (handshake, sequence window, time checks, keys) is described in
@@ -52,7 +53,7 @@ POSE_SIZE = SIZES[TYPE_POSE]  # 102 bytes
 FORCE_SIZE = SIZES[TYPE_FORCE]  # 66 bytes
 _LENGTHS = frozenset(SIZES.values())
 SEQ_WINDOW = 1024  # largest accepted forward jump of the sequence number
-BUTTON_ACTIONS = ("next_limb", "next_segment", "follow")
+BUTTON_ACTIONS = ("next_limb", "next_segment", "follow", "grasp")
 
 
 def _tag(key: bytes | None, data: bytes) -> bytes:
