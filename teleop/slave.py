@@ -93,7 +93,9 @@ class Slave:
     def __init__(self, spec: RobotSpec, cfg: MmtConfig) -> None:
         self.cfg = cfg
         self.world = World(mode="dynamic", medium=cfg.medium, chain=cfg.chain)
-        self.robot = self.world.load_robot(spec, drive=cfg.drive)
+        drives = cfg.drives([limb.name for limb in spec.limbs])
+        self.robot = self.world.load_robot(spec, drive=drives)
+        self._tendon_limbs = {n for n, d in drives.items() if d == "tendons"}
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         self.objects = place_objects(self.world, cfg.objects)  # as placed: free ones sink, float, are held
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
@@ -119,9 +121,10 @@ class Slave:
         self._ends = {n: [naming.segment_end_link(n, s) for s in range(1, k + 1)] for n, k in self.shape}
         self.grips = 0  # bit i: the operator closed limb i's grasp (the newest command's)
         self._drives: list[tuple[str, TendonDrive]] = []  # tendon-driven limbs, in the packets' order
-        if cfg.drive == "tendons":
-            drives = [(n, self.robot.compliant[n].tendons) for n, _ in self.shape]
-            self._drives = [(n, d) for n, d in drives if d is not None]
+        for n, _ in self.shape:
+            drive = self.robot.compliant[n].tendons if n in self._tendon_limbs else None
+            if drive is not None:
+                self._drives.append((n, drive))
 
     @property
     def time(self) -> float:
@@ -159,15 +162,15 @@ class Slave:
         was = self.reflex
         self.reflex = float(np.linalg.norm(self.force)) > self.cfg.force_limit
         self.reflex_ticks += self.reflex
-        if self.cfg.drive == "tendons":
+        if self._tendon_limbs:
             self._command_tendons(haptic, was)
             self._ticks += 1
             if self._ticks % SHAPE_LOOP_TICKS == 0:
                 touching = float(np.linalg.norm(self.force)) > CONTACT_FORCE_N
                 for name, _ in self.shape:  # not the haptic limb while it presses: the contact shapes it
-                    if not (name == haptic and (touching or self.reflex)):
+                    if name in self._tendon_limbs and not (name == haptic and (touching or self.reflex)):
                         self.robot.compliant[name].tendons.follow_shape(SHAPE_LOOP_TICKS * dt)  # type: ignore[union-attr]
-        else:
+        if len(self._tendon_limbs) < len(self.shape):
             self._move_targets(haptic, dt)
         self.world.step()
         raw = contact_forces(self.world, self._sensor_body).get(self._sensor_link)
@@ -181,12 +184,12 @@ class Slave:
     def _command_tendons(self, haptic: str, was_reflex: bool) -> None:
         """Each new command once to every limb's tendon controller; the reflex holds the haptic limb where it
         is (its tendons' lengths there) until the force is below the limit, then the command again."""
-        if self.reflex and not was_reflex:
+        if self.reflex and not was_reflex and haptic in self._tendon_limbs:
             self.robot.set_joints(haptic, self.robot.joints(haptic), mode="target")
         if not (self._new_command or (was_reflex and not self.reflex)):
             return
         for name, _ in self.shape:
-            if self.reflex and name == haptic:
+            if (self.reflex and name == haptic) or name not in self._tendon_limbs:
                 continue
             self.robot.set_pcc(name, [PccConfig(*row) for row in self.target[name]], mode="target")
             self.setpoint[name] = self.target[name].copy()
@@ -198,7 +201,7 @@ class Slave:
         say; a closed grasp pulls towards the distal segment's commanded plane (:func:`grip_tensions`)."""
         for i, (name, _) in enumerate(self.shape):
             drive = self.robot.compliant[name].tendons
-            if self.cfg.drive != "tendons" or drive is None or drive.mode != "pcc":
+            if name not in self._tendon_limbs or drive is None or drive.mode != "pcc":
                 continue
             if self.grips >> i & 1:
                 configs = [PccConfig(*row) for row in self.setpoint[name]]
@@ -209,7 +212,7 @@ class Slave:
     def _move_targets(self, haptic: str, dt: float) -> None:
         rates = np.array(self.cfg.slave_rates) * dt
         for name, _ in self.shape:
-            if name in self._settled or (self.reflex and name == haptic):
+            if name in self._settled or (self.reflex and name == haptic) or name in self._tendon_limbs:
                 continue
             sp = self.setpoint[name]
             sp += np.clip(self.target[name] - sp, -rates, rates)

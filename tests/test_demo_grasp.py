@@ -143,7 +143,7 @@ def test_with_joints_the_grasp_key_does_nothing_and_the_hud_says_why() -> None:
         assert s.slave.robot.compliant["grasper"].tendons.held == ()
         assert "driven by its joints (no tendons" in grip_line(s)
         assert s.last_report is not None and s.last_report.tensions.shape == (0,)
-        assert s.tendon_report() == {"drive": "joints", "peak_tension_n": {}}
+        assert s.tendon_report() == {"drive": "joints", "limbs": [], "peak_tension_n": {}}
 
 
 def test_placed_objects_exist_in_the_robots_world_and_in_the_masters_model() -> None:
@@ -177,3 +177,25 @@ def test_objects_file_is_read_and_bad_ones_are_refused_naming_the_field(tmp_path
     assert main(["demo", "--headless", "--out", str(tmp_path / "out"), "--objects", str(bad)]) == 2
     assert "objects[0].material" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_a_mixed_robot_grasps_with_its_tendon_driven_grasper_while_the_others_follow_spring_targets() -> None:
+    """``tendon_limbs=("grasper",)`` with ``drive = "joints"``: the robot's grasper runs on its tendons (its
+    8 tensions reported, the grasp key holds its distal set) while the palpation arm moves on spring targets
+    towards the stylus' command (no tendons); the summary names the tendon-driven limb."""
+    cfg = MmtConfig(downlink=LINK, uplink=LINK, tendon_limbs=("grasper",), sections=3)
+    device = ScriptedDevice(
+        waypoints=[(0.0, None), (0.5, None), (0.52, (0.475, 0.12, -0.41)), (1.2, (0.45, 0.15, -0.45))],
+        presses=[(0.0, "select:grasper"), (0.05, "grasp"), (0.51, "select:palpation")],
+    )
+    with MmtSession(cfg) as s:
+        drives = {n: c.drive for n, c in s.slave.robot.compliant.items()}
+        assert drives == {"grasper": "tendons", "palpation": "joints", "camera": "joints", "light": "joints"}
+        s.run(device, 1.2)
+        assert s.slave.robot.compliant["grasper"].tendons.held == (1,)
+        assert s.last_report is not None and s.last_report.tensions.shape == (8,)
+        rest = np.array([[0.0, 0.0, 0.3]] * 2)
+        assert np.abs(s.slave.setpoint["palpation"] - rest).max() > 0.05  # moved on its spring targets
+        report = s.tendon_report()
+    assert report["drive"] == "joints" and report["limbs"] == ["grasper"]
+    assert sorted(report["peak_tension_n"]) == [f"grasper_s{g}_t{i}" for g in (1, 2) for i in range(4)]  # type: ignore[arg-type]

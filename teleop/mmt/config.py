@@ -4,6 +4,7 @@ master's bounds that its parts share (:data:`K_ENV_RANGE`, :data:`RING_TICKS`)."
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pccbullet.sim.experiments.grasp_spec import ObjectSpec
@@ -36,6 +37,10 @@ class MmtConfig:
         drive: what moves the robot's limbs, ``"tendons"`` (each command becomes the tendon controller's
             goal, :mod:`pccbullet.sim.tendons`: the motors' limits set the pace) or ``"joints"`` (spring
             targets moved towards each command at ``slave_rates``).
+        tendon_limbs: with ``drive = "joints"``, the limbs driven through their tendons all the same (a
+            mixed robot: the grasper grasps through its tendons while the others follow spring targets).
+            No limb estimates its contacts into its implicit step here, so a closed grip loses part of
+            its tension to the spools' inertia while it presses (docs/guide/tendons.md, "Contact").
         predict: the master predicts the slave's sag with the Newton–Euler model.
         command_force: steady force (N) the force-aware command lets the operator ask for.
         force_limit: the slave's reflex threshold (N).
@@ -63,6 +68,7 @@ class MmtConfig:
     sections: int | None = None
     chain: str = "rod"
     drive: str = "joints"
+    tendon_limbs: tuple[str, ...] = ()
     predict: bool = True
     command_force: float = 0.6
     force_limit: float = 3.0
@@ -71,7 +77,8 @@ class MmtConfig:
     report_timeout: float | None = None
 
     def __post_init__(self) -> None:
-        if self.drive not in ("tendons", "joints") or (self.drive == "tendons" and self.chain != "rod"):
+        tendons = self.drive == "tendons" or bool(self.tendon_limbs)
+        if self.drive not in ("tendons", "joints") or (tendons and self.chain != "rod"):
             raise ConfigurationError(
                 f"drive = {self.drive!r} with chain = {self.chain!r} is invalid; allowed: 'joints', or "
                 "'tendons' on the rod chain"
@@ -95,3 +102,8 @@ class MmtConfig:
                 f"k_env_prior = {self.k_env_prior!r} N/m is invalid; allowed: {K_ENV_RANGE[0]:g} to "
                 f"{K_ENV_RANGE[1]:g} N/m"
             )
+
+    def drives(self, limbs: Sequence[str]) -> dict[str, str]:
+        """Each of ``limbs``' drive, ``"tendons"`` or ``"joints"`` (``drive`` and ``tendon_limbs``)."""
+        every = self.drive == "tendons"
+        return {n: "tendons" if every or n in self.tendon_limbs else "joints" for n in limbs}

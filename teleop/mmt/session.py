@@ -114,10 +114,13 @@ class MmtSession:
         self.mapping.ik_max_step = IK_MAX_STEP
         self.haptics = HapticRenderer(haptic)
         shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
-        tendons = cfg.drive == "tendons"
+        drives = cfg.drives([limb.name for limb in spec.limbs])
         # the tendons a tendon-driven robot reports, in the reports' order (StateReport.tensions)
-        self.tendon_names = [t.name for limb in spec.limbs for t in limb.tendons] if tendons else []
-        self.mapping.grasp_enabled = tendons  # the grasp holds tendons: a robot on its joints has none
+        self.tendon_names = [
+            t.name for limb in spec.limbs if drives[limb.name] == "tendons" for t in limb.tendons
+        ]
+        # the grasp holds tendons: a robot on its joints has none
+        self.mapping.grasp_enabled = bool(self.tendon_names)
         self.transport = Transport(cfg, shape, self.world.dt, len(self.tendon_names))
         floor = cfg.report_timeout or report_timeout(cfg.state_rate, cfg.uplink.jitter)
         self.watchdog = RobotWatchdog(
@@ -288,14 +291,17 @@ class MmtSession:
         return session_metrics(self.log, self.world.dt, link.command_delay(), link.down, link.up, values)
 
     def tendon_report(self) -> dict[str, object]:
-        """``drive`` and ``peak_tension_n``: the largest tension (N) each actuator of the robot applied over
-        the session (:meth:`~pccbullet.teleop.slave.Slave.peak_tensions`; a robot in its own process sends
-        them when it stops); empty with ``drive = "joints"``."""
+        """``drive``, ``limbs`` (the tendon-driven ones) and ``peak_tension_n``: the largest tension (N)
+        each of their actuators applied over the session
+        (:meth:`~pccbullet.teleop.slave.Slave.peak_tensions`; a robot in its own process sends them when
+        it stops); empty without tendon-driven limbs."""
         if isinstance(self.slave, SlaveProcess):
             peaks = self.slave.stats.get("peak_tension_n", {})
         else:
             peaks = self.slave.peak_tensions()
-        return {"drive": self.cfg.drive, "peak_tension_n": peaks}
+        names = [limb.name for limb in self.robot.spec.limbs]
+        tendon_limbs = [n for n, d in self.cfg.drives(names).items() if d == "tendons"]
+        return {"drive": self.cfg.drive, "limbs": tendon_limbs, "peak_tension_n": peaks}
 
     def robot_report(self) -> dict[str, object]:
         """Whether the robot was heard: the watchdog's record
