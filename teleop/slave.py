@@ -98,6 +98,7 @@ class Slave:
         self._tendon_limbs = {n for n, d in drives.items() if d == "tendons"}
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         self.objects = place_objects(self.world, cfg.objects)  # as placed: free ones sink, float, are held
+        self._placed_z = [o.position()[2] for o in self.objects]
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.setpoint = {
             n: np.array([[c.bend, c.plane, c.length] for c in rest_configs(spec.limb(n).segments)])
@@ -167,9 +168,12 @@ class Slave:
             self._ticks += 1
             if self._ticks % SHAPE_LOOP_TICKS == 0:
                 touching = float(np.linalg.norm(self.force)) > CONTACT_FORCE_N
-                for name, _ in self.shape:  # not the haptic limb while it presses: the contact shapes it
-                    if name in self._tendon_limbs and not (name == haptic and (touching or self.reflex)):
-                        self.robot.compliant[name].tendons.follow_shape(SHAPE_LOOP_TICKS * dt)  # type: ignore[union-attr]
+                # not the haptic limb while it presses (the contact shapes it), not a limb while it grips
+                # (its coil pulls the segment ends off the commanded arcs: the loop then steers the grip
+                # sideways, off what it holds)
+                for name, drive in self._drives:
+                    if not (name == haptic and (touching or self.reflex)) and not drive.held:
+                        drive.follow_shape(SHAPE_LOOP_TICKS * dt)
         if len(self._tendon_limbs) < len(self.shape):
             self._move_targets(haptic, dt)
         self.world.step()
@@ -203,11 +207,16 @@ class Slave:
             drive = self.robot.compliant[name].tendons
             if name not in self._tendon_limbs or drive is None or drive.mode != "pcc":
                 continue
-            if self.grips >> i & 1:
+            closed = bool(self.grips >> i & 1)
+            if closed:
                 configs = [PccConfig(*row) for row in self.setpoint[name]]
                 drive.hold(drive.sets[-1], grip_tensions(drive, configs))
             else:
                 drive.release(drive.sets[-1])
+            # while a grasping limb grips, its contacts' estimate goes into its implicit step: the grip's
+            # tension then stays in its tendons (docs/guide/tendons.md, "Contact"); not otherwise (an
+            # estimating limb that strikes something while it moves can diverge)
+            self.robot.compliant[name].external_loads = closed and name in self.cfg.tendon_limbs
 
     def _move_targets(self, haptic: str, dt: float) -> None:
         rates = np.array(self.cfg.slave_rates) * dt
@@ -259,6 +268,25 @@ class Slave:
         """The largest tension (N) each actuator of the tendon-driven limbs applied since the robot was
         made (:attr:`TendonDrive.peak_tensions`); empty with ``drive = "joints"``."""
         return {n: float(v) for _, d in self._drives for n, v in zip(d.names, d.peak_tensions, strict=True)}
+
+    def object_report(self) -> dict[str, dict[str, object]]:
+        """Each free placed object at the last step: how far it rose since it was placed (m; negative: it
+        sank or fell), the contact force each limb exerts on it and everything else's (N), and whether
+        only limbs touch it (``held``: lifted off its supports and holding more than 1 cm up)."""
+        out: dict[str, dict[str, object]] = {}
+        for spec, obj, z0 in zip(self.cfg.objects, self.objects, self._placed_z, strict=True):
+            if obj.fixed:
+                continue
+            limbs = {n: float(np.linalg.norm(f)) for n, f in obj.limb_forces(self.robot).items()}
+            total = obj.contact_force()
+            on_limbs = sum((f for f in obj.limb_forces(self.robot).values()), np.zeros(3))
+            support = float(np.linalg.norm(total - on_limbs))
+            rise = float(obj.position()[2] - z0)
+            out[spec.name] = {
+                "lifted_height_m": rise, "limb_contact_force_n": limbs, "support_force_n": support,
+                "held": support == 0.0 and max(limbs.values(), default=0.0) > 0.0 and rise > 0.01,
+            }  # fmt: skip
+        return out
 
     def settled_mask(self) -> int:
         """Bit i set: limb i's joints all move slower than :data:`SETTLED_RATE`."""

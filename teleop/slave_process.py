@@ -125,6 +125,7 @@ def _slave_loop(
         "overruns": late,
         "reflex_ticks": slave.reflex_ticks,
         "peak_tension_n": slave.peak_tensions(),
+        "objects": slave.object_report(),
         "sections": slave.robot.spec.limbs[0].segments[0].sections,
     }
 

@@ -143,7 +143,7 @@ def test_with_joints_the_grasp_key_does_nothing_and_the_hud_says_why() -> None:
         assert s.slave.robot.compliant["grasper"].tendons.held == ()
         assert "driven by its joints (no tendons" in grip_line(s)
         assert s.last_report is not None and s.last_report.tensions.shape == (0,)
-        assert s.tendon_report() == {"drive": "joints", "limbs": [], "peak_tension_n": {}}
+        assert s.tendon_report() == {"drive": "joints", "limbs": [], "peak_tension_n": {}, "objects": {}}
 
 
 def test_placed_objects_exist_in_the_robots_world_and_in_the_masters_model() -> None:
@@ -183,7 +183,7 @@ def test_a_mixed_robot_grasps_with_its_tendon_driven_grasper_while_the_others_fo
     """``tendon_limbs=("grasper",)`` with ``drive = "joints"``: the robot's grasper runs on its tendons (its
     8 tensions reported, the grasp key holds its distal set) while the palpation arm moves on spring targets
     towards the stylus' command (no tendons); the summary names the tendon-driven limb."""
-    cfg = MmtConfig(downlink=LINK, uplink=LINK, tendon_limbs=("grasper",), sections=3)
+    cfg = MmtConfig(downlink=LINK, uplink=LINK, tendon_limbs=("grasper",), sections=3, objects=(BALL,))
     device = ScriptedDevice(
         waypoints=[(0.0, None), (0.5, None), (0.52, (0.475, 0.12, -0.41)), (1.2, (0.45, 0.15, -0.45))],
         presses=[(0.0, "select:grasper"), (0.05, "grasp"), (0.51, "select:palpation")],
@@ -191,11 +191,16 @@ def test_a_mixed_robot_grasps_with_its_tendon_driven_grasper_while_the_others_fo
     with MmtSession(cfg) as s:
         drives = {n: c.drive for n, c in s.slave.robot.compliant.items()}
         assert drives == {"grasper": "tendons", "palpation": "joints", "camera": "joints", "light": "joints"}
+        assert not any(c.external_loads for c in s.slave.robot.compliant.values())
         s.run(device, 1.2)
         assert s.slave.robot.compliant["grasper"].tendons.held == (1,)
+        # a gripping limb estimates its contacts (its grip's tension stays in its tendons); no other does
+        assert [n for n, c in s.slave.robot.compliant.items() if c.external_loads] == ["grasper"]
         assert s.last_report is not None and s.last_report.tensions.shape == (8,)
         rest = np.array([[0.0, 0.0, 0.3]] * 2)
         assert np.abs(s.slave.setpoint["palpation"] - rest).max() > 0.05  # moved on its spring targets
         report = s.tendon_report()
     assert report["drive"] == "joints" and report["limbs"] == ["grasper"]
+    ball = report["objects"]["ball"]  # type: ignore[index]
+    assert ball["lifted_height_m"] < -0.05 and ball["held"] is False  # it sank to the seabed and ball["support_force_n"] > 0.0
     assert sorted(report["peak_tension_n"]) == [f"grasper_s{g}_t{i}" for g in (1, 2) for i in range(4)]  # type: ignore[arg-type]

@@ -294,14 +294,16 @@ class MmtSession:
         """``drive``, ``limbs`` (the tendon-driven ones) and ``peak_tension_n``: the largest tension (N)
         each of their actuators applied over the session
         (:meth:`~pccbullet.teleop.slave.Slave.peak_tensions`; a robot in its own process sends them when
-        it stops); empty without tendon-driven limbs."""
+        it stops); empty without tendon-driven limbs; ``objects``: the placed objects' grasp figures at the
+        end (:meth:`~pccbullet.teleop.slave.Slave.object_report`)."""
         if isinstance(self.slave, SlaveProcess):
             peaks = self.slave.stats.get("peak_tension_n", {})
+            objects = self.slave.stats.get("objects", {})
         else:
-            peaks = self.slave.peak_tensions()
+            peaks, objects = self.slave.peak_tensions(), self.slave.object_report()
         names = [limb.name for limb in self.robot.spec.limbs]
         tendon_limbs = [n for n, d in self.cfg.drives(names).items() if d == "tendons"]
-        return {"drive": self.cfg.drive, "limbs": tendon_limbs, "peak_tension_n": peaks}
+        return {"drive": self.cfg.drive, "limbs": tendon_limbs, "peak_tension_n": peaks, "objects": objects}
 
     def robot_report(self) -> dict[str, object]:
         """Whether the robot was heard: the watchdog's record
