@@ -202,5 +202,7 @@ def test_a_mixed_robot_grasps_with_its_tendon_driven_grasper_while_the_others_fo
         report = s.tendon_report()
     assert report["drive"] == "joints" and report["limbs"] == ["grasper"]
     ball = report["objects"]["ball"]  # type: ignore[index]
-    assert ball["lifted_height_m"] < -0.05 and ball["held"] is False  # it sank to the seabed and ball["support_force_n"] > 0.0
+    assert (
+        ball["lifted_height_m"] < -0.05 and ball["held"] is False
+    )  # it sank to the seabed and ball["support_force_n"] > 0.0
     assert sorted(report["peak_tension_n"]) == [f"grasper_s{g}_t{i}" for g in (1, 2) for i in range(4)]  # type: ignore[arg-type]
