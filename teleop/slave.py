@@ -207,16 +207,11 @@ class Slave:
             drive = self.robot.compliant[name].tendons
             if name not in self._tendon_limbs or drive is None or drive.mode != "pcc":
                 continue
-            closed = bool(self.grips >> i & 1)
-            if closed:
+            if self.grips >> i & 1:
                 configs = [PccConfig(*row) for row in self.setpoint[name]]
                 drive.hold(drive.sets[-1], grip_tensions(drive, configs))
             else:
                 drive.release(drive.sets[-1])
-            # while a grasping limb grips, its contacts' estimate goes into its implicit step: the grip's
-            # tension then stays in its tendons (docs/guide/tendons.md, "Contact"); not otherwise (an
-            # estimating limb that strikes something while it moves can diverge)
-            self.robot.compliant[name].external_loads = closed and name in self.cfg.tendon_limbs
 
     def _move_targets(self, haptic: str, dt: float) -> None:
         rates = np.array(self.cfg.slave_rates) * dt

@@ -38,9 +38,10 @@ class MmtConfig:
             goal, :mod:`pccbullet.sim.tendons`: the motors' limits set the pace) or ``"joints"`` (spring
             targets moved towards each command at ``slave_rates``).
         tendon_limbs: with ``drive = "joints"``, the limbs driven through their tendons all the same (a
-            mixed robot: the grasper grasps through its tendons while the others follow spring targets);
-            while their grasp is closed these limbs put their contacts' estimate into their implicit
-            step, so that the grip's tension stays in its tendons (docs/guide/tendons.md, "Contact").
+            mixed robot: the grasper grasps through its tendons while the others follow spring targets).
+            No limb estimates its contacts here (with the grasper estimating while it gripped, the demo's
+            robot diverged where the camera tentacle pressed on it), so a closed grip loses part of its
+            tension to the spools' inertia while it presses (docs/guide/tendons.md, "Contact").
         predict: the master predicts the slave's sag with the Newton–Euler model.
         command_force: steady force (N) the force-aware command lets the operator ask for.
         force_limit: the slave's reflex threshold (N).
