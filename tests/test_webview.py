@@ -319,3 +319,19 @@ def test_the_rl_environment_renders_to_a_web_view() -> None:
         ConfigurationError, match=r"render_mode = 'human' is invalid; allowed: None, 'rgb_array', 'web'"
     ):
         UrsulaReachEnv(render_mode="human")
+
+
+def test_every_frame_published_before_close_is_counted_by_the_view() -> None:
+    """Frames published right before ``close`` are in the view's queue when it stops: it counts them as
+    received (not drawn), so the report adds up, ``received == published``, however late the view process
+    runs. Failed under load while the view stopped with frames still queued (received 1 of 2)."""
+    with World(mode="kinematic") as world:
+        world.load_robot("ursula", sections=2)
+        view = WebView(_scene(world))
+        assert view.wait_ready(60.0)
+        for k in range(30):
+            view.publish({}, t=0.02 * k)
+        report = view.close()
+        assert report["published"] + report["dropped"] == 30 and report["published"] >= 1
+        assert report["received"] == report["published"], report
+        assert view.publish({}, t=1.0) is False and view.dropped == report["dropped"] + 1  # closed

@@ -237,6 +237,12 @@ def _take(frames: Any, scenes: Any, events: dict[str, Any], loop: Any, state: St
         header = {"t": frame.get("t"), "n": counts["received"], "force": _finite(frame.get("force"))}
         loop.call_soon_threadsafe(state.put, "frame", encode_frame(header, mirror.poses()))
         counts["applied"] += 1
+    while True:  # frames published before the stop arrived: received, not drawn (the report adds up)
+        try:
+            frames.get(timeout=POLL_S)
+        except queue.Empty:
+            break
+        counts["received"] += 1
     if mirror is not None:
         mirror.close()
 

@@ -137,6 +137,7 @@ class WebView:
         self._held: set[str] = set()
         self._overlay = PendingOverlay()  # HUD and image not yet in a frame the view process took
         self._closed: dict[str, Any] | None = None
+        self._closing = False  # set by close(): no frame is published after it
         self.dropped = 0
         """Frames not sent because the view process had not taken the previous ones."""
         self.sent = 0
@@ -226,6 +227,9 @@ class WebView:
             force: by group, ``[x, y, z, fx, fy, fz, limit]``: an arrow of force ``f`` (N) at ``x, y, z``
                 (m, world), scaled to ``limit`` (N); the first group's also fills the page's force bar.
         """
+        if self._closing:  # a closed view takes no more frames (counted as dropped)
+            self.dropped += 1
+            return False
         self._overlay.note(hud, image)  # kept until a frame carries it (a dropped frame must not lose it)
         frame = {"joints": joints, "bases": bases, "t": t, "force": force}
         if not self._overlay.offer(self._queues["frames"], frame):
@@ -255,6 +259,10 @@ class WebView:
         report then has an ``"error"``)."""
         if self._closed is not None:
             return self._closed
+        self._closing = True
+        frames = self._queues["frames"]
+        frames.close()  # every frame published is in the pipe before the view stops (and counts them)
+        frames.join_thread()
         self._events["stop"].set()
         deadline = time.monotonic() + timeout
         report: dict[str, Any] | None = None
