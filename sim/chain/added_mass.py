@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pccbullet.sim.chain.kernels import ADDED_INERTIA, ADDED_MASS, FIXED, _cross, joint_dofs
+from pccbullet.sim.chain.kernels import ADDED_INERTIA, ADDED_MASS, _cross, _transmit
 
 
 @numba.njit(cache=True, inline="always")
@@ -68,19 +68,7 @@ def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:  
         Fs[i, 1] = ja * (l1 - tl * t1) + m1
         Fs[i, 2] = ja * (l2 - tl * t2) + m2
         Fs[i, 3], Fs[i, 4], Fs[i, 5] = F0, F1, F2
-    for i in range(n - 1, -1, -1):
-        kind = jtype[i]
-        if kind != FIXED:
-            j = dof[i]
-            for c in range(joint_dofs(kind)):
-                acc = 0.0
-                for a in range(6):
-                    acc += S[j + c, a] * Fs[i, a]
-                fa[j + c] = acc
-        pa = parent[i]
-        if pa >= 0:
-            for a in range(6):
-                Fs[pa, a] += Fs[i, a]
+    _transmit(parent, jtype, dof, S, Fs, fa)
 
 
 @numba.njit(cache=True, inline="always")

@@ -324,3 +324,23 @@ def joint_axes(jtype, dof, params, R, p, S) -> None:  # type: ignore[no-untyped-
             else:
                 S[j + k, 0], S[j + k, 1], S[j + k, 2] = u0, u1, u2
                 S[j + k, 3], S[j + k, 4], S[j + k, 5] = _cross(p[i, 0], p[i, 1], p[i, 2], u0, u1, u2)
+
+
+@numba.njit(cache=True, inline="always")
+def _transmit(parent, jtype, dof, S, F, out) -> None:  # type: ignore[no-untyped-def]
+    """``out = J^T F``: the generalized forces of the links' spatial forces ``F (n, 6)`` (``[moment about the
+    base origin; force]``, base axes; summed into each parent as the pass goes, so ``F`` is changed), tip to
+    base: each joint's ``S^T`` times the force its subtree carries."""
+    for i in range(parent.shape[0] - 1, -1, -1):
+        kind = jtype[i]
+        if kind != FIXED:
+            j = dof[i]
+            for c in range(joint_dofs(kind)):
+                acc = 0.0
+                for a in range(6):
+                    acc += S[j + c, a] * F[i, a]
+                out[j + c] = acc
+        pa = parent[i]
+        if pa >= 0:
+            for a in range(6):
+                F[pa, a] += F[i, a]

@@ -31,6 +31,7 @@ from pccbullet.sim.chain.kernels import (
     SPHERICAL,
     _kinematics,
     _moving_bias_and_fluid,
+    _transmit,
     joint_axes,
     joint_dofs,
 )
@@ -207,18 +208,7 @@ def _mass_times(parent, jtype, dof, S, IB, v) -> None:  # type: ignore[no-untype
             for b in range(6):
                 f += IB[i, a, b] * acc[i, b]
             F[i, a] = f
-    for i in range(n - 1, -1, -1):
-        if jtype[i] != FIXED:
-            d = dof[i]
-            for c in range(joint_dofs(jtype[i])):
-                f = 0.0
-                for a in range(6):
-                    f += S[d + c, a] * F[i, a]
-                v[d + c] = f
-        pa = parent[i]
-        if pa >= 0:
-            for a in range(6):
-                F[pa, a] += F[i, a]
+    _transmit(parent, jtype, dof, S, F, v)
 
 
 @numba.njit(cache=True)
