@@ -272,10 +272,10 @@ class Slave:
         for spec, obj, z0 in zip(self.cfg.objects, self.objects, self._placed_z, strict=True):
             if obj.fixed:
                 continue
-            limbs = {n: float(np.linalg.norm(f)) for n, f in obj.limb_forces(self.robot).items()}
-            total = obj.contact_force()
-            on_limbs = sum((f for f in obj.limb_forces(self.robot).values()), np.zeros(3))
-            support = float(np.linalg.norm(total - on_limbs))
+            forces = obj.limb_forces(self.robot)
+            limbs = {n: float(np.linalg.norm(f)) for n, f in forces.items()}
+            on_limbs = sum(forces.values(), np.zeros(3))
+            support = float(np.linalg.norm(obj.contact_force() - on_limbs))
             rise = float(obj.position()[2] - z0)
             out[spec.name] = {
                 "lifted_height_m": rise, "limb_contact_force_n": limbs, "support_force_n": support,

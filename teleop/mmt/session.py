@@ -115,10 +115,10 @@ class MmtSession:
         self.haptics = HapticRenderer(haptic)
         shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         drives = cfg.drives([limb.name for limb in spec.limbs])
+        self.tendon_limbs = [name for name, drive in drives.items() if drive == "tendons"]
+        """The robot's tendon-driven limbs, in the robot's order."""
         # the tendons a tendon-driven robot reports, in the reports' order (StateReport.tensions)
-        self.tendon_names = [
-            t.name for limb in spec.limbs if drives[limb.name] == "tendons" for t in limb.tendons
-        ]
+        self.tendon_names = [t.name for n in self.tendon_limbs for t in spec.limb(n).tendons]
         # the grasp holds tendons: a robot on its joints has none
         self.mapping.grasp_enabled = bool(self.tendon_names)
         self.transport = Transport(cfg, shape, self.world.dt, len(self.tendon_names))
@@ -301,9 +301,8 @@ class MmtSession:
             objects = self.slave.stats.get("objects", {})
         else:
             peaks, objects = self.slave.peak_tensions(), self.slave.object_report()
-        names = [limb.name for limb in self.robot.spec.limbs]
-        tendon_limbs = [n for n, d in self.cfg.drives(names).items() if d == "tendons"]
-        return {"drive": self.cfg.drive, "limbs": tendon_limbs, "peak_tension_n": peaks, "objects": objects}
+        limbs = list(self.tendon_limbs)
+        return {"drive": self.cfg.drive, "limbs": limbs, "peak_tension_n": peaks, "objects": objects}
 
     def robot_report(self) -> dict[str, object]:
         """Whether the robot was heard: the watchdog's record
