@@ -35,11 +35,7 @@ import numpy as np
 
 from pccbullet.sim.chain.kernels import ADDED_MASS, PRISMATIC, SPHERICAL
 from pccbullet.sim.chain.rigid import MASS_COLUMN
-from pccbullet.sim.chain.tendons import (
-    N_GAINS,
-    static_load,
-    tendon_geometry,
-)
+from pccbullet.sim.chain.tendons import N_GAINS, static_load, tendon_geometry
 from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.types import FloatArray
@@ -235,7 +231,9 @@ class TendonDrive:
         """Hold the set of tendons anchored at segment ``segment`` (0-based) at ``tensions`` (N, one per
         tendon of the set, >= 0; clipped by the actuators) while the other sets follow :meth:`set_pcc` and
         make up for its moment (a grip: the distal segment squeezes with a set force, the proximal ones
-        hold their shape). Until :meth:`release`, :meth:`set_tensions` or :meth:`slacken`; mode ``"pcc"``."""
+        hold their shape). Until :meth:`release`, :meth:`set_tensions` or :meth:`slacken`; mode ``"pcc"``.
+        Drops the shape loop's correction (:meth:`follow_shape`): learned on the free limb, it bends a
+        gripping one away from its goal (pause the loop while a set is held)."""
         if segment not in self.sets or self.mode != "pcc":
             why = f"allowed: {list(self.sets)}" if segment not in self.sets else "hold needs mode 'pcc' first"
             raise ConfigurationError(f"segment = {segment!r} cannot be held; {why}")
@@ -245,6 +243,9 @@ class TendonDrive:
             got = np.asarray(tensions).tolist()
             raise ConfigurationError(f"tensions = {got!r} is invalid; allowed: {hi - lo} numbers >= 0 (N)")
         self._td[10][lo:hi] = T
+        if self._goal is not None and self._correction.any():
+            self._correction[:] = 0.0
+            self._command(self._limb.pcc_vector(self._corrected()))  # type: ignore[attr-defined]
 
     def release(self, segment: int) -> None:
         """Let the controller drive segment ``segment``'s set again (after :meth:`hold`)."""

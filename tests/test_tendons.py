@@ -393,6 +393,26 @@ def test_a_held_set_keeps_its_tensions_while_the_other_sets_follow_their_command
         assert drive.motor_forces[7] != 6.0
 
 
+def test_a_hold_drops_the_shape_loops_correction() -> None:
+    """The shape loop's correction, learned while the grasper sagged free in water (2 s of
+    ``follow_shape``), is dropped by ``hold``: the controller pulls towards the commanded arcs' tendon
+    lengths again (as right after ``set_pcc``). Failed while the correction stayed: the demo's gripping
+    coil, steered by a correction learned on the free limb, dragged its bar off the posts."""
+    with pcb.World(mode="dynamic", medium="water") as world:
+        robot = world.load_robot("ursula", limbs=["grasper"], drive="tendons")
+        drive = robot.compliant["grasper"].tendons
+        robot.set_pcc("grasper", [pcb.PccConfig(0.0, 0.0, 0.3), pcb.PccConfig(0.0, 0.0, 0.3)])
+        plain = drive.commanded_lengths.copy()
+        for _ in range(100):
+            world.step(20)
+            drive.follow_shape(0.02)
+        assert np.abs(drive.shape_correction).max() > 0.02
+        assert np.abs(drive.commanded_lengths - plain).max() > 1e-4
+        drive.hold(1, [6.0, 0.0, 0.0, 0.0])
+        assert np.abs(drive.shape_correction).max() == 0.0
+        assert np.abs(drive.commanded_lengths - plain).max() < 1e-12
+
+
 def test_drive_and_contact_estimate_per_limb() -> None:
     """``load_robot(drive={...}, external_loads={...})``: the grasper through its tendons and estimating its
     contacts, the other limbs on spring targets without; a name the robot lacks is refused in one line."""
