@@ -43,7 +43,8 @@ from pccbullet.urdf_gen.errors import PccBulletError, UsageError, clip
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
-SCRIPTED_DEMO_S = 15.0  # s, the scripted session (teleop.demo.run.DEFAULT_DURATION_S: slow to import)
+SCRIPTED_DEMO_S = 20.0  # s, the scripted session (teleop.demo.run.DEFAULT_DURATION_S: slow to import)
+DEMO_DRIVES = ("mixed", "joints", "tendons")  # teleop.demo.scene.DRIVES (slow to import)
 MAX_FLOOD = 100_000_000  # junk datagrams of bench --demo --flood at most
 
 # Loggers of this project: -v sets them to INFO, -vv to DEBUG. Third-party loggers (matplotlib, trimesh,
@@ -167,16 +168,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     d.add_argument(
         "--drive",
-        default="joints",
-        choices=["joints", "tendons"],
-        help="what moves the robot's limbs: spring targets (default) or its tendons (for the grasp key, g)",
+        default="mixed",
+        choices=DEMO_DRIVES,
+        help="what moves the robot's limbs: mixed (default: the grasper on its tendons, for the grasp key g; "
+        "the others on spring targets), joints (spring targets only: no grasp) or tendons (every limb)",
     )
     d.add_argument(
         "--objects",
         type=Path,
         default=None,
         metavar="FILE",
-        help="place objects in the scene: a TOML file of [[objects]] tables (as a grasp experiment's)",
+        help="the objects in the scene: a TOML file of [[objects]] tables (as a grasp experiment's; "
+        "default: a bar on two rock posts under the grasper)",
     )
     d.add_argument(
         "--no-gif",

@@ -44,7 +44,7 @@ from pccbullet.teleop.mmt.packets import (
 )
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
+from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
 from pccbullet.urdf_gen.specs import LimbSpec, Payload, RobotSpec
 
@@ -94,16 +94,17 @@ class Slave:
         self.cfg = cfg
         self.world = World(mode="dynamic", medium=cfg.medium, chain=cfg.chain)
         drives = cfg.drives([limb.name for limb in spec.limbs])
-        self.robot = self.world.load_robot(spec, drive=drives)
+        estimate = dict.fromkeys(cfg.estimate_contacts, True)
+        self.robot = self.world.load_robot(spec, drive=drives, external_loads=estimate)
+        start = cfg.start_configs(spec)
+        for name, _ in cfg.start:
+            self.robot.set_pcc(name, start[name], mode="reset")
         self._tendon_limbs = {n for n, d in drives.items() if d == "tendons"}
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         self.objects = place_objects(self.world, cfg.objects)  # as placed: free ones sink, float, are held
         self._placed_z = [o.position()[2] for o in self.objects]
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
-        self.setpoint = {
-            n: np.array([[c.bend, c.plane, c.length] for c in rest_configs(spec.limb(n).segments)])
-            for n, _ in self.shape
-        }
+        self.setpoint = {n: np.array([[c.bend, c.plane, c.length] for c in start[n]]) for n, _ in self.shape}
         self.target = {n: v.copy() for n, v in self.setpoint.items()}
         self._settled: set[str] = set()
         self._new_command = False

@@ -340,7 +340,9 @@ def test_bench_peer_mujoco_without_mujoco_says_so_before_running(capsys, monkeyp
 
 def test_the_demo_help_gives_the_scripted_sessions_length() -> None:
     """``pccbullet demo --help`` names the scripted session's real length (it said 14 s for a 15 s script)."""
-    from pccbullet.teleop.cli import SCRIPTED_DEMO_S
+    from pccbullet.teleop.cli import DEMO_DRIVES, SCRIPTED_DEMO_S
     from pccbullet.teleop.demo.run import DEFAULT_DURATION_S
+    from pccbullet.teleop.demo.scene import DRIVES
 
     assert SCRIPTED_DEMO_S == DEFAULT_DURATION_S
+    assert DEMO_DRIVES == DRIVES

@@ -4,6 +4,7 @@ peak tensions in the summary, placed objects on both sides of the link (issue 27
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ from pccbullet.teleop.mmt.packets import (
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.mmt.transport import Transport
 from pccbullet.teleop.slave import GRIP_TENSION_N, grip_tensions
-from pccbullet.urdf_gen.errors import SpecError
+from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.spec_loader import load_robot
 
@@ -193,7 +194,7 @@ def test_a_mixed_robot_grasps_with_its_tendon_driven_grasper_while_the_others_fo
         assert drives == {"grasper": "tendons", "palpation": "joints", "camera": "joints", "light": "joints"}
         s.run(device, 1.2)
         assert s.slave.robot.compliant["grasper"].tendons.held == (1,)
-        assert not any(c.external_loads for c in s.slave.robot.compliant.values())  # stable: see MmtConfig
+        assert not any(c.external_loads for c in s.slave.robot.compliant.values())  # none listed
         assert s.last_report is not None and s.last_report.tensions.shape == (8,)
         rest = np.array([[0.0, 0.0, 0.3]] * 2)
         assert np.abs(s.slave.setpoint["palpation"] - rest).max() > 0.05  # moved on its spring targets
@@ -204,3 +205,29 @@ def test_a_mixed_robot_grasps_with_its_tendon_driven_grasper_while_the_others_fo
         ball["lifted_height_m"] < -0.05 and ball["held"] is False
     )  # it sank to the seabed and ball["support_force_n"] > 0.0
     assert sorted(report["peak_tension_n"]) == [f"grasper_s{g}_t{i}" for g in (1, 2) for i in range(4)]  # type: ignore[arg-type]
+
+
+def test_the_start_pose_is_the_masters_command_and_the_robots_pose_and_bad_ones_are_refused() -> None:
+    """``MmtConfig.start``: the folded tentacles of the demo (:data:`FOLDED`) are the master's command and
+    model at t = 0 and the robot's pose (its measured arcs at once); the limbs that estimate their contacts
+    are the listed ones; a start naming no limb of the robot, or the wrong number of segments, is refused
+    with one line."""
+    from pccbullet.teleop.demo.scene import FOLDED, demo_config
+
+    cfg = demo_config("optical", "mixed", objects=())
+    spec = load_robot("ursula", sections=3)
+    with pytest.raises(
+        ConfigurationError, match=r"start = 'tail' with 1 segments is invalid; allowed: a limb"
+    ):
+        MmtConfig(start=(("tail", ((0.0, 0.0, 0.6),)),)).start_configs(spec)
+    with pytest.raises(ConfigurationError, match=r"start = 'grasper' with 1 segments .* per segment \(2\)"):
+        MmtConfig(start=(("grasper", ((0.0, 0.0, 0.3),)),)).start_configs(spec)
+    with MmtSession(replace(cfg, sections=3)) as s:
+        for name, rows in FOLDED:
+            want = [PccConfig(*r) for r in rows]
+            assert s.mapping.command[name] == want and s.model.configs[name] == want
+            got = s.slave.robot.measured_pcc(name)[0]
+            assert abs(got.bend - want[0].bend) < 1e-6 and abs(got.plane - want[0].plane) < 1e-6
+        assert s.mapping.command["grasper"] == rest_configs(spec.limb("grasper").segments)
+        estimating = {n for n, c in s.slave.robot.compliant.items() if c.external_loads}
+        assert estimating == {"grasper"}

@@ -11,6 +11,7 @@ from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.channel import Bernoulli, acoustic_link
 from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
+from pccbullet.teleop.demo.scene import demo_config
 from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.packets import (
@@ -29,8 +30,10 @@ from pccbullet.urdf_gen.spec_loader import load_robot
 
 @pytest.fixture(scope="module")
 def demo_session():
-    """The demo's scripted session (URSULA at the file's N = 10, seawater), 15 s in lockstep."""
+    """The demo's scripted session and scene (URSULA at the file's N = 10, seawater, the grasper on its
+    tendons, the bar on its posts), 20 s in lockstep; the bar's report sampled at 10 Hz."""
     frozen: list[int] = []
+    bar: list[tuple[float, dict[str, object]]] = []
     device = scripted_operator()
     read = device.read
 
@@ -40,10 +43,17 @@ def demo_session():
         return read(t)
 
     device.read = read_and_look  # type: ignore[method-assign]
-    with MmtSession(MmtConfig()) as s:
-        stats = s.run(device, DEFAULT_DURATION_S)
+    with MmtSession(demo_config("acoustic", "mixed")) as s:
+        slave = s.slave
+        assert isinstance(slave, Slave)
+
+        def sample(k: int, t: float) -> None:
+            if k % 5 == 0:
+                bar.append((t, slave.object_report()["bar"]))
+
+        stats = s.run(device, DEFAULT_DURATION_S, on_visual=sample)
         assert gc.get_freeze_count() == 0
-        yield s, stats, s.metrics(), frozen
+        yield s, stats, s.metrics(), frozen, bar
 
 
 def test_the_slave_is_the_dynamic_squid_and_sags_as_the_dynamic_mode_alone() -> None:
@@ -68,7 +78,7 @@ def test_the_slave_is_the_dynamic_squid_and_sags_as_the_dynamic_mode_alone() -> 
 
 
 def test_the_slave_force_comes_from_contact(demo_session) -> None:
-    s, _, m, _ = demo_session
+    s, _, m, *_ = demo_session
     f = np.linalg.norm(s.log["f_s"], axis=1)
     assert f[:100].max() == 0.0  # straight limbs in free water at the start: nothing touched
     assert m["contact_time_s"] > 3.0 and f.max() > 0.05
@@ -83,7 +93,7 @@ def test_the_slave_force_comes_from_contact(demo_session) -> None:
 def test_force_agreement_and_bound_in_steady_contact(demo_session) -> None:
     """Issue 15 item 3: once the rock is located, over the last second of steady contact the operator's
     force and the slave's measured force agree to 0.3 N; the slave never exceeds 1.2 x the 3 N peak."""
-    s, _, m, _ = demo_session
+    s, _, m, *_ = demo_session
     # the rock lies out of the arm's resting plane; the arm touches its shoulder: located within 15 mm
     # (11 mm in the demo's session)
     assert m["rock_located"] and m["rock_error_m"] < 0.015
@@ -96,13 +106,30 @@ def test_force_agreement_and_bound_in_steady_contact(demo_session) -> None:
 def test_the_master_predicts_the_sag(demo_session) -> None:
     """The master's model includes the Newton-Euler sag: in free water (first second, before any
     command) its tip follows the slave's far closer than the commanded (straight) shape would."""
-    s, _, _, _ = demo_session
+    s, *_ = demo_session
     lg = s.log
     k = 1000  # t = 1 s: both have sagged for 1 s; the slave's first report is only now arriving
     straight = np.array([0.725, 0.06, -0.06])  # the palpation tip of the straight command
     err_model = np.linalg.norm(lg["tip_m"][k] - lg["tip_s"][k])
     err_command = np.linalg.norm(straight - lg["tip_s"][k])
     assert err_command > 0.25 and err_model < 0.5 * err_command
+
+
+def test_the_scripted_session_grasps_the_bar_lifts_it_and_holds_it(demo_session) -> None:
+    """Issue 27 item 3: the grasper coils round the bar on its posts (the grasp closed at 0.5 s), lifts it
+    (from 6 s) and holds it to the end: it rises 10 cm or more above where it was placed and stays held
+    (off its posts, only limbs touching it, more than 1 cm up) for the last 2 s and more; it never touched
+    the seabed, and the grasper is what holds it."""
+    s, *_, bar = demo_session
+    t = np.array([t for t, _ in bar])
+    rise = np.array([r["lifted_height_m"] for _, r in bar])
+    held = np.array([r["held"] for _, r in bar])
+    assert rise[-1] >= 0.10 and rise.min() > -0.05, rise.min()
+    first_of_last_run = t[np.flatnonzero(~held)[-1] + 1] if (~held).any() else t[0]
+    assert t[-1] - first_of_last_run >= 2.0 and held[-1]
+    forces = bar[-1][1]["limb_contact_force_n"]
+    assert max(forces, key=forces.get) == "grasper" and bar[-1][1]["support_force_n"] == 0.0  # type: ignore[arg-type]
+    assert s.tendon_report()["objects"]["bar"]["held"] is True  # type: ignore[index]
 
 
 def test_session_runs_with_the_objects_alive_at_its_start_out_of_the_collectors_scans(demo_session) -> None:

@@ -9,8 +9,8 @@ web view (``--view web``) the session is shown on it as the demo shows it (:mod:
 once a page has opened it, and the figures add the view's: frames dropped, sent to the page, the page's rate.
 
 ``flood=N`` (``--flood N``): the operator's device is a process of its own that plays the same script over
-the UDP bridge with its HMAC key, and at :data:`FLOOD_AT_S` of the session (the palpation arm over the
-rock) a flooder process sends ``N`` junk datagrams to the bridge's port (:mod:`pccbullet.teleop.demo.flood`;
+the UDP bridge with its HMAC key, and at :data:`FLOOD_AT_S` of the session (the grasper about to lift the
+bar) a flooder process sends ``N`` junk datagrams to the bridge's port (:mod:`pccbullet.teleop.demo.flood`;
 ``N = 0``: the same run without a flood). The master ticks and the device's poses during the flood are
 reported beside the whole run's, with the probe before and after the run.
 """
@@ -18,6 +18,7 @@ reported beside the whole run's, with the probe before and after the run.
 from __future__ import annotations
 
 import multiprocessing as mp
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pccbullet.sim.bench import machine_jitter
@@ -31,8 +32,8 @@ from pccbullet.teleop.demo.flood import (
     udp_operator,
 )
 from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
+from pccbullet.teleop.demo.scene import demo_config
 from pccbullet.teleop.haptics import HapticParams
-from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.urdf_gen.errors import ConfigurationError
 
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from pccbullet.sim.webview.view import WebView
 
 PAGE_WAIT_S = 300.0  # s, longest wait for a page to open the web view before the timed run
-FLOOD_AT_S = 6.0  # s of the session when the flood starts: the palpation arm moves over the rock
+FLOOD_AT_S = 6.0  # s of the session when the flood starts: the grasper starts to lift the bar
 RESULT_WAIT_S = 120.0  # s, longest wait for the device's and the flooder's records after the run
 START_S = 120.0  # s, longest wait for the device's process to import what it needs
 
@@ -64,7 +65,8 @@ def bench_demo(
         raise ConfigurationError("a flood run with a web view is invalid; allowed: one of the two")
     extra: dict[str, Any] = {}
     web: dict[str, Any] = {}
-    with MmtSession(MmtConfig(sections=sections), slave="process", record_poses=view is not None) as session:
+    cfg = replace(demo_config("acoustic", "mixed"), sections=sections)  # the demo's scene and robot
+    with MmtSession(cfg, slave="process", record_poses=view is not None) as session:
         options: dict[str, Any] = {}
         if view is not None:
             from pccbullet.teleop.demo.frames import viewer_frames
@@ -85,6 +87,7 @@ def bench_demo(
                 web.update(view.close())
         metrics = session.metrics()
         robot = session.robot_report()
+        objects = session.tendon_report()["objects"]
     slave: dict[str, Any] = stats.pop("slave")  # type: ignore[assignment]
     return {
         "seconds": seconds,
@@ -108,6 +111,8 @@ def bench_demo(
         },
         "robot_losses": len(robot["losses"]),  # type: ignore[arg-type]
         "contact_force_error_max_n": metrics["force_error_contact_max_n"],
+        "slave_force_max_n": metrics["slave_force_max_n"],
+        "objects": objects,
         "machine_probe": probe,
         "haptic_params": {"peak_force_n": HapticParams().peak_force},
         **extra,
@@ -197,6 +202,9 @@ def format_demo(result: dict[str, Any]) -> str:
         f"haptic faults latched {result['master']['haptic_faults_latched']}; "
         f"robot losses {result['robot_losses']}",
     ]
+    for name, o in result.get("objects", {}).items():
+        held = "held" if o["held"] else "not held"
+        lines.append(f"{name}: lifted {100 * o['lifted_height_m']:.1f} cm, {held} at the end")
     lines += _web_line(result.get("web_view"))
     if "flood" in result:
         f, q = result["flood"], result["machine_probe_after"]

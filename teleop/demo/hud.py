@@ -92,7 +92,7 @@ def grip_line(session: MmtSession) -> str:
     tendon tension in that report; a robot driven by its joints has no tendons: the key does nothing."""
     m = session.mapping
     if not m.grasp_enabled:
-        return "grip (g): none, the robot is driven by its joints (no tendons; --drive tendons)"
+        return "grip (g): none, the robot is driven by its joints (no tendons; --drive mixed or tendons)"
     i = m.names.index(m.limb)
     report = session.last_report
     closed = "CLOSED" if m.grips >> i & 1 else "open"

@@ -32,7 +32,6 @@ from pccbullet.sim.friction import MATERIALS
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
 from pccbullet.sim.world import PHYSICS_DT, World
-from pccbullet.teleop.channel import link_named
 from pccbullet.teleop.demo.console import QuitKey, open_operator, status_printer
 from pccbullet.teleop.demo.frames import viewer_frames
 from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_gif
@@ -46,7 +45,8 @@ from pccbullet.teleop.demo.outputs import (
     scene_pose,
     write_camera_image,
 )
-from pccbullet.teleop.demo.script import scripted_operator
+from pccbullet.teleop.demo.scene import demo_config
+from pccbullet.teleop.demo.script import SESSION_S, scripted_operator
 from pccbullet.teleop.demo.summary import SummaryFile, sigint_deferred
 from pccbullet.teleop.devices.base import InputDevice
 from pccbullet.teleop.devices.keys import key_table
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from pccbullet.teleop.demo.web import DemoWebView
 
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
-DEFAULT_DURATION_S = 15.0  # s: the scripted session looks at the rock, reaches beside it, touches it, holds
+DEFAULT_DURATION_S = SESSION_S  # s: the scripted session grasps and lifts the bar, touches the rock, holds
 MAX_SESSION_S = 86400.0  # s, longest interactive session (it runs until the operator quits)
 MAX_GIF_FRAMES = 300  # GIF frames kept (the last 30 s at 10 fps)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
@@ -84,7 +84,7 @@ def run_demo(
     gif: bool = True,
     link: str = "acoustic",
     view: str = "auto",
-    drive: str = "joints",
+    drive: str = "mixed",
     objects: Path | Sequence[ObjectSpec] | None = None,
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
@@ -113,10 +113,10 @@ def run_demo(
         view: one of :data:`VIEWS`; ``"web"``: the page in the browser instead of the GUI
             (:mod:`pccbullet.teleop.demo.web`; ``viewer`` may be a started
             :class:`~pccbullet.sim.webview.view.WebView`), whose keys ``"keyboard"`` (and ``"auto"``) read.
-        drive: what moves the robot's limbs (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.drive`).
+        drive: what moves the robot's limbs, one of :data:`~pccbullet.teleop.demo.scene.DRIVES`.
         objects: objects to place in the scene (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects`), or
             a TOML file of ``[[objects]]`` tables (:func:`~pccbullet.teleop.mmt.objects.load_objects`);
-            ``None``: none.
+            ``None``: the bar on its posts (:func:`~pccbullet.teleop.demo.scene.scene_objects`).
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -129,8 +129,8 @@ def run_demo(
             "device = 'keyboard' reads the GUI window's keys and needs a display; "
             "use --device terminal or --view web without one"
         )
-    placed = load_objects(objects) if isinstance(objects, Path) else tuple(objects or ())
-    cfg = MmtConfig(downlink=link_named(link), uplink=link_named(link), drive=drive, objects=placed)
+    placed = load_objects(objects) if isinstance(objects, Path) else objects
+    cfg = demo_config(link, drive, placed)
     if device == "auto":
         device = "keyboard" if gui or web else "scripted"
     if duration is None:

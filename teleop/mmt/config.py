@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 
 from pccbullet.sim.experiments.grasp_spec import ObjectSpec
 from pccbullet.teleop.channel import LinkSpec, acoustic_link
+from pccbullet.teleop.ik import clamp_config
 from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
+from pccbullet.urdf_gen.specs import RobotSpec
 
 K_ENV_RANGE = (1.0, 2000.0)  # N/m, bounds of the learned contact stiffness
 RING_TICKS = 8192  # master ticks whose predictions are kept for the reports (8.2 s at 1 kHz; > round trip)
@@ -39,9 +42,12 @@ class MmtConfig:
             targets moved towards each command at ``slave_rates``).
         tendon_limbs: with ``drive = "joints"``, the limbs driven through their tendons all the same (a
             mixed robot: the grasper grasps through its tendons while the others follow spring targets).
-            No limb estimates its contacts here (with the grasper estimating while it gripped, the demo's
-            robot diverged where the camera tentacle pressed on it), so a closed grip loses part of its
-            tension to the spools' inertia while it presses (docs/guide/tendons.md, "Contact").
+        estimate_contacts: the limbs that put their contacts' estimate into their implicit step
+            (``World.load_robot(external_loads=...)``): a tendon-driven limb that grips needs it, or its
+            grip loses tension to the spools' inertia while it presses (docs/guide/tendons.md, "Contact").
+        start: the pose each listed limb holds when the session starts, ``(limb, ((bend rad, plane rad,
+            length m), ...one per segment))``, clipped to the segments' limits like a command; the same
+            in the master's command and on the robot; limbs left out start straight.
         predict: the master predicts the slave's sag with the Newton–Euler model.
         command_force: steady force (N) the force-aware command lets the operator ask for.
         force_limit: the slave's reflex threshold (N).
@@ -70,6 +76,8 @@ class MmtConfig:
     chain: str = "rod"
     drive: str = "joints"
     tendon_limbs: tuple[str, ...] = ()
+    estimate_contacts: tuple[str, ...] = ()
+    start: tuple[tuple[str, tuple[tuple[float, float, float], ...]], ...] = ()
     predict: bool = True
     command_force: float = 0.6
     force_limit: float = 3.0
@@ -108,3 +116,18 @@ class MmtConfig:
         """Each of ``limbs``' drive, ``"tendons"`` or ``"joints"`` (``drive`` and ``tendon_limbs``)."""
         every = self.drive == "tendons"
         return {n: "tendons" if every or n in self.tendon_limbs else "joints" for n in limbs}
+
+    def start_configs(self, spec: RobotSpec) -> dict[str, list[PccConfig]]:
+        """Every limb's pose at the start (:attr:`start`, the others straight at rest length), checked
+        against ``spec``: one line naming the limb and what is wrong."""
+        out = {limb.name: rest_configs(limb.segments) for limb in spec.limbs}
+        for name, rows in self.start:
+            if name not in out or len(rows) != len(out[name]):
+                n = len(out[name]) if name in out else 0
+                raise ConfigurationError(
+                    f"start = {name!r} with {len(rows)} segments is invalid; allowed: a limb of "
+                    f"{spec.name} ({', '.join(out)}) with one (bend, plane, length) per segment ({n})"
+                )
+            want = [PccConfig(*map(float, r)) for r in rows]
+            out[name] = [clamp_config(c, seg) for c, seg in zip(want, spec.limb(name).segments, strict=True)]
+        return out

@@ -21,7 +21,7 @@ import numpy as np
 from pccbullet.sim.robot import Robot
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.predict import SagPredictor
-from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
+from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.pcc_fit import add_offset, bend_vectors, canonical_limb
 
 IK_OFFSET_TAU = 0.2  # s, low-pass of the offsets the operator's IK solves through
@@ -75,9 +75,7 @@ class MasterModel:
         self._cmd_key: dict[str, tuple[PccConfig, ...]] = {}
         self._cmd_canon: dict[str, list[PccConfig]] = {}
         self._shown: dict[str, list[PccConfig]] = {}
-        self.configs: dict[str, list[PccConfig]] = {
-            n: rest_configs(spec.limb(n).segments) for n in self._order
-        }
+        self.configs: dict[str, list[PccConfig]] = cfg.start_configs(spec)
 
     def update(self, k: int, dt: float, cmd: dict[str, list[PccConfig]], residuals: np.ndarray) -> None:
         """Tick ``k`` (of ``dt`` s): predict the robot's shape for command ``cmd`` (limb -> per-segment PCC),

@@ -109,6 +109,7 @@ class MmtSession:
         self.objects = place_objects(self.world, cfg.objects, fixed=True)  # shown where they were placed
         T_base = {limb.name: self.robot.T_world_limbbase(limb.name) for limb in spec.limbs}
         self.mapping = OperatorMapping(spec, T_world_base=T_base, ik_iters=1)
+        self.mapping.command.update(cfg.start_configs(spec))
         # the IK moves the command at most ~1 rad/s: it solves through the predicted sag, which relaxes
         # to a new command in ~0.3 s; faster steps chased it and made the command (and the slave) jitter
         self.mapping.ik_max_step = IK_MAX_STEP

@@ -1,0 +1,56 @@
+"""The demo's scene and robot (:func:`demo_config`): the rock, the bar to retrieve, the limbs' drives and
+their start pose.
+
+The bar is the grasp experiment's (``assets/experiments/grasper_grasp.toml``): a PLA rod on two rock posts
+below the grasper, beside the rock the palpation arm touches. The camera and light tentacles start folded
+up and out to the sides (:data:`FOLDED`): a 600 mm Ecoflex 00-30 tentacle cannot hold itself level in
+water (straight, the camera tentacle's tip sinks about 45 cm within 1.3 s, 30 cm even on its tendons), and
+each hangs over one of the arms mounted 120 mm below it; folded, they hang outside the arms. The grasper
+runs on its tendons (the grasp holds its distal set, :mod:`pccbullet.teleop.slave`) and estimates its
+contacts (a pressing grip otherwise loses tension to its spools' inertia).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from pccbullet.sim.experiments.grasp import load_grasp
+from pccbullet.sim.experiments.grasp_spec import ObjectSpec
+from pccbullet.sim.experiments.spec import experiments_dir
+from pccbullet.teleop.channel import link_named
+from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.urdf_gen.errors import ConfigurationError
+
+DRIVES = ("mixed", "joints", "tendons")
+"""The demo's drives: ``"mixed"`` (the default: the grasper on its tendons, the other limbs on spring
+targets), ``"joints"`` (every limb on spring targets: no grasp) and ``"tendons"`` (every limb)."""
+GRASPER = "grasper"
+FOLDED: tuple[tuple[str, tuple[tuple[float, float, float], ...]], ...] = (
+    ("camera", ((math.radians(140.0), math.radians(-150.0), 0.6),)),  # up and out to -y
+    ("light", ((math.radians(140.0), math.radians(150.0), 0.6),)),  # up and out to +y
+)
+"""The tentacles' start pose (:attr:`MmtConfig.start`): bent 140 deg up and outwards, so that they hang
+outside the arms (the camera tentacle 6 cm or more from the grasper over the scripted session)."""
+
+
+def scene_objects() -> tuple[ObjectSpec, ...]:
+    """The bar on its two rock posts, as the bundled grasp experiment places them."""
+    return load_grasp(experiments_dir() / "grasper_grasp.toml").objects
+
+
+def demo_config(link: str, drive: str, objects: Sequence[ObjectSpec] | None = None) -> MmtConfig:
+    """The demo's setup: ``link`` both ways, ``drive`` one of :data:`DRIVES`, ``objects`` (``None``: the
+    scene's, :func:`scene_objects`), the tentacles folded (:data:`FOLDED`)."""
+    if drive not in DRIVES:
+        raise ConfigurationError(f"drive = {drive!r} is invalid; allowed: {', '.join(DRIVES)}")
+    grasper_tendons = drive != "joints"
+    return MmtConfig(
+        downlink=link_named(link),
+        uplink=link_named(link),
+        drive="tendons" if drive == "tendons" else "joints",
+        tendon_limbs=(GRASPER,) if drive == "mixed" else (),
+        estimate_contacts=(GRASPER,) if grasper_tendons else (),
+        objects=scene_objects() if objects is None else tuple(objects),
+        start=FOLDED,
+    )
