@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pccbullet.sim.bullet import pb
 from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.ik import clamp_config
@@ -35,10 +36,12 @@ from pccbullet.teleop.mmt.packets import (
     CMD_HEADER,
     CMD_VERSION,
     STATE_HEADER,
+    STATE_OBJECTS,
     STATE_PLAIN,
     STATE_TAIL,
     STATE_TENDONS,
     decode_configs,
+    encode_objects,
     encode_shape,
     encode_tensions,
 )
@@ -103,6 +106,7 @@ class Slave:
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         self.objects = place_objects(self.world, cfg.objects)  # as placed: free ones sink, float, are held
         self._placed_z = [o.position()[2] for o in self.objects]
+        self._free = [o for o in self.objects if not o.fixed]  # reported in every state report
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.setpoint = {n: np.array([[c.bend, c.plane, c.length] for c in start[n]]) for n, _ in self.shape}
         self.target = {n: v.copy() for n, v in self.setpoint.items()}
@@ -245,7 +249,8 @@ class Slave:
 
     def state_packet(self, seq: int, t: float) -> bytes:
         """Measured shapes, sensor force, located rock and tip, and the command being tracked; driven by
-        tendons, their block (:func:`~pccbullet.teleop.mmt.packets.encode_tensions`) after the shapes."""
+        tendons, their block (:func:`~pccbullet.teleop.mmt.packets.encode_tensions`) after the shapes; then
+        the free objects' poses (:func:`~pccbullet.teleop.mmt.packets.encode_objects`)."""
         age = self.world.time - self.cmd_time
         tail = STATE_TAIL.pack(*self.force, *self.rock_located, *self.tip())
         body = encode_shape(self.measure(), [n for n, _ in self.shape])
@@ -253,6 +258,14 @@ class Slave:
         if self._drives:
             version = STATE_TENDONS
             body += encode_tensions(self.held_mask(), np.concatenate([d.tensions for _, d in self._drives]))
+        if self._free:
+            version += STATE_OBJECTS
+            cid = self.world.client
+            poses = [
+                np.concatenate(pb.getBasePositionAndOrientation(o.body, physicsClientId=cid))
+                for o in self._free
+            ]
+            body += encode_objects(np.array(poses))
         return STATE_HEADER.pack(version, 2, seq, t, self.cmd_seq, age, self.settled_mask()) + body + tail
 
     def held_mask(self) -> int:

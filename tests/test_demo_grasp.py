@@ -22,10 +22,13 @@ from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.objects import load_objects
 from pccbullet.teleop.mmt.packets import (
     CMD_HEADER,
+    OBJECT_POSE,
     STATE_HEADER,
     STATE_TAIL,
     TENSION_STEP,
+    decode_objects,
     decode_tensions,
+    encode_objects,
     encode_tensions,
     tendon_block_size,
 )
@@ -82,6 +85,21 @@ def test_tension_block_round_trips_in_steps_and_costs_one_byte_a_tendon() -> Non
     plain, tendons = Transport(cfg, SHAPE, 1e-3), Transport(cfg, SHAPE, 1e-3, N_TENDONS)
     assert plain.report_size == STATE_HEADER.size + 36 + STATE_TAIL.size == 95
     assert tendons.report_size == 120  # 25 bytes more: 1 kbit/s at 5 reports a second
+
+
+def test_object_block_round_trips_to_half_a_millimetre_and_costs_14_bytes_an_object() -> None:
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(3, 4))
+    poses = np.concatenate([rng.uniform(-2.0, 2.0, (3, 3)), q / np.linalg.norm(q, axis=1, keepdims=True)], 1)
+    data = encode_objects(poses)
+    out = decode_objects(data)
+    assert len(data) == 3 * OBJECT_POSE.size == 42
+    assert np.abs(out[:, :3] - poses[:, :3]).max() <= 0.0005
+    assert np.abs(out[:, 3:] - poses[:, 3:]).max() < 1e-4
+    np.testing.assert_allclose(np.linalg.norm(out[:, 3:], axis=1), 1.0, atol=1e-12)
+    assert decode_objects(b"").shape == (0, 7)
+    cfg = MmtConfig(downlink=LINK, uplink=LINK)
+    assert Transport(cfg, SHAPE, 1e-3, N_TENDONS, 1).report_size == 134  # 14 bytes more an object
 
 
 def test_every_command_carries_the_grasp_bits() -> None:

@@ -7,6 +7,7 @@ import gc
 import numpy as np
 import pytest
 
+from pccbullet.sim.bullet import pb
 from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.channel import Bernoulli, acoustic_link
@@ -130,6 +131,22 @@ def test_the_scripted_session_grasps_the_bar_lifts_it_and_holds_it(demo_session)
     forces = bar[-1][1]["limb_contact_force_n"]
     assert max(forces, key=forces.get) == "grasper" and bar[-1][1]["support_force_n"] == 0.0  # type: ignore[arg-type]
     assert s.tendon_report()["objects"]["bar"]["held"] is True  # type: ignore[index]
+
+
+def test_the_masters_model_shows_the_bar_where_the_robot_reports_it(demo_session) -> None:
+    """The state reports carry the free bar's pose (14 bytes: a report of 118 bytes with the grasper's
+    tendons): at the end of the session, with the bar held still, the master's model shows it within
+    1 mm of where the robot's world has it, lifted; the posts (fixed) stay where they were placed."""
+    s, *_ = demo_session
+    cid = s.world.client
+    assert len(s.shown_bodies) == 2 and s.transport.report_size == 95 + 9 + 14
+    shown = np.array(pb.getBasePositionAndOrientation(s.shown_bodies[1], physicsClientId=cid)[0])
+    assert np.linalg.norm(shown - s.slave.objects[0].position()) < 0.001
+    assert shown[2] - s.cfg.objects[0].position[2] > 0.10
+    posts = [
+        np.array(pb.getBasePositionAndOrientation(o.body, physicsClientId=cid)[0]) for o in s.objects[1:]
+    ]
+    np.testing.assert_allclose(posts, [o.position for o in s.cfg.objects[1:]], atol=1e-9)
 
 
 def test_session_runs_with_the_objects_alive_at_its_start_out_of_the_collectors_scans(demo_session) -> None:

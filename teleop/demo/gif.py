@@ -78,10 +78,10 @@ def write_gif(
     pose nearest in time; ``object_poses``: the placed objects' ``(4, 4)`` poses with each robot pose,
     else they stay where they were placed). ``on_frame(i, n)`` after each frame. Returns the path
     (``None`` without frames) and the frames written; the model's world is put back as it was."""
-    robot, rock = session.robot, session.rock
+    robot, bodies = session.robot, session.shown_bodies
     proj = pb.computeProjectionMatrixFOV(55, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
     view = pb.computeViewMatrix(*EXTERNAL_VIEW)
-    final_model = scene_pose(robot, rock)
+    final_model = scene_pose(robot, bodies)
     final_robot = {n: shown.joints(n) for n in shown.bodies}
     robot_t = np.array([t for t, _ in robot_poses])
     from PIL import Image
@@ -89,7 +89,7 @@ def write_gif(
     frames = []
     delay = session.transport.command_delay()
     for i, (t, pose_m) in enumerate(model_poses):
-        show_scene(robot, rock, pose_m)
+        show_scene(robot, bodies, pose_m)
         objects = None
         if len(robot_t):  # the robot's pose nearest in time
             k = int(np.abs(robot_t - t).argmin())
@@ -109,7 +109,7 @@ def write_gif(
         frames.append(Image.fromarray(np.concatenate([left, right], axis=1)).quantize(colors=255))
         if on_frame is not None:
             on_frame(i + 1, len(model_poses))
-    show_scene(robot, rock, final_model)
+    show_scene(robot, bodies, final_model)
     for name, q in final_robot.items():
         shown.set_joints(name, q)
     if not frames:

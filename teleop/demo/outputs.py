@@ -7,6 +7,7 @@ camera image and the GIF from them after the plots. Every file is written atomic
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +26,9 @@ EXTERNAL_VIEW = ([1.25, -1.05, 0.15], [0.45, 0.0, -0.42], [0, 0, 1])  # eye, tar
 MAX_TIP_ROWS = 30_000  # rows of the tip log (a longer session keeps every k-th visual frame)
 
 
-ScenePose = tuple[dict[str, np.ndarray], tuple[tuple[float, ...], tuple[float, ...]]]
-"""What a world shows: every limb's joint vector and the rock's position and quaternion."""
+ScenePose = tuple[dict[str, np.ndarray], tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]]
+"""What a world shows: every limb's joint vector and the position and quaternion of each other body that
+moves (the rock, the free objects)."""
 
 
 class TipLog:
@@ -54,18 +56,20 @@ class TipLog:
         return {name: self.xyz[max(self.n - 1, 0), i].tolist() for i, name in enumerate(self.limbs)}
 
 
-def scene_pose(robot: Robot, rock: int) -> ScenePose:
-    """A world's pose now (joints read back exactly as PyBullet holds them)."""
-    pose = pb.getBasePositionAndOrientation(rock, physicsClientId=robot.world.client)
-    return {name: robot.joints(name) for name in robot.bodies}, (tuple(pose[0]), tuple(pose[1]))
+def scene_pose(robot: Robot, bodies: Sequence[int]) -> ScenePose:
+    """A world's pose now: the limbs' joints (read back exactly as PyBullet holds them) and ``bodies``'."""
+    cid = robot.world.client
+    poses = tuple(pb.getBasePositionAndOrientation(b, physicsClientId=cid) for b in bodies)
+    return {name: robot.joints(name) for name in robot.bodies}, tuple((tuple(p), tuple(q)) for p, q in poses)
 
 
-def show_scene(robot: Robot, rock: int, pose: ScenePose) -> None:
-    """Put a world back into ``pose`` (joints reset, rock moved) to render it."""
-    joints, (position, orientation) = pose
+def show_scene(robot: Robot, bodies: Sequence[int], pose: ScenePose) -> None:
+    """Put a world back into ``pose`` (joints reset, ``bodies`` moved) to render it."""
+    joints, placed = pose
     for name, q in joints.items():
         robot.set_joints(name, q)
-    pb.resetBasePositionAndOrientation(rock, position, orientation, physicsClientId=robot.world.client)
+    for body, (position, orientation) in zip(bodies, placed, strict=True):
+        pb.resetBasePositionAndOrientation(body, position, orientation, physicsClientId=robot.world.client)
     robot.world.mark_moved()
 
 

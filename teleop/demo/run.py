@@ -204,7 +204,7 @@ def _run_headless(
             # the GIF frames are rendered after the run (a frame takes tens of ms); the last
             # MAX_GIF_FRAMES are kept, so a long session holds bounded memory
             if k % GIF_EVERY == 0:
-                model_poses.append((t, scene_pose(robot, session.rock)))
+                model_poses.append((t, scene_pose(robot, session.shown_bodies)))
                 del model_poses[:-MAX_GIF_FRAMES]
                 if isinstance(slave, Slave):  # the robot in its own process records its own poses
                     robot_poses.append((t, {n: slave.robot.joints(n) for n in limbs}))

@@ -90,6 +90,8 @@ class DemoWebView:
         self._robot_bodies: Any = ()  # the robot's panel's bodies (load)
         self._model_bodies: Any = ()  # the model's panel's
         self._robot_rock = self._rock
+        self._robot_free: list[str] = []  # the free objects' bodies in each panel (load)
+        self._model_free: list[str] = []
 
     @property
     def dropped(self) -> int:
@@ -99,14 +101,18 @@ class DemoWebView:
     def load(self, robot: Any, shapes: Any = (), help_lines: Sequence[str] = (), camera: Any = None) -> None:
         """Send the demo's scene (the GUI viewer's ``shapes`` and ``camera``: the page has its own)."""
         from pccbullet.sim.world import World
-        from pccbullet.teleop.mmt.objects import place_objects
+        from pccbullet.teleop.mmt.objects import is_free, place_objects
         from pccbullet.teleop.slave import add_environment
 
         cfg = self.session.cfg
         with World(mode="kinematic", chain=cfg.chain) as world:  # the robot's chain (its poses come)
             robot = world.load_robot(self.session.spec)
             rock = add_environment(world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)[1]
-            place_objects(world, cfg.objects, fixed=True)
+            placed = place_objects(world, cfg.objects, fixed=True)
+            # the free objects: where the robot reports them, in both panels
+            free = [o.body for o, spec in zip(placed, cfg.objects, strict=True) if is_free(spec)]
+            self._robot_free = [f"body{b}" for b in free]
+            self._model_free = [f"body{b}" for b in self.session.shown_bodies[1:]]
             self._robot_bodies = world_bodies(world)
             self._robot_rock = f"body{rock}"
             self._model_bodies = world_bodies(self.session.world)
@@ -145,6 +151,9 @@ class DemoWebView:
         force = {"model": [*s.model_tip, *s.haptics.last_force, limit]}
         if s.last_report is not None:
             force["robot"] = [*s.last_report.tip, *s.last_report.force, limit]
+            for names, side in ((self._model_free, "model"), (self._robot_free, "robot")):
+                for name, p in zip(names, s.last_report.objects.tolist(), strict=True):
+                    bases[side][name] = (tuple(p[:3]), tuple(p[3:]))
         return self.view.publish(joints, bases=bases, t=s.world.time, hud=hud, image=image, force=force)
 
     def close(self) -> dict[str, Any]:

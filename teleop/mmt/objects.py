@@ -1,13 +1,13 @@
 """Objects placed in the teleoperation scene: in the robot's world and in the master's model.
 
 :attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects` lists them as
-:class:`~pccbullet.sim.experiments.grasp_spec.ObjectSpec` (the ``[[objects]]`` tables of a grasp
-experiment: shape, size, mass or density, material, position, orientation, fixed). The robot's world
-places each as it is (:func:`pccbullet.sim.objects.place_sphere` and its siblings: a free object sinks or
-floats, the limbs touch it with the material's friction); the master's model shows each where it was
-placed, fixed (the master world has no contacts and no medium: it only shows), as it shows the rock and
-the seabed. ``pccbullet demo --objects FILE`` reads them from a TOML file of ``[[objects]]`` tables
-(:func:`load_objects`).
+:class:`~pccbullet.sim.experiments.grasp_spec.ObjectSpec` (the ``[[objects]]`` tables of a grasp experiment:
+shape, size, mass or density, material, position, orientation, fixed). The robot's world places each as it is
+(:func:`pccbullet.sim.objects.place_sphere` and its siblings: a free object sinks or floats, the limbs touch
+it with the material's friction); the master's model shows each where it was placed, fixed (the master world
+has no contacts and no medium: it only shows), as it shows the rock and the seabed, and moves each free one
+(:func:`is_free`) where the robot's reports put it. ``pccbullet demo --objects FILE`` reads them from a TOML
+file of ``[[objects]]`` tables (:func:`load_objects`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ def place_objects(world: Any, objects: Sequence[ObjectSpec], *, fixed: bool = Fa
         else:
             out.append(place_box(world, o.size, **common))
     return out
+
+
+def is_free(o: ObjectSpec) -> bool:
+    """Whether the robot's world lets ``o`` move (not ``fixed``, not of mass 0): the robot reports where
+    such an object is, and the master's model moves it there."""
+    return not o.fixed and o.mass != 0.0
 
 
 def load_objects(path: str | Path) -> tuple[ObjectSpec, ...]:

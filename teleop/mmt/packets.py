@@ -8,6 +8,9 @@ and a bit per settled limb), per segment the measured arc as bend vector x, y an
 (version :data:`STATE_TENDONS`; :data:`STATE_PLAIN` without tendons) carries after the segments its
 tendon block: a bit per limb whose grip it holds, then every tendon's tension as a uint8 in steps of
 :data:`TENSION_STEP` (:func:`encode_tensions`): ``1 + n`` bytes for ``n`` tendons (25 for URSULA's 24).
+A scene with free objects adds 2 to the version (:data:`STATE_OBJECTS`) and an object block after that:
+each free object's position and orientation as the robot's world has it (:func:`encode_objects`, 14 bytes
+an object; a real robot would find them with its camera).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ STATE_HEADER = struct.Struct("<BBIdIfB")  # version, type, seq, send time, comma
 # settled limbs (bit i: limb i's joints all slower than pccbullet.teleop.slave.SETTLED_RATE): 23 bytes
 STATE_TAIL = struct.Struct("<9f")  # force (N, world), rock centre (m, NaN until touched), haptic tip (m)
 STATE_PLAIN, STATE_TENDONS = 1, 2  # report versions: without / with the tendon block
+STATE_OBJECTS = 2  # added to the version by the object block
+OBJECT_POSE = struct.Struct("<3h4h")  # position (mm), quaternion x, y, z, w (steps of 1/32767): 14 bytes
 TENSION_STEP = 0.125  # N, a tendon tension's step in a report: 0 to 31.875 N in a uint8 (stall: <= 30 N)
 SCALES = np.array([1e-4, 2e-4, 1e-5])  # command quantization: bend (rad), plane (rad), length (m)
 SHAPE_SCALES = np.array([2e-4, 2e-4, 1e-5])  # measured shape: bend vector x, y (rad), length (m)
@@ -91,3 +96,22 @@ def encode_tensions(held: int, tensions: np.ndarray) -> bytes:
 def decode_tensions(data: bytes) -> tuple[int, np.ndarray]:
     """Inverse of :func:`encode_tensions`: the held-grip bits and the tensions ``(n,)`` (N)."""
     return data[0], np.frombuffer(data, dtype=np.uint8, offset=1).astype(float) * TENSION_STEP
+
+
+def encode_objects(poses: np.ndarray) -> bytes:
+    """The object block: ``poses`` ``(m, 7)`` (position m, quaternion x, y, z, w), each as
+    :data:`OBJECT_POSE` (millimetres within +-32.767 m, the quaternion's components in steps of 1/32767)."""
+    p = np.asarray(poses, dtype=float).reshape(-1, 7)
+    q = np.empty((len(p), 7))
+    q[:, :3] = np.clip(np.rint(p[:, :3] * 1000.0), -32767, 32767)
+    q[:, 3:] = np.clip(np.rint(p[:, 3:] * 32767.0), -32767, 32767)
+    return q.astype("<i2").tobytes()
+
+
+def decode_objects(data: bytes) -> np.ndarray:
+    """Inverse of :func:`encode_objects`: ``(m, 7)`` poses, the quaternions normalized."""
+    q = np.frombuffer(data, dtype="<i2").astype(float).reshape(-1, 7)
+    out = np.concatenate([q[:, :3] / 1000.0, q[:, 3:] / 32767.0], axis=1)
+    norm = np.linalg.norm(out[:, 3:], axis=1, keepdims=True)
+    out[:, 3:] /= np.where(norm > 0.0, norm, 1.0)
+    return out

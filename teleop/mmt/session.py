@@ -45,7 +45,7 @@ from pccbullet.teleop.mmt.contact import ContactModel
 from pccbullet.teleop.mmt.corrections import Corrections
 from pccbullet.teleop.mmt.metrics import SessionValues, session_metrics
 from pccbullet.teleop.mmt.model import MasterModel
-from pccbullet.teleop.mmt.objects import place_objects
+from pccbullet.teleop.mmt.objects import is_free, place_objects
 from pccbullet.teleop.mmt.transport import StateReport, Transport
 from pccbullet.teleop.mmt.watchdog import RobotWatchdog, report_timeout
 from pccbullet.teleop.realtime import realtime_priority
@@ -107,6 +107,8 @@ class MmtSession:
         seabed, self.rock = add_environment(self.world, cfg.rock_estimate, cfg.rock_radius, cfg.seabed_z)
         self.env = [self.rock, seabed]
         self.objects = place_objects(self.world, cfg.objects, fixed=True)  # shown where they were placed
+        # the free ones, moved where the robot's reports put them
+        self._free = [o.body for o, spec in zip(self.objects, cfg.objects, strict=True) if is_free(spec)]
         T_base = {limb.name: self.robot.T_world_limbbase(limb.name) for limb in spec.limbs}
         self.mapping = OperatorMapping(spec, T_world_base=T_base, ik_iters=1)
         self.mapping.command.update(cfg.start_configs(spec))
@@ -122,7 +124,7 @@ class MmtSession:
         self.tendon_names = [t.name for n in self.tendon_limbs for t in spec.limb(n).tendons]
         # the grasp holds tendons: a robot on its joints has none
         self.mapping.grasp_enabled = bool(self.tendon_names)
-        self.transport = Transport(cfg, shape, self.world.dt, len(self.tendon_names))
+        self.transport = Transport(cfg, shape, self.world.dt, len(self.tendon_names), len(self._free))
         floor = cfg.report_timeout or report_timeout(cfg.state_rate, cfg.uplink.jitter)
         self.watchdog = RobotWatchdog(
             1.0 / cfg.state_rate, floor, self.transport.report_delay(), ceiling=cfg.report_timeout
@@ -142,6 +144,12 @@ class MmtSession:
         self.log = SessionLog(1)
         self.model_tip = np.full(3, np.nan)  # the haptic limb's tip in the model (m, world), last tick
         self.last_report: StateReport | None = None  # the newest state report of the robot
+
+    @property
+    def shown_bodies(self) -> list[int]:
+        """The master world's bodies that move besides the limbs: the rock (moved where it is located) and
+        the free objects (where the robot reports them)."""
+        return [self.rock, *self._free]
 
     def _show_rock(self, centre: np.ndarray) -> None:
         """Move the master world's rock to the modelled centre ``(3,)`` (m, world)."""
@@ -188,6 +196,8 @@ class MmtSession:
             self.last_report = report
             self.corrections.learn(report, t, haptic_depth=self.contact.depth_at(report.tick))
             self.contact.learn(report, t)
+            for body, p in zip(self._free, report.objects.tolist(), strict=True):
+                pb.resetBasePositionAndOrientation(body, p[:3], p[3:], physicsClientId=self.world.client)
         if self.log.due(self._k):
             self.log.add(
                 t=t,

@@ -19,10 +19,13 @@ from pccbullet.teleop.mmt.config import RING_TICKS, MmtConfig
 from pccbullet.teleop.mmt.packets import (
     CMD_HEADER,
     CMD_VERSION,
+    OBJECT_POSE,
     STATE_HEADER,
+    STATE_OBJECTS,
     STATE_PLAIN,
     STATE_TAIL,
     STATE_TENDONS,
+    decode_objects,
     decode_shape,
     decode_tensions,
     encode_configs,
@@ -54,6 +57,8 @@ class StateReport:
             :data:`~pccbullet.teleop.mmt.packets.TENSION_STEP`), limbs in the packets' order; empty for a
             robot driven by its joints.
         held: bit i set: the robot holds limb i's grip (a closed grasp).
+        objects: each free placed object's pose ``(m, 7) float`` as the robot's world has it (position
+            m, quaternion x, y, z, w), in the order placed; ``(0, 7)`` without free objects.
     """
 
     measured: dict[str, np.ndarray]
@@ -65,6 +70,7 @@ class StateReport:
     sent: float
     tensions: np.ndarray = field(default_factory=lambda: np.zeros(0))
     held: int = 0
+    objects: np.ndarray = field(default_factory=lambda: np.zeros((0, 7)))
 
     @property
     def force_magnitude(self) -> float:
@@ -86,6 +92,7 @@ class Transport:
         shape: ``(limb, segments)`` of every limb, in the packets' order.
         dt: the master's tick (s).
         n_tendons: tendons a report carries (0: a robot driven by its joints, no tendon block).
+        n_objects: free objects a report carries (0: no object block).
 
     Attributes:
         down / up: the link's two directions (their counters are the traffic metrics).
@@ -95,7 +102,9 @@ class Transport:
             and sends one every ``video.plan.period``, one in its own process on its own clock.
     """
 
-    def __init__(self, cfg: MmtConfig, shape: list[tuple[str, int]], dt: float, n_tendons: int = 0) -> None:
+    def __init__(
+        self, cfg: MmtConfig, shape: list[tuple[str, int]], dt: float, n_tendons: int = 0, n_objects: int = 0
+    ) -> None:
         self.down = Channel(cfg.downlink, seed=cfg.seed)
         self.up = Channel(cfg.uplink, seed=cfg.seed + 1)
         self.shape = shape
@@ -103,7 +112,8 @@ class Transport:
         self._order = [n for n, _ in shape]
         self._body = 6 * sum(s for _, s in shape)  # bytes of the segments in a command or a report: 6 each
         self._tendons = tendon_block_size(n_tendons)  # bytes of a report's tendon block
-        self._version = STATE_TENDONS if n_tendons else STATE_PLAIN
+        self._objects = OBJECT_POSE.size * n_objects  # bytes of a report's object block
+        self._version = (STATE_TENDONS if n_tendons else STATE_PLAIN) + (STATE_OBJECTS if n_objects else 0)
         self._cmd_every = max(1, round(1.0 / (cfg.cmd_rate * dt)))  # ticks between two commands
         self._state_every = max(1, round(1.0 / (cfg.state_rate * dt)))  # ticks between two reports
         self._sent_tick: dict[int, int] = {0: 0}  # command seq -> master tick it was sent at
@@ -117,8 +127,8 @@ class Transport:
 
     @property
     def report_size(self) -> int:
-        """Bytes of a state report (header, segments, tendon block, tail)."""
-        return STATE_HEADER.size + self._body + self._tendons + STATE_TAIL.size
+        """Bytes of a state report (header, segments, tendon block, object block, tail)."""
+        return STATE_HEADER.size + self._body + self._tendons + self._objects + STATE_TAIL.size
 
     def send_command(self, k: int, t: float, cmd: dict[str, list[PccConfig]], grips: int = 0) -> None:
         """On every ``cmd_rate`` tick: number command ``cmd`` (limb -> per-segment PCC) with the grasp bits
@@ -175,12 +185,16 @@ class Transport:
         held, tensions = (0, np.zeros(0))
         if self._tendons:
             held, tensions = decode_tensions(payload[end : end + self._tendons])
+        end += self._tendons
+        objects = decode_objects(payload[end : end + self._objects])
         tail = np.array(STATE_TAIL.unpack(payload[-STATE_TAIL.size :]), dtype=float)
         sent = self._sent_tick.get(cmd_seq)
         tick = None if sent is None else sent + int(round(age / self.dt))
         if tick is not None and not (k - RING_TICKS < tick <= k):
             tick = None
-        return StateReport(measured, tail[:3], tail[3:6], settled, tick, tail[6:9], sent_at, tensions, held)
+        return StateReport(
+            measured, tail[:3], tail[3:6], settled, tick, tail[6:9], sent_at, tensions, held, objects
+        )
 
     def report_delay(self) -> float:
         """Expected one-way delay (s) of the uplink for a state report
