@@ -246,6 +246,10 @@ def test_the_start_pose_is_the_masters_command_and_the_robots_pose_and_bad_ones_
             assert s.mapping.command[name] == want and s.model.configs[name] == want
             got = s.slave.robot.measured_pcc(name)[0]
             assert abs(got.bend - want[0].bend) < 1e-6 and abs(got.plane - want[0].plane) < 1e-6
+            model = s.model.predictor.shape(name)[0]  # the sag prediction starts there too
+            assert abs(model.bend - want[0].bend) < 1e-6 and abs(model.plane - want[0].plane) < 1e-6
+            tip = s.robot.tip_pose(name)[:3, 3]  # the master's world shows it there
+            assert np.linalg.norm(tip - s.slave.robot.tip_pose(name)[:3, 3]) < 1e-6
         assert s.mapping.command["grasper"] == rest_configs(spec.limb("grasper").segments)
         estimating = {n for n, c in s.slave.robot.compliant.items() if c.external_loads}
         assert estimating == {"grasper"}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pccbullet.sim.models.joint_targets import state_from_pcc
 from pccbullet.sim.robot import Robot
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.predict import SagPredictor
@@ -76,6 +77,14 @@ class MasterModel:
         self._cmd_canon: dict[str, list[PccConfig]] = {}
         self._shown: dict[str, list[PccConfig]] = {}
         self.configs: dict[str, list[PccConfig]] = cfg.start_configs(spec)
+        for (
+            name,
+            _,
+        ) in cfg.start:  # the model starts where the robot does: posed, its prediction at rest there
+            robot.set_pcc(name, self.configs[name])
+            if self.predictor is not None:
+                m = self.predictor.models[name]
+                self.predictor.q[name][:] = state_from_pcc(m, self.configs[name])
 
     def update(self, k: int, dt: float, cmd: dict[str, list[PccConfig]], residuals: np.ndarray) -> None:
         """Tick ``k`` (of ``dt`` s): predict the robot's shape for command ``cmd`` (limb -> per-segment PCC),
