@@ -25,7 +25,7 @@ from pccbullet.sim.viewer_frames import PendingOverlay
 from pccbullet.sim.viewer_overlay import Overlay, camera_link, render_inset
 from pccbullet.urdf_gen.errors import ConfigurationError
 
-SHAPE_KINDS = ("plane", "sphere")
+SHAPE_KINDS = ("plane", "sphere", "box", "cylinder")
 QUEUE_FRAMES = 2
 KEY_QUEUE = 256
 INSET_EVERY = 10  # frames between two camera insets (5 Hz at 50 Hz frames)
@@ -37,26 +37,32 @@ VIEWER_NICE = 10  # added to the GUI viewer process's nice value
 
 @dataclass(frozen=True, slots=True)
 class ViewerShape:
-    """A static primitive shown by the viewer: ``kind`` ``"plane"`` (horizontal, at ``position`` z) or
-    ``"sphere"`` (``radius`` m); ``rgba`` colour. Frames may move it by name."""
+    """A static primitive shown by the viewer: ``kind`` ``"plane"`` (horizontal, at ``position`` z),
+    ``"sphere"`` (``radius`` m), ``"box"`` (``size``: edge lengths, m) or ``"cylinder"`` (``radius`` and
+    ``length`` m, along its z axis); ``orientation`` quaternion x, y, z, w; ``rgba`` colour. Frames may
+    move it by name."""
 
     name: str
     kind: str
     position: tuple[float, float, float]
     radius: float = 0.0
     rgba: tuple[float, float, float, float] = (0.6, 0.6, 0.6, 1.0)
+    size: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    length: float = 0.0
+    orientation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
 
 
 def _add_shape(pb: Any, cid: int, shape: ViewerShape) -> int:
+    c = {"rgbaColor": shape.rgba, "physicsClientId": cid}
     if shape.kind == "plane":
-        vis = pb.createVisualShape(
-            pb.GEOM_BOX, halfExtents=[2, 2, 0.001], rgbaColor=shape.rgba, physicsClientId=cid
-        )
+        vis = pb.createVisualShape(pb.GEOM_BOX, halfExtents=[2, 2, 0.001], **c)
+    elif shape.kind == "box":
+        vis = pb.createVisualShape(pb.GEOM_BOX, halfExtents=[0.5 * e for e in shape.size], **c)
+    elif shape.kind == "cylinder":
+        vis = pb.createVisualShape(pb.GEOM_CYLINDER, radius=shape.radius, length=shape.length, **c)
     else:
-        vis = pb.createVisualShape(
-            pb.GEOM_SPHERE, radius=shape.radius, rgbaColor=shape.rgba, physicsClientId=cid
-        )
-    return pb.createMultiBody(0, -1, vis, list(shape.position), physicsClientId=cid)
+        vis = pb.createVisualShape(pb.GEOM_SPHERE, radius=shape.radius, **c)
+    return pb.createMultiBody(0, -1, vis, list(shape.position), list(shape.orientation), physicsClientId=cid)
 
 
 def _apply_frame(
@@ -74,8 +80,9 @@ def _apply_frame(
     if overlay is not None and image is not None:
         h, w, data, caption = image
         overlay.image(np.frombuffer(data, dtype=np.uint8).reshape(h, w, 3), caption)
-    for name, pos in frame.pop("shapes", {}).items():
-        pb.resetBasePositionAndOrientation(shape_ids[name], pos, [0, 0, 0, 1], physicsClientId=cid)
+    for name, pose in frame.pop("shapes", {}).items():  # a position, or a position and a quaternion
+        quat = pose[3:] if len(pose) == 7 else [0, 0, 0, 1]
+        pb.resetBasePositionAndOrientation(shape_ids[name], pose[:3], quat, physicsClientId=cid)
     for name, (base, positions) in frame.items():
         if base is not None:
             pb.resetBasePositionAndOrientation(ids[name], base[0], base[1], physicsClientId=cid)
@@ -188,7 +195,11 @@ def _viewer_main(
         for name, b in bodies.items()
         if b.joints
     }
-    report.put({"applied": applied, "first_joints": shown})
+    placed = {  # and where its shapes are (position, quaternion)
+        name: [v for part in pb.getBasePositionAndOrientation(i, physicsClientId=cid) for v in part]
+        for name, i in shape_ids.items()
+    }
+    report.put({"applied": applied, "first_joints": shown, "shapes": placed})
     pb.disconnect(cid)
 
 
@@ -281,10 +292,11 @@ class ViewerProcess:
         hud: list[tuple[str, tuple[float, float, float]]] | None = None,
         image: tuple[np.ndarray, str] | None = None,
     ) -> bool:
-        """Send the robot's current joint vectors (and shape positions by name, m); returns False (and
-        counts a drop) if the viewer lags. ``hud``: lines (text, rgb 0..1) shown at the top left of the
-        window; ``image``: an RGB image ``(h, w, 3) uint8`` and its caption, shown in the panel at the
-        top right (instead of the viewer's own camera inset)."""
+        """Send the robot's current joint vectors (and shapes' poses by name: a position, m, or a position
+        and a quaternion x, y, z, w); returns False (and counts a drop) if the viewer lags. ``hud``: lines
+        (text, rgb 0..1) shown at the top left of the window; ``image``: an RGB image ``(h, w, 3) uint8``
+        and its caption, shown in the panel at the top right (instead of the viewer's own camera
+        inset)."""
         frame: dict[str, Any] = limb_frames(self._robot)
         if shapes:
             frame["shapes"] = shapes
@@ -320,7 +332,8 @@ class ViewerProcess:
         return out
 
     def close(self, timeout: float = 10.0) -> dict[str, Any]:
-        """Stop the viewer; returns its report (frames applied, first joint positions of each limb body).
+        """Stop the viewer; returns its report (frames applied, first joint positions of each limb body,
+        each shape's position and quaternion).
 
         The viewer shows every frame already queued, then ends; the stop request needs no room in the
         (possibly full) frame queue. A viewer that does not answer within ``timeout`` s is killed;

@@ -97,9 +97,34 @@ def test_unknown_shape_kind_is_refused() -> None:
 
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=2)
-        box = ViewerShape("crate", "box", (0.0, 0.0, 0.0))
-        with pytest.raises(ConfigurationError, match=r"viewer shape 'crate': kind = 'box' is invalid"):
+        box = ViewerShape("crate", "cone", (0.0, 0.0, 0.0))
+        with pytest.raises(ConfigurationError, match=r"viewer shape 'crate': kind = 'cone' is invalid"):
             ViewerProcess(robot, gui=False, shapes=(box,))
+
+
+def test_box_and_cylinder_shapes_are_shown_and_moved_to_a_pose() -> None:
+    """The demo's bar (a cylinder lying across the limb) and posts (boxes): placed with their orientation,
+    and a frame moves the bar to a new position and orientation (7 numbers) and the rock to a position."""
+    from pccbullet.sim.viewer import ViewerShape
+
+    across = (math.sqrt(0.5), 0.0, 0.0, math.sqrt(0.5))
+    shapes = (
+        ViewerShape("rock", "sphere", (0.4, 0.18, -0.54), 0.06),
+        ViewerShape("object:bar", "cylinder", (0.5, 0.0, -0.2), 0.012, length=0.2, orientation=across),
+        ViewerShape("object:post", "box", (0.5, 0.1, -0.3), size=(0.03, 0.02, 0.2)),
+    )
+    with World(mode="kinematic") as world:
+        robot = world.load_robot("ursula", sections=2)
+        viewer = ViewerProcess(robot, gui=False, shapes=shapes)
+        bar = [0.4, -0.05, 0.0, 0.0, 0.0, math.sqrt(0.5), math.sqrt(0.5)]
+        for _ in range(10_000):
+            if viewer.publish({"rock": [0.4, 0.18, -0.5], "object:bar": bar}):
+                break
+        report = viewer.close()
+    assert report["applied"] == 1
+    np.testing.assert_allclose(report["shapes"]["object:bar"], bar, atol=1e-9)
+    np.testing.assert_allclose(report["shapes"]["rock"], [0.4, 0.18, -0.5, 0, 0, 0, 1], atol=1e-9)
+    np.testing.assert_allclose(report["shapes"]["object:post"], [0.5, 0.1, -0.3, 0, 0, 0, 1], atol=1e-9)
 
 
 def test_close_shows_the_queued_frames_of_a_lagging_viewer_and_ends_a_stuck_one() -> None:

@@ -28,12 +28,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.friction import MATERIALS
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
 from pccbullet.sim.world import PHYSICS_DT, World
 from pccbullet.teleop.demo.console import QuitKey, open_operator, status_printer
-from pccbullet.teleop.demo.frames import viewer_frames
+from pccbullet.teleop.demo.frames import viewer_frames, viewer_shape
 from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_gif
 from pccbullet.teleop.demo.outputs import (
     GIF_EVERY,
@@ -332,11 +331,7 @@ def _run_gui(
     shapes = (
         ViewerShape("seabed", "plane", (0.0, 0.0, cfg.seabed_z), rgba=(0.76, 0.7, 0.5, 1.0)),
         ViewerShape("rock", "sphere", tuple(session.contact.rock), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
-        *(  # the window shows planes and spheres: placed spheres (boxes and cylinders: the web view)
-            ViewerShape(f"object:{o.name}", "sphere", o.position, o.size[0], MATERIALS[o.material].rgba)
-            for o in cfg.objects
-            if o.shape == "sphere"
-        ),
+        *(viewer_shape(o) for o in cfg.objects),
     )
     limbs = [limb.name for limb in robot.spec.limbs]
     device: InputDevice | None = None
