@@ -35,6 +35,7 @@ _API: dict[str, str] = {
     "ConfigurationError": "pccbullet.urdf_gen.errors",
     "RobotNotFoundError": "pccbullet.urdf_gen.errors",
     "WorldClosedError": "pccbullet.urdf_gen.errors",
+    "SimulationDivergedError": "pccbullet.urdf_gen.errors",
     # robot descriptions, PCC geometry, URDF
     "RobotSpec": "pccbullet.urdf_gen.specs",
     "load_robot": "pccbullet.urdf_gen.spec_loader",
@@ -128,6 +129,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
         ConfigurationError,
         PccBulletError,
         RobotNotFoundError,
+        SimulationDivergedError,
         SpecError,
         WorldClosedError,
     )

@@ -153,8 +153,7 @@ def fluid_chain(chain: ChainModel, limb: LimbSpec, medium_: Medium) -> ChainMode
     buoyancy on every link but the payload, Morison drag and added mass on the slices (see the module
     docstring): what a :class:`CompliantLimb` solves with."""
     ratio = medium_.density / limb.material.density
-    payload = limb.payload
-    # payloads get no buoyancy (their volume is unknown), as in the Newton-Euler model
+    payload = limb.payload  # payloads get no buoyancy (their volume is unknown), as in Newton-Euler
     buoyancy = {
         name: ratio * float(chain.params[i, MASS_COLUMN])
         for i, name in enumerate(chain.links)
@@ -367,7 +366,8 @@ class CompliantLimb:
         return fluid_chain(ChainModel.from_urdf(urdf, joint_names), self.spec, self.medium)
 
     def apply(self) -> None:
-        """Read the joint state, compute and send this step's joint torques (springs, fluid)."""
+        """Read the joint state, compute and send this step's joint torques (springs, fluid); torques that
+        are not finite raise :class:`FloatingPointError` (the World: the simulation diverged), none sent."""
         direct = self._direct
         if direct is not None:
             *head, q, qd, tau = direct
@@ -378,15 +378,17 @@ class CompliantLimb:
             if not self.external_loads:
                 self.memory[0, 0] = np.nan
             if code != capi.OK:
-                raise pb.error(f"limb body {self.body}, client {self.client}: {capi.ERRORS[code]}")
+                error = FloatingPointError if code == capi.ERR_NOT_FINITE else pb.error
+                raise error(f"limb body {self.body}, client {self.client}: {capi.ERRORS[code]}")
             return
-        q, qd = self.read_state()
-        self.joints.send_torques(self.torques(q, qd))
+        tau = self.torques(*self.read_state())
+        if not np.isfinite(tau).all():
+            raise FloatingPointError(capi.ERRORS[capi.ERR_NOT_FINITE])
+        self.joints.send_torques(tau)
 
     def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
-        """Implicit spring-damper torques for the position vector ``q (n_q,)`` and velocities ``qd
-        (n_dof,)`` (see module docstring), ``(n_dof,)``, including the fluid's generalized forces; the
-        accelerations the step solved for are left in :attr:`qdd`."""
+        """Implicit spring-damper torques ``(n_dof,)`` for ``q (n_q,)``, ``qd (n_dof,)`` (module docstring),
+        the fluid's generalized forces included; the step's accelerations are left in :attr:`qdd`."""
         ch = self.chain
         tau = np.empty(ch.n_dof)
         limb_torques(

@@ -27,6 +27,8 @@ from numbers import Integral, Real
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.process_globals import (
     BROADPHASE_SYMBOL,
@@ -36,7 +38,7 @@ from pccbullet.sim.bullet_internals.process_globals import (
 from pccbullet.sim.dynamics import CompliantLimb
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.robot import Robot
-from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
+from pccbullet.urdf_gen.errors import ConfigurationError, SimulationDivergedError, WorldClosedError
 from pccbullet.urdf_gen.rod import check_chain
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
@@ -302,7 +304,10 @@ class World:
                 t1 = t0
             else:
                 for limb in limbs:
-                    limb.apply()
+                    try:
+                        limb.apply()
+                    except (np.linalg.LinAlgError, FloatingPointError) as exc:  # a NaN or an infinity
+                        raise SimulationDivergedError(limb.spec.name, self.time) from exc
                 for obj in self.objects:  # the medium's forces on placed objects
                     obj.apply()
                 t1 = clock()

@@ -39,7 +39,7 @@ from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.interrupts import ctrl_c_guarded
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
 from pccbullet.urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
-from pccbullet.urdf_gen.errors import PccBulletError, UsageError, clip
+from pccbullet.urdf_gen.errors import PccBulletError, SimulationDivergedError, UsageError, clip
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
@@ -374,6 +374,9 @@ def _main(argv: Sequence[str] | None) -> int:
             if args.command in COMPILING_COMMANDS:
                 stack.enter_context(_compile_notice())
             return int(args.handler(args))
+    except SimulationDivergedError as exc:  # not bad input: the run failed
+        print(f"pccbullet: error: {exc}", file=sys.stderr)
+        return 1
     except PccBulletError as exc:
         print(f"pccbullet: error: {exc}", file=sys.stderr)
         return 2

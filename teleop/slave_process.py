@@ -20,6 +20,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import signal
+import sys
 import time
 from typing import Any
 
@@ -28,7 +29,7 @@ import numpy as np
 from pccbullet.sim.loop import wait_until
 from pccbullet.teleop.mmt.video import camera_frame, encode_frame, video_plan
 from pccbullet.teleop.realtime import RT_PRIORITY
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.urdf_gen.errors import ConfigurationError, SimulationDivergedError
 
 OBSERVE_EVERY = 20  # ticks between two observer samples (50 Hz)
 POSE_EVERY = 100  # ticks between two recorded limb poses (10 Hz)
@@ -55,6 +56,7 @@ def _slave_main(
     from pccbullet.urdf_gen.spec_loader import load_robot
 
     slave = Slave(load_robot(robot, sections=cfg.sections), cfg)
+    failed = False
     try:
         conn.send(("ready", None))
         while not go.wait(MASTER_CHECK_S):
@@ -67,8 +69,14 @@ def _slave_main(
             conn.send(("stats", stats))
     except (OSError, EOFError):  # the master's end of the pipe is gone (BrokenPipeError is an OSError)
         pass
+    except SimulationDivergedError as exc:  # the robot is lost: the master notices, the summary says why
+        with contextlib.suppress(OSError, EOFError):
+            conn.send(("error", str(exc)))
+        failed = True
     finally:
         slave.close()
+    if failed:
+        sys.exit(1)
 
 
 def _slave_loop(
@@ -160,6 +168,7 @@ class SlaveProcess:
         self._tip = np.full(3, np.nan)
         self.poses: list[tuple[float, dict[str, np.ndarray]]] = []
         self.stats: dict[str, object] = {}
+        self.error: str | None = None  # why its loop failed, if it did
         self.reflex_ticks = 0
         self._ticks = 0
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -206,6 +215,8 @@ class SlaveProcess:
             elif kind == "stats":
                 self.stats = value
                 self.reflex_ticks = int(value["reflex_ticks"])
+            elif kind == "error":  # its loop failed (SimulationDivergedError): it ends with exit code 1
+                self.error = value
 
     def tick(self, dt: float) -> None:
         """Collect what the robot sent, every :data:`COLLECT_EVERY` ticks (the robot steps on its own; a
@@ -240,11 +251,14 @@ class SlaveProcess:
 
     def close(self, timeout: float = 10.0) -> dict[str, object]:
         """Stop the robot's loop; returns its statistics, or ``{"ended_early": True, "exit_code": c}``
-        when its process ended before it was asked to."""
+        when its process ended before it was asked to (with ``"error"``: why its loop failed, e.g. its
+        simulation diverged)."""
         if not self._process.is_alive() and not self.stats:
             self._drain()
             if not self.stats:
                 self.stats = {"ended_early": True, "exit_code": self._process.exitcode}
+                if self.error is not None:
+                    self.stats["error"] = self.error
         if self._process.is_alive():
             self._go.set()
             self._stop.set()

@@ -74,6 +74,18 @@ class ConfigurationError(PccBulletError, ValueError):
     """A PCC configuration, joint vector or run-time setting is out of range or inconsistent."""
 
 
+class SimulationDivergedError(PccBulletError, RuntimeError):
+    """A dynamic world's state stopped being finite (a NaN or an infinity in a compliant limb): the
+    simulation diverged. The world cannot go on; the message names the limb and the time."""
+
+    def __init__(self, limb: str, time: float) -> None:
+        super().__init__(
+            f"the simulation diverged at t = {time:.3f} s: limb {limb!r} has a non-finite state (NaN); "
+            "allowed: a finite state (what diverges: contacts estimated between two limbs pressing on each "
+            "other, a stiffness or a load far out of the material's range)"
+        )
+
+
 class WorldClosedError(PccBulletError, RuntimeError):
     """A :class:`~pccbullet.sim.world.World` (or a robot in it) used after its ``close()``."""
 

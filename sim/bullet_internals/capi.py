@@ -74,11 +74,12 @@ STATUS_DESIRED_STATE = 25  # CMD_DESIRED_STATE_RECEIVED_COMPLETED
 CONTROL_MODE_TORQUE = int(pb.TORQUE_CONTROL)
 
 # limb_step's return codes
-OK, ERR_CLIENT, ERR_STATE, ERR_CONTROL = 0, 1, 2, 3
+OK, ERR_CLIENT, ERR_STATE, ERR_CONTROL, ERR_NOT_FINITE = 0, 1, 2, 3, 4
 ERRORS = {
     ERR_CLIENT: "the physics client is no longer connected",
     ERR_STATE: "PyBullet did not return the joint state",
     ERR_CONTROL: "PyBullet did not accept the joint torques",
+    ERR_NOT_FINITE: "the joint torques are not finite (the state has a NaN: the simulation diverged)",
 }
 
 _FUNCTIONS = (
@@ -257,7 +258,7 @@ def limb_step(  # type: ignore[no-untyped-def]
     send ``tau``.
 
     The arguments after ``out`` are those of :func:`pccbullet.sim.chain.tendons.limb_torques`. Returns a
-    code.
+    code (:data:`ERR_NOT_FINITE`, nothing sent: torques that are not finite).
     """
     code = read_joint_state(fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out, q, qd)
     if code != OK:
@@ -265,6 +266,11 @@ def limb_step(  # type: ignore[no-untyped-def]
     limb_torques(
         parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory, td
     )
+    total = 0.0
+    for i in range(tau.size):  # a NaN or an infinity anywhere in the state reaches the torques
+        total += tau[i]
+    if not np.isfinite(total):
+        return ERR_NOT_FINITE
     return send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau)
 
 
