@@ -317,6 +317,23 @@ def test_captured_packets_replayed_into_a_restarted_bridge_are_dropped() -> None
         restarted.close()
 
 
+def test_a_device_that_waits_after_its_handshake_keeps_its_session() -> None:
+    """A device that shakes hands and sends its first pose 0.5 s later (the bench's UDP operator waits for
+    the script's first position) keeps its session: the pose and its button edge are accepted. Failed
+    while the client counted the 250 ms without a FORCE from the handshake: it dropped the session and
+    sent a HELLO instead of that pose, whose press was lost."""
+    bridge, client, clock = _pair()
+    try:
+        clock.t += 0.5
+        assert client.send_pose((0.1, 0.0, 0.2), buttons=1) and client.handshakes == 1
+        _settle(bridge, bridge.received + 1)
+        sample = bridge.read(clock.t)
+        assert sample.ok and sample.pressed == ("next_limb",) and bridge.accepted == 1
+    finally:
+        client.close()
+        bridge.close()
+
+
 def test_client_resyncs_by_itself_when_the_bridge_restarts() -> None:
     bridge, client, clock = _pair()
     port = bridge.address[1]

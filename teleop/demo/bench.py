@@ -9,10 +9,11 @@ web view (``--view web``) the session is shown on it as the demo shows it (:mod:
 once a page has opened it, and the figures add the view's: frames dropped, sent to the page, the page's rate.
 
 ``flood=N`` (``--flood N``): the operator's device is a process of its own that plays the same script over
-the UDP bridge with its HMAC key, and at :data:`FLOOD_AT_S` of the session (the grasper about to lift the
-bar) a flooder process sends ``N`` junk datagrams to the bridge's port (:mod:`pccbullet.teleop.demo.flood`;
-``N = 0``: the same run without a flood). The master ticks and the device's poses during the flood are
-reported beside the whole run's, with the probe before and after the run.
+the UDP bridge with its HMAC key, and at :data:`FLOOD_AT_S` of the session (the palpation arm moving over
+the rock) a flooder process sends ``N`` junk datagrams to the bridge's port
+(:mod:`pccbullet.teleop.demo.flood`; ``N = 0``: the same run without a flood). The master ticks and the
+device's poses during the flood are reported beside the whole run's, with the probe before and after the
+run.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from pccbullet.sim.webview.view import WebView
 
 PAGE_WAIT_S = 300.0  # s, longest wait for a page to open the web view before the timed run
-FLOOD_AT_S = 6.0  # s of the session when the flood starts: the grasper starts to lift the bar
+FLOOD_AT_S = 10.0  # s of the session when the flood starts: the palpation arm moves over the rock
 RESULT_WAIT_S = 120.0  # s, longest wait for the device's and the flooder's records after the run
 START_S = 120.0  # s, longest wait for the device's process to import what it needs
 

@@ -35,8 +35,9 @@ from pccbullet.teleop.udp.packets import BUTTON_ACTIONS, POSE_SIZE, encode_hello
 
 AFTER_S = 0.1  # s, the window of the figures goes on this long after the flood's last datagram
 CONNECT_S = 10.0  # s, longest wait of the device for its handshake once the master's loop starts
+CONNECT_LEAD_S = 0.5  # s, how long before the script's first position the device shakes hands
 BAD_KEY = b"not-the-key-not-the-key!"
-BUTTONS = {"follow": 1 << BUTTON_ACTIONS.index("follow"), "next_limb": 1 << BUTTON_ACTIONS.index("next_limb")}
+BUTTONS = {name: 1 << i for i, name in enumerate(BUTTON_ACTIONS)}  # the UDP device's button bits
 
 
 def junk_packets(seed: int = 0) -> list[bytes]:
@@ -97,20 +98,30 @@ def button_plan(presses: list[tuple[float, str]], limbs: list[str]) -> list[tupl
 def udp_operator(
     address: tuple[str, int], key: bytes, limbs: list[str], events: tuple[Any, Any, Any], out: Any
 ) -> None:
-    """Process: once imported, sets ``ready``; when ``begin`` is set, shakes hands and plays the scripted
-    operator over UDP from the handshake until ``stop`` (``events``: ready, begin, stop); puts the
+    """Process: once imported, sets ``ready``; ``begin`` marks the session's start (its first visual
+    frame); shakes hands :data:`CONNECT_LEAD_S` before the script's first position and plays the scripted
+    operator over UDP in the session's time until ``stop`` (``events``: ready, begin, stop); puts the
     ``time.monotonic`` of every pose sent on ``out``. The buttons of a press ride on the next poses sent
-    (:func:`button_plan`; while the script has no position, none is sent)."""
+    (:func:`button_plan`; while the script has no position, none is sent). What a UDP device cannot do is
+    left out: the grasp phase's held rate keys and its grasp (a device that shook hands before would lose
+    its session in the grasp phase's seconds without a position), so the flood run's grasper stays
+    open and straight."""
     from pccbullet.teleop.demo.run import scripted_operator
     from pccbullet.teleop.udp.client import UdpBridgeClient
 
     ready, begin, stop = events
     script = scripted_operator()
-    plan = button_plan(script.presses, limbs)
+    plan = button_plan([p for p in script.presses if not p[1].startswith("grasp")], limbs)
     pending: deque[int] = deque()
     client = UdpBridgeClient(address, key=key)
     ready.set()
     begin.wait()
+    start = time.monotonic()
+    first = script.first_position or 0.0
+    if stop.wait(max(0.0, start + first - CONNECT_LEAD_S - time.monotonic())):
+        client.close()
+        out.put([])
+        return
     client.connect(timeout=CONNECT_S)
 
     def pose(t: float) -> tuple[Any, int] | None:
@@ -123,27 +134,34 @@ def udp_operator(
         position = script.position_at(t)
         if position is None:
             return None
-        return position, pending.popleft() if pending else 0
+        return position, pending[0] if pending else 0  # popped once sent: a press is never lost
 
-    sent = stream_poses(client, pose, stop.is_set)
+    sent = stream_poses(client, pose, stop.is_set, start, on_sent=lambda: pending and pending.popleft())
     client.close()
     out.put(sent)
 
 
 def stream_poses(
-    client: Any, pose: Callable[[float], tuple[Any, int] | None], done: Callable[[], bool]
+    client: Any,
+    pose: Callable[[float], tuple[Any, int] | None],
+    done: Callable[[], bool],
+    start: float | None = None,
+    on_sent: Callable[[], object] | None = None,
 ) -> list[float]:
     """Send ``pose(t)`` (position ``(3,)`` m and button bits, or ``None``: nothing) through ``client`` (a
     connected :class:`~pccbullet.teleop.udp.client.UdpBridgeClient`) once a millisecond of ``t`` (s since
-    the call), reading the forces, until ``done()``; returns the ``time.monotonic`` of every pose sent."""
-    start = time.monotonic()
+    ``start``, a ``time.monotonic``; ``None``: the call), reading the forces, until ``done()``, calling
+    ``on_sent()`` after each pose the client sent; returns the ``time.monotonic`` of every pose sent."""
+    start = time.monotonic() if start is None else start
     sent: list[float] = []
-    k = 0
+    k = int((time.monotonic() - start) * 1e3)  # a start in the past: paced from now on, no burst
     while not done():
         now = time.monotonic()
         value = pose(now - start)
         if value is not None and client.send_pose(value[0], buttons=value[1]):
             sent.append(now)
+            if on_sent is not None:
+                on_sent()
         client.recv_force()
         k += 1
         delay = start + k * 1e-3 - time.monotonic()

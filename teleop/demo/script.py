@@ -33,8 +33,7 @@ def scripted_operator() -> ScriptedDevice:
             (13.5, (0.40, 0.18, -0.52)),
         ],
         presses=[
-            (0.0, "select:grasper"),
-            (0.0, "segment:0"),
+            (0.0, "select:grasper"),  # and its first segment
             (0.5, "grasp:close:grasper"),
             (8.01, "select:palpation"),
         ],

@@ -58,6 +58,11 @@ class ScriptedDevice:
         self.forces: deque[np.ndarray] = deque(maxlen=FORCE_HISTORY)  # the last 10 s at 1 kHz
 
     @property
+    def first_position(self) -> float | None:
+        """The first waypoint time with a position (s); ``None`` without one."""
+        return next((t for t, p in zip(self._times, self._points, strict=True) if p is not None), None)
+
+    @property
     def presses(self) -> list[tuple[float, str]]:
         """The script's ``(t, action)`` presses, in time order."""
         return list(self._presses)

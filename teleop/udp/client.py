@@ -45,7 +45,9 @@ class UdpBridgeClient:
     Args:
         server: the bridge's ``(host, port)``.
         key: the shared HMAC key, or ``None``.
-        resync_after: start a new handshake when no FORCE came for this long while sending poses (s).
+        resync_after: start a new handshake when no FORCE came for this long while sending poses (s): counted
+            from the first pose sent since the bridge was last heard (a device may wait after its
+            handshake before its first pose; the bridge keeps a silent session for a second).
         clock: monotonic clock in seconds, also the ``t`` of the packets.
     """
 
@@ -71,6 +73,7 @@ class UdpBridgeClient:
         self._nonce = b""
         self._hello_at = -math.inf
         self._heard = 0.0  # clock of the WELCOME or the last FORCE
+        self._unanswered: float | None = None  # clock of the first pose sent since then
         self._seq = 0
         self._force_seq = 0
         self._force: np.ndarray | None = None
@@ -115,12 +118,12 @@ class UdpBridgeClient:
                 if session == session_id(values[0], values[1]) and values[2]:
                     self.session, self._seq, self._force_seq = session, 0, 0
                     self._dest = (self.server[0], values[2])
-                    self._heard = self.clock()
+                    self._heard, self._unanswered = self.clock(), None
                     self.handshakes += 1
             elif kind == TYPE_FORCE and session == self.session and in_window(seq, self._force_seq):
                 self._force_seq = seq
                 self._force = np.asarray(values)
-                self._heard = self.clock()
+                self._heard, self._unanswered = self.clock(), None
 
     def send_pose(
         self, position: Sequence[float], quaternion: Sequence[float] = (0, 0, 0, 1), buttons: int = 0
@@ -128,7 +131,8 @@ class UdpBridgeClient:
         """Send the handle pose: position ``(3,)`` (m), quaternion ``(4,)`` x y z w. Returns ``False``
         (and sends a HELLO instead) while no session is up."""
         self._poll()
-        if self.session is not None and self.clock() - self._heard > self.resync_after:
+        quiet = self._unanswered is not None and self.clock() - self._unanswered > self.resync_after
+        if self.session is not None and quiet:
             self.session = None  # the bridge went quiet: restarted, or our session was replaced
             self._nonce = b""
             self._dest = self.server
@@ -136,6 +140,8 @@ class UdpBridgeClient:
             self._maybe_hello()
             return False
         self._seq = (self._seq + 1) & 0xFFFFFFFF
+        if self._unanswered is None:
+            self._unanswered = self.clock()
         self.send_raw(
             encode_pose(
                 self._seq, self.clock(), position, quaternion, buttons, self.key, session=self.session
