@@ -126,29 +126,36 @@ def test_headless_demo_writes_its_files(tmp_path, capsys, monkeypatch) -> None:
 
 def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
     """The headless demo renders its GIF after the run from poses recorded in the loop: a recorded pose,
-    shown again after the limbs and the rock moved on, gives the live frame pixel for pixel."""
+    shown again after the limbs, the rock and the bar moved on, gives the live frame pixel for pixel."""
+    from dataclasses import replace
+
     import numpy as np
 
     from pccbullet.sim.bullet import pb
     from pccbullet.teleop.demo.outputs import render_view, scene_pose, show_scene
     from pccbullet.teleop.demo.run import scripted_operator
-    from pccbullet.teleop.mmt.config import MmtConfig
+    from pccbullet.teleop.demo.scene import demo_config
     from pccbullet.teleop.mmt.session import MmtSession
 
-    with MmtSession(MmtConfig(sections=3)) as s:
+    with MmtSession(replace(demo_config("acoustic", "mixed"), sections=3)) as s:
         proj = pb.computeProjectionMatrixFOV(60, 4 / 3, 0.01, 5.0)
         view = pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.3], [0, 0, 1])
         operator = scripted_operator()
-        s.run(operator, 1.0)  # the limbs sag, the grasper reaches out
-        for robot, rock in ((s.robot, s.rock), (s.slave.robot, s.slave.rock)):  # model and robot
+        LIGHT = (0.3, -0.4, 1.0)
+        s.run(operator, 1.0)  # the limbs sag, the grasp closes
+        robot_bodies = [s.slave.rock, s.slave.objects[0].body]  # the rock and the bar
+        for robot, bodies in ((s.robot, s.shown_bodies), (s.slave.robot, robot_bodies)):  # model and robot
             cid = robot.world.client
-            live, pose = render_view(cid, view, proj), scene_pose(robot, rock)
+            # one light: the robot's camera frames in between set their lamp's direction in its renderer
+            live, pose = render_view(cid, view, proj, LIGHT), scene_pose(robot, bodies)
             s.run(operator, 1.0)  # the arms move on
-            pb.resetBasePositionAndOrientation(rock, [0.3, 0.2, -0.5], [0, 0, 0, 1], physicsClientId=cid)
-            assert np.abs(render_view(cid, view, proj).astype(int) - live).sum() > 10_000
-            show_scene(robot, rock, pose)
-            np.testing.assert_array_equal(render_view(cid, view, proj), live)
-            assert pb.getBasePositionAndOrientation(rock, physicsClientId=cid)[0] == pose[1][0]
+            for body in bodies:
+                pb.resetBasePositionAndOrientation(body, [0.3, 0.2, -0.5], [0, 0, 0, 1], physicsClientId=cid)
+            assert np.abs(render_view(cid, view, proj, LIGHT).astype(int) - live).sum() > 10_000
+            show_scene(robot, bodies, pose)
+            np.testing.assert_array_equal(render_view(cid, view, proj, LIGHT), live)
+            got = [pb.getBasePositionAndOrientation(b, physicsClientId=cid) for b in bodies]
+            assert [(tuple(p), tuple(q)) for p, q in got] == list(pose[1])
 
 
 def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:

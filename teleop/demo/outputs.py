@@ -73,9 +73,14 @@ def show_scene(robot: Robot, bodies: Sequence[int], pose: ScenePose) -> None:
     robot.world.mark_moved()
 
 
-def render_view(client: int, view: list[float], proj: list[float]) -> np.ndarray:
-    """RGB image ``(h, w, 3) uint8`` for PyBullet view and projection matrices (16 floats each)."""
+def render_view(
+    client: int, view: list[float], proj: list[float], light: Sequence[float] | None = None
+) -> np.ndarray:
+    """RGB image ``(h, w, 3) uint8`` for PyBullet view and projection matrices (16 floats each).
+    ``light``: the direction the light comes from (world); ``None``: PyBullet's, which is the last one
+    any image of that client was given (the robot's camera frames set their lamp's)."""
     w, h = IMAGE_SIZE
+    lit = {} if light is None else {"lightDirection": list(light)}
     _, _, rgba, _, _ = pb.getCameraImage(
         w,
         h,
@@ -83,6 +88,7 @@ def render_view(client: int, view: list[float], proj: list[float]) -> np.ndarray
         projectionMatrix=proj,
         renderer=pb.ER_TINY_RENDERER,
         physicsClientId=client,
+        **lit,
     )
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
 
