@@ -32,6 +32,12 @@ from pccbullet.urdf_gen.rod import joint_kinds
 from pccbullet.urdf_gen.specs import LimbSpec
 
 CONSTRAINT_FORCE = 1e6  # N, the most a part's fixed constraint may pass on (never reached: not a limit)
+# Bullet clamps every velocity coordinate of a multibody (its base's and its joints') to 100 units in the
+# constraint solver's velocity updates. A part's floating base is half a slice: in water, where the joint
+# torques carry the buoyancy of everything beyond, the step before the constraint acts spins it faster than
+# that, and the clamp then breaks the constraint's impulse (two-segment limbs diverged in their first step
+# at N >= 17 in water; 300 rad/s was enough at N = 20). No physical limb moves at these rates.
+MAX_COORDINATE_VELOCITY = 1e6  # rad/s, m/s: Bullet's clamp, out of the way
 _SIZE = {"fixed": (0, 0), "revolute": (1, 1), "continuous": (1, 1), "prismatic": (1, 1), "spherical": (4, 3)}
 
 
@@ -221,8 +227,9 @@ def load_limb(
     (position, quaternion ``x, y, z, w``), in as few parts as PyBullet holds (split files in ``folder``),
     the first part's base fixed or floating (``fixed_base``); record every link's ``(body, index)`` in
     ``links``; return the limb's joints. Bullet's default link damping off (the material and the fluid are
-    the damping: a freely spinning limb lost 21 % of its kinetic energy per second with it); links without
-    a shape out of every collision pair; the parts of one limb apart by a collision bit of ``owner``'s
+    the damping: a freely spinning limb lost 21 % of its kinetic energy per second with it) and Bullet's
+    velocity clamp out of the way (:data:`MAX_COORDINATE_VELOCITY`); links without a shape out of every
+    collision pair; the parts of one limb apart by a collision bit of ``owner``'s
     (:func:`next_part_bit`)."""
     flags = pb.URDF_USE_INERTIA_FROM_FILE | pb.URDF_USE_IMPLICIT_CYLINDER
     cuts = plan_cuts(urdf, limb)
@@ -239,7 +246,14 @@ def load_limb(
             physicsClientId=client,
         )
         parts.append(body)
-        pb.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+        pb.changeDynamics(
+            body,
+            -1,
+            linearDamping=0.0,
+            angularDamping=0.0,
+            maxJointVelocity=MAX_COORDINATE_VELOCITY,
+            physicsClientId=client,
+        )
         links[part_base_link(cuts[p - 1]) if p else naming.base_link(limb.name)] = (body, -1)
         for j in range(pb.getNumJoints(body, physicsClientId=client)):
             info = pb.getJointInfo(body, j, physicsClientId=client)
