@@ -70,3 +70,5 @@ def test_the_demo_takes_the_link_and_writes_the_last_frame_received(tmp_path, mo
     summary = json.loads((out / "summary.json").read_text())
     assert summary["link"] == "optical" and summary["metrics"]["mean_down_delay_s"] < 0.01
     assert str(out / "camera_tip.png") in summary["files"] and not (out / "demo.gif").exists()
+    # the demo's default drive: the grasper on its tendons, named as the command line names it
+    assert summary["tendons"]["drive"] == "mixed" and summary["tendons"]["limbs"] == ["grasper"]
