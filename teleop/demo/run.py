@@ -243,7 +243,7 @@ def _run_headless(
                 robot=session.robot_report(),
                 loop=stats,
                 metrics=session.metrics(),
-                tendons=session.tendon_report() | {"drive": summary.data["tendons"]["drive"]},  # --drive
+                tendons=session.tendon_report() | {"drive": summary.data["tendons"]["drive"]},  # type: ignore[index]
                 final_tip_positions_m=tips.last(),
             )
             _log_loop(stats)
@@ -380,7 +380,7 @@ def _run_gui(
             robot=session.robot_report(),
             loop=stats,
             metrics=session.metrics(),
-            tendons=session.tendon_report() | {"drive": summary.data["tendons"]["drive"]},  # --drive
+            tendons=session.tendon_report() | {"drive": summary.data["tendons"]["drive"]},  # type: ignore[index]
         )
     summary.add_file(plot_metrics(summary.path.parent, session))
     summary.add_file(write_camera_image(summary.path.parent, session))
