@@ -31,7 +31,7 @@ from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.ik import clamp_config
 from pccbullet.teleop.mmt.config import MmtConfig
-from pccbullet.teleop.mmt.objects import place_objects
+from pccbullet.teleop.mmt.objects import is_free, place_objects
 from pccbullet.teleop.mmt.packets import (
     CMD_HEADER,
     CMD_VERSION,
@@ -106,7 +106,8 @@ class Slave:
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         self.objects = place_objects(self.world, cfg.objects)  # as placed: free ones sink, float, are held
         self._placed_z = [o.position()[2] for o in self.objects]
-        self._free = [o for o in self.objects if not o.fixed]  # reported in every state report
+        # reported in every state report: the master sizes the reports by the same is_free
+        self._free = [o for o, spec in zip(self.objects, cfg.objects, strict=True) if is_free(spec)]
         self.shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         self.setpoint = {n: np.array([[c.bend, c.plane, c.length] for c in start[n]]) for n, _ in self.shape}
         self.target = {n: v.copy() for n, v in self.setpoint.items()}
