@@ -108,9 +108,11 @@ def test_udp_port_in_use(capsys, tmp_path: Path) -> None:
         (["run", "/dev/zero", "--out", "OUT"], "/dev/zero: field '<file>' = '/dev/zero' is invalid; allowed: a regular TOML file"),
         (["nosuch"], "argument command: invalid choice: 'nosuch'"),
         (["urdf", "ursula"], "the following arguments are required: --out"),
+        (["demo", "--headless", "--out", "OUT", "--drive", "bogus"],
+         "argument --drive: invalid choice: 'bogus' (choose from 'mixed', 'joints', 'tendons')"),
     ],
     ids=["bend-nan", "plane-inf", "length-nan", "seconds-nan", "bench-sections", "sections-201",
-         "ring", "workers", "seed", "dev-zero", "command", "missing-out"],
+         "ring", "workers", "seed", "dev-zero", "command", "missing-out", "demo-drive"],
 )  # fmt: skip
 def test_bad_arguments(capsys, tmp_path: Path, argv: list[str], message: str) -> None:
     _fails(capsys, [str(tmp_path / "out") if a == "OUT" else a for a in argv], message)
