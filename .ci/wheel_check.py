@@ -19,7 +19,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 ROOT = Path(__file__).resolve().parents[1]
-HOMES = ("sim", "teleop", "urdf_gen", "assets")  # setup.py's HOMES
+sys.path.insert(0, str(ROOT / "tests"))
+import layout  # noqa: E402  (tests/layout.py: the homes of pyproject.toml)
 
 
 def run(cmd: list[str], cwd: Path, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
@@ -63,12 +64,9 @@ def main() -> int:
             outside = sorted(n for n in ours if not n.startswith("pccbullet/"))
             assert not outside, f"files outside pccbullet/: {outside}"
             missing = [
-                f"pccbullet/{p.relative_to(ROOT)}"
-                for home in HOMES
-                for p in (ROOT / home).rglob("*")
-                if p.suffix in (".py", ".toml", ".html", ".js")
-                and "__pycache__" not in p.parts
-                and f"pccbullet/{p.relative_to(ROOT)}" not in names
+                layout.installed_path(p)
+                for p in layout.source_files((".py", ".toml", ".html", ".js"))
+                if layout.installed_path(p) not in names
             ]
             assert not missing, f"not in the wheel: {missing}"
             assert "pccbullet/__init__.py" in names and "pccbullet/py.typed" in names

@@ -30,12 +30,12 @@ __version__ = "0.1.0"
 # public name -> its home module (the one place each name is listed)
 _API: dict[str, str] = {
     # errors
-    "PccBulletError": "pccbullet.urdf_gen.errors",
-    "SpecError": "pccbullet.urdf_gen.errors",
-    "ConfigurationError": "pccbullet.urdf_gen.errors",
-    "RobotNotFoundError": "pccbullet.urdf_gen.errors",
-    "WorldClosedError": "pccbullet.urdf_gen.errors",
-    "SimulationDivergedError": "pccbullet.urdf_gen.errors",
+    "PccBulletError": "pccbullet.core.errors",
+    "SpecError": "pccbullet.core.errors",
+    "ConfigurationError": "pccbullet.core.errors",
+    "RobotNotFoundError": "pccbullet.core.errors",
+    "WorldClosedError": "pccbullet.core.errors",
+    "SimulationDivergedError": "pccbullet.core.errors",
     # robot descriptions, PCC geometry, URDF
     "RobotSpec": "pccbullet.urdf_gen.specs",
     "load_robot": "pccbullet.urdf_gen.spec_loader",
@@ -54,17 +54,17 @@ _API: dict[str, str] = {
     "WATER": "pccbullet.sim.medium",
     "SEAWATER": "pccbullet.sim.medium",
     "Loop": "pccbullet.sim.loop",
-    "add_seabed": "pccbullet.sim.environment",
-    "add_sphere": "pccbullet.sim.environment",
-    "add_object": "pccbullet.sim.environment",
-    "force_sensor": "pccbullet.sim.environment",
-    "place_sphere": "pccbullet.sim.objects",
-    "place_cylinder": "pccbullet.sim.objects",
-    "place_box": "pccbullet.sim.objects",
-    "PlacedObject": "pccbullet.sim.placed_object",
-    "Material": "pccbullet.sim.friction",
-    "MATERIALS": "pccbullet.sim.friction",
-    "WebView": "pccbullet.sim.webview.view",
+    "add_seabed": "pccbullet.sim.objects.environment",
+    "add_sphere": "pccbullet.sim.objects.environment",
+    "add_object": "pccbullet.sim.objects.environment",
+    "force_sensor": "pccbullet.sim.objects.environment",
+    "place_sphere": "pccbullet.sim.objects.place",
+    "place_cylinder": "pccbullet.sim.objects.place",
+    "place_box": "pccbullet.sim.objects.place",
+    "PlacedObject": "pccbullet.sim.objects.placed",
+    "Material": "pccbullet.sim.objects.friction",
+    "MATERIALS": "pccbullet.sim.objects.friction",
+    "WebView": "pccbullet.sim.views.web.view",
     # our material elsewhere: on a body of your own PyBullet scene, in MuJoCo
     "attach": "pccbullet.sim.attach",
     "Attached": "pccbullet.sim.attach",
@@ -104,28 +104,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
-    from pccbullet.sim.attach import Attached, attach
-    from pccbullet.sim.environment import add_object, add_seabed, add_sphere, force_sensor
-    from pccbullet.sim.experiments.grasp import load_grasp, run_grasp
-    from pccbullet.sim.experiments.runner import run_experiment
-    from pccbullet.sim.experiments.spec import experiment_from_table, load_experiment
-    from pccbullet.sim.experiments.sweep import run_sweep
-    from pccbullet.sim.export.formats import write_mesh, write_series
-    from pccbullet.sim.export.rigid import rigid_mesh
-    from pccbullet.sim.export.skin import skin_mesh
-    from pccbullet.sim.friction import MATERIALS, Material
-    from pccbullet.sim.loop import Loop
-    from pccbullet.sim.medium import AIR, SEAWATER, WATER, Medium, medium
-    from pccbullet.sim.mjcf.peer import MujocoRobot
-    from pccbullet.sim.mjcf.writer import write_mjcf
-    from pccbullet.sim.models.newton_euler.model import LimbModel
-    from pccbullet.sim.models.newton_euler.statics import static_equilibrium
-    from pccbullet.sim.objects import place_box, place_cylinder, place_sphere
-    from pccbullet.sim.placed_object import PlacedObject
-    from pccbullet.sim.robot import Robot
-    from pccbullet.sim.webview.view import WebView
-    from pccbullet.sim.world import World
-    from pccbullet.urdf_gen.errors import (
+    from pccbullet.core.errors import (
         ConfigurationError,
         PccBulletError,
         RobotNotFoundError,
@@ -133,6 +112,27 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
         SpecError,
         WorldClosedError,
     )
+    from pccbullet.sim.attach import Attached, attach
+    from pccbullet.sim.experiments.grasp import load_grasp, run_grasp
+    from pccbullet.sim.experiments.runner import run_experiment
+    from pccbullet.sim.experiments.spec import experiment_from_table, load_experiment
+    from pccbullet.sim.experiments.sweep import run_sweep
+    from pccbullet.sim.export.formats import write_mesh, write_series
+    from pccbullet.sim.export.rigid import rigid_mesh
+    from pccbullet.sim.export.skin import skin_mesh
+    from pccbullet.sim.loop import Loop
+    from pccbullet.sim.medium import AIR, SEAWATER, WATER, Medium, medium
+    from pccbullet.sim.mjcf.peer import MujocoRobot
+    from pccbullet.sim.mjcf.writer import write_mjcf
+    from pccbullet.sim.models.newton_euler.model import LimbModel
+    from pccbullet.sim.models.newton_euler.statics import static_equilibrium
+    from pccbullet.sim.objects.environment import add_object, add_seabed, add_sphere, force_sensor
+    from pccbullet.sim.objects.friction import MATERIALS, Material
+    from pccbullet.sim.objects.place import place_box, place_cylinder, place_sphere
+    from pccbullet.sim.objects.placed import PlacedObject
+    from pccbullet.sim.robot import Robot
+    from pccbullet.sim.views.web.view import WebView
+    from pccbullet.sim.world import World
     from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, limb_transform
     from pccbullet.urdf_gen.pcc_fit import pcc_from_points
     from pccbullet.urdf_gen.pose_file import load_pose_file

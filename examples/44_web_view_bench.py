@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 
-from pccbullet.sim.webview.browser import browser_missing, headless_chromium, wait_for
+from pccbullet.sim.views.web.browser import browser_missing, headless_chromium, wait_for
 
 CLI = "import sys; from pccbullet.teleop.cli import main; sys.exit(main(sys.argv[1:]))"
 

@@ -3,7 +3,7 @@
 The camera limb of ``assets/robots/ursula.toml`` (600 mm, Ecoflex 00-30, 60 -> 20 mm diameter, 40 g camera
 5 mm beyond the tip) is clamped horizontally (+x) under gravity (-z, 9.80665 m/s^2, the PyBullet world's
 value), in air and in water (buoyancy on the rod with the world's water density, 1000 kg/m^3; none on the
-camera, whose volume is unknown, as in pccbullet.sim.dynamics and the Newton-Euler model). PyElastica (a
+camera, whose volume is unknown, as in pccbullet.sim.limb.dynamics and the Newton-Euler model). PyElastica (a
 Cosserat rod code nobody here wrote: stretch, shear, bend and twist) integrates it with velocity damping while
 the loads ramp up over 6 s (a sudden release makes the soft rod whip) until it settles; a Laplace
 dissipation filter (PyElastica's, order 5) stops a round-off tip oscillation that otherwise grows at

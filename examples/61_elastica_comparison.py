@@ -2,10 +2,11 @@
 
 Prints, for the URSULA camera tentacle clamped horizontally in air and in water, the settled tip of the
 dynamic chain (pccbullet.sim.world, N sections, critical damping for a fast settle: the rod chain, whose
-chords shear in its step, and the RRP chain without and with its opt-in shear, pccbullet.sim.shear.ChainShear)
-and the static tip of the Newton-Euler model (pccbullet.sim.models.newton_euler.statics, without and with
-static_equilibrium(shear=True)) at N = 5, 10, 20, and their distance from Elastica's extrapolated limit in
-tests/data/elastica_camera_tentacle.json (written by 60_elastica_reference.py).
+chords shear in its step, and the RRP chain without and with its opt-in shear,
+pccbullet.sim.limb.shear.ChainShear) and the static tip of the Newton-Euler model
+(pccbullet.sim.models.newton_euler.statics, without and with static_equilibrium(shear=True)) at N = 5, 10, 20,
+and their distance from Elastica's extrapolated limit in tests/data/elastica_camera_tentacle.json (written by
+60_elastica_reference.py).
 
 Usage: python examples/61_elastica_comparison.py
 """
@@ -18,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.sim.limb.shear import ChainShear
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.models.newton_euler.model import LimbModel, gravity_in_limb_base
 from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium
-from pccbullet.sim.shear import ChainShear
 from pccbullet.sim.world import STANDARD_GRAVITY, World
 from pccbullet.urdf_gen.spec_loader import load_robot
 

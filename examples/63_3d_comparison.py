@@ -207,7 +207,7 @@ def chain_static(
     ``"pybullet"``: ``pb.applyExternalTorque`` on the tip link. The implicit step does not know of a load
     PyBullet adds: at rest its springs then hold ``(I + (dt C + dt^2 K) M^-1) J^T tau`` instead of
     ``J^T tau``, too compliant wherever ``dt^2 K`` is not small against the joint's inertia, unless the
-    limb estimates such loads (``external_loads``, :class:`pccbullet.sim.dynamics.CompliantLimb`).
+    limb estimates such loads (``external_loads``, :class:`pccbullet.sim.limb.dynamics.CompliantLimb`).
 
     Returns:
         tip position ``(3,)`` (m) and tip rotation ``(3, 3)`` in the limb base frame, simulated seconds.

@@ -19,17 +19,15 @@ How. :func:`attach` loads the limb's dynamic chain (the rod chain of a dynamic
 the parent link with a fixed constraint, so the limb's weight and motion load your body and your body carries
 the limb. The base link is the limb's mounting **flange** (an 80 mm aluminium disk, 5 mm thick, 68 g,
 :data:`FLANGE_MASS`), whose rotational inertia is at least :data:`FLANGE_INERTIA_RATE` times the step: on a
-lighter base the weld does not hold the chain (measured on the camera tentacle: it diverges within seconds
-below 1.2e-5 kg m^2 at 1 ms, 5.1e-5 at 1/240 s, in proportion to the step and alike for N = 10 and 20,
-material damping 0 to critical, a parent of 0.5 to 50 kg or the world, 50 or 200 solver iterations; the
-flange's mass does not matter); above, it settles as in a World. Every :meth:`Attached.apply` reads the base's
+lighter base the weld does not hold the chain (measured thresholds: docs/guide/mujoco-and-attach.md);
+above, it settles as in a World. Every :meth:`Attached.apply` reads the base's
 pose and velocity, takes its accelerations from the velocity change of the last step (so call it once before
 every ``stepSimulation``; after teleporting your body call :meth:`Attached.forget`), and runs the implicit
-spring-damper step of :mod:`pccbullet.sim.dynamics` on the moving base
-(:func:`pccbullet.sim.chain.solve.moving_spring_torques`: the base's acceleration enters like gravity, its
-rotation through the velocity products, the drag sees absolute velocities, the fluid is at rest in the world),
-then sends the joint torques through PyBullet's Python calls. Gravity and the step are read from the client at
-:func:`attach` (``Attached.gravity``, ``Attached.dt`` if you change them later).
+spring-damper step of :mod:`pccbullet.sim.limb.dynamics` on the moving base
+(:func:`pccbullet.sim.limb.chain.solve.moving_spring_torques`: the base's acceleration enters like gravity,
+its rotation through the velocity products, the drag sees absolute velocities, the fluid is at rest in the
+world), then sends the joint torques through PyBullet's Python calls. Gravity and the step are read from the
+client at :func:`attach` (``Attached.gravity``, ``Attached.dt`` if you change them later).
 
 A whole robot (``limb=None``): its head is welded to the parent link at the given pose and every limb to the
 head at its mount. Payloads (camera, light, force sensor) are links of the limb files and ride along;
@@ -48,22 +46,22 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray, Transform
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.chain.positions import pcc_joint_vector
-from pccbullet.sim.chain.solve import moving_spring_torques
-from pccbullet.sim.dynamics import CompliantLimb
-from pccbullet.sim.limb_joints import LimbJoints
-from pccbullet.sim.limb_parts import CONSTRAINT_FORCE, load_limb
+from pccbullet.sim.limb.chain.positions import pcc_joint_vector
+from pccbullet.sim.limb.chain.solve import moving_spring_torques
+from pccbullet.sim.limb.dynamics import CompliantLimb
+from pccbullet.sim.limb.joints import LimbJoints
+from pccbullet.sim.limb.parts import CONSTRAINT_FORCE, load_limb
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.robot import body_link_pose, limit_free_urdf, pose_matrix
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.rod import check_chain
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
-from pccbullet.urdf_gen.types import FloatArray, Transform
 from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 FLANGE_MASS = 0.068  # kg: an aluminium disk (2700 kg/m^3) of FLANGE_DIAMETER, FLANGE_THICKNESS
@@ -149,7 +147,7 @@ class Attached:
         return self.spec.limb(name)
 
     def limb_joints(self, limb: str) -> LimbJoints:
-        """The limb's joints in PyBullet, over its parts (:mod:`pccbullet.sim.limb_joints`)."""
+        """The limb's joints in PyBullet, over its parts (:mod:`pccbullet.sim.limb.joints`)."""
         return self._joints[self.limb(limb).name]
 
     def pcc_joints(self, limb: str, configs: Sequence[PccConfig]) -> FloatArray:
@@ -300,7 +298,7 @@ def attach(
         flange_mass: each limb's mounting flange (kg; :data:`FLANGE_MASS`), a disk of
             :data:`FLANGE_DIAMETER`, welded to the mount.
         external_loads: estimate the loads PyBullet adds (contacts) into the implicit step, as
-            :class:`~pccbullet.sim.dynamics.CompliantLimb` does.
+            :class:`~pccbullet.sim.limb.dynamics.CompliantLimb` does.
 
     Raises:
         ConfigurationError: a client, body, link, limb or flange that is not there or not allowed.

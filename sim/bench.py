@@ -139,9 +139,9 @@ PEERS = ("mujoco",)
 
 
 def check_peer(peer: str | None) -> None:
-    """Raise :class:`~pccbullet.urdf_gen.errors.PccBulletError` (one line) unless ``peer`` is ``None`` or a
+    """Raise :class:`~pccbullet.core.errors.PccBulletError` (one line) unless ``peer`` is ``None`` or a
     peer whose simulator imports here: checked before any benchmark runs."""
-    from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
+    from pccbullet.core.errors import ConfigurationError, PccBulletError
 
     if peer is None:
         return

@@ -1,8 +1,8 @@
 """The fluid around a robot: one :class:`Medium` for the PyBullet world and the Newton–Euler model.
 
-Both the dynamic mode (:mod:`pccbullet.sim.dynamics`: buoyancy and Morison drag on the chain's slices) and the
-strain-space model (:mod:`pccbullet.sim.models.newton_euler.model`: buoyancy, added mass and Morison drag at
-its nodes) read the same record, so a limb in "water" feels the same fluid in both.
+Both the dynamic mode (:mod:`pccbullet.sim.limb.dynamics`: buoyancy and Morison drag on the chain's slices)
+and the strain-space model (:mod:`pccbullet.sim.models.newton_euler.model`: buoyancy, added mass and Morison
+drag at its nodes) read the same record, so a limb in "water" feels the same fluid in both.
 
 Coefficients. A limb section is a circular cylinder of diameter d = 20-60 mm moving across its axis at
 v = 1 cm/s to 0.5 m/s: the Reynolds number ``Re = v d / nu`` (:meth:`Medium.reynolds_number`) is ~2e2 to
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
 
 CYLINDER_DRAG_COEFFICIENT = 1.2  # -, circular cylinder in cross flow, subcritical Re ~ 1e3..2e5
 CYLINDER_ADDED_MASS_COEFFICIENT = 1.0  # -, potential flow around a circular cylinder

@@ -16,19 +16,19 @@ from typing import Protocol
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from pccbullet.core.errors import ConfigurationError, WorldClosedError
+from pccbullet.core.types import FloatArray, Transform
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.chain.positions import pcc_joint_vector
-from pccbullet.sim.dynamics import CompliantLimb
-from pccbullet.sim.limb_joints import LimbJoints
-from pccbullet.sim.limb_parts import load_limb
+from pccbullet.sim.limb.chain.positions import pcc_joint_vector
+from pccbullet.sim.limb.dynamics import CompliantLimb
+from pccbullet.sim.limb.joints import LimbJoints
+from pccbullet.sim.limb.parts import load_limb
 from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
 from pccbullet.urdf_gen.pcc import PccConfig, check_config, pcc_from_joints, rest_configs
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
 from pccbullet.urdf_gen.rod import check_chain, joints_per_segment
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
-from pccbullet.urdf_gen.types import FloatArray, Transform
 from pccbullet.urdf_gen.urdf_writer import UrdfOutput
 
 
@@ -183,7 +183,7 @@ class Robot:
         return self.spec.limb(name)
 
     def limb_joints(self, limb: str) -> LimbJoints:
-        """The limb's movable joints in PyBullet, over its parts (:mod:`pccbullet.sim.limb_joints`)."""
+        """The limb's movable joints in PyBullet, over its parts (:mod:`pccbullet.sim.limb.joints`)."""
         self.limb(limb)
         return self._joints[limb]
 
@@ -219,7 +219,7 @@ class Robot:
         Args:
             mode: ``"reset"`` writes joint states instantly (and commands a compliant limb there: its
                 spring targets, or its tendons if they drive it); ``"target"`` only commands a compliant
-                limb (:meth:`pccbullet.sim.dynamics.CompliantLimb.command`); ``"position"`` sets
+                limb (:meth:`pccbullet.sim.limb.dynamics.CompliantLimb.command`); ``"position"`` sets
                 PyBullet position-motor targets reached by stepping.
             force: motor force/torque limit for ``"position"`` (N or N·m).
         """

@@ -3,7 +3,7 @@
 A world runs in one of two modes. ``"kinematic"``: nothing is integrated; a limb is where
 :meth:`pccbullet.sim.robot.Robot.set_pcc` put its section joints (PCC is the truth) and a step refreshes
 contacts. ``"dynamic"``: PyBullet integrates the chains, each joint a material spring-damper towards the
-target that ``set_pcc`` sets (:mod:`pccbullet.sim.dynamics`), or a PyBullet position motor when the robot
+target that ``set_pcc`` sets (:mod:`pccbullet.sim.limb.dynamics`), or a PyBullet position motor when the robot
 is loaded with ``compliant=False`` (``set_pcc(..., mode="position")``).
 
 Example::
@@ -29,24 +29,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError, SimulationDivergedError, WorldClosedError
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.process_globals import (
     BROADPHASE_SYMBOL,
     CONTACT_BREAKING_SYMBOL,
     BulletGlobals,
 )
-from pccbullet.sim.dynamics import CompliantLimb
+from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.robot import Robot
-from pccbullet.urdf_gen.errors import ConfigurationError, SimulationDivergedError, WorldClosedError
 from pccbullet.urdf_gen.rod import check_chain
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 if TYPE_CHECKING:
-    from pccbullet.sim.placed_object import PlacedObject
-    from pccbullet.sim.webview.view import WebView
+    from pccbullet.sim.objects.placed import PlacedObject
+    from pccbullet.sim.views.web.view import WebView
 
 PHYSICS_DT = 1e-3  # s, physics time step
 STANDARD_GRAVITY = 9.80665  # m/s^2
@@ -95,7 +95,7 @@ class World:
         mode: ``"kinematic"``: the limbs are where their joints were set (PCC is the truth); a step
             advances time and refreshes contacts without integrating dynamics. ``"dynamic"``: PyBullet
             integrates the chains: every joint a material spring-damper towards its target
-            (:mod:`pccbullet.sim.dynamics`), or PyBullet position motors with ``load_robot(...,
+            (:mod:`pccbullet.sim.limb.dynamics`), or PyBullet position motors with ``load_robot(...,
             compliant=False)``.
         medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy, drag and added mass in dynamic mode.
         chain: the limbs' topology: ``"rod"``, sections that bend about both axes, twist, stretch and shear
@@ -161,7 +161,7 @@ class World:
         self._moved = True  # kinematic mode: contacts need refreshing
         self.step_hooks: list[Callable[[], None]] = []  # called after every step (e.g. a model twin)
         self.robots: list[Robot] = []
-        self.objects: list[PlacedObject] = []  # placed by pccbullet.sim.objects, stepped with the world
+        self.objects: list[PlacedObject] = []  # placed by pccbullet.sim.objects.place, stepped with the world
         self.timing = StepTiming()  # reset by assigning a new StepTiming()
 
     def load_robot(
@@ -188,10 +188,10 @@ class World:
                 robot's ``spec`` then holds these limbs only.
             external_loads: compliant limbs put the loads PyBullet adds (``applyExternalForce``,
                 contacts), estimated from the last step, into their implicit step
-                (:class:`pccbullet.sim.dynamics.CompliantLimb`; off by default: see there); a mapping
+                (:class:`pccbullet.sim.limb.dynamics.CompliantLimb`; off by default: see there); a mapping
                 limb name -> bool sets it per limb (limbs left out: off).
             drive: what moves compliant limbs: ``"joints"`` (spring targets) or ``"tendons"`` (every limb
-                through its tendons, :mod:`pccbullet.sim.tendons`; each must declare tendons, on the rod
+                through its tendons, :mod:`pccbullet.sim.limb.tendons`; each must declare tendons, on the rod
                 chain); a mapping limb name -> drive sets it per limb (limbs left out: ``"joints"``).
                 ``Robot.set_pcc(..., mode="target")`` commands it either way.
 
@@ -326,15 +326,15 @@ class World:
 
     def show(self, **options: Any) -> WebView:
         """Show this world live in the browser or a notebook cell; returns the web view
-        (:func:`pccbullet.sim.webview.show`, ``options``: its ``view``, ``host``, ``port``, ``token``)."""
-        from pccbullet.sim.webview import show
+        (:func:`pccbullet.sim.views.web.show`, ``options``: its ``view``, ``host``, ``port``, ``token``)."""
+        from pccbullet.sim.views.web import show
 
         return show(self, **options)
 
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` was called: every later use raises
-        :class:`~pccbullet.urdf_gen.errors.WorldClosedError`."""
+        :class:`~pccbullet.core.errors.WorldClosedError`."""
         return self._closed
 
     def close(self) -> None:

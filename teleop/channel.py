@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
 
 SOUND_SPEED_WATER = 1500.0  # m/s
 LIGHT_SPEED_WATER = 2.998e8 / 1.33  # m/s

@@ -30,16 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from pccbullet import __version__
+from pccbullet.core.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
+from pccbullet.core.errors import PccBulletError, SimulationDivergedError, UsageError, clip
 from pccbullet.sim.experiments.cli import register_run, register_sweep
 from pccbullet.sim.export.register import register_export
 from pccbullet.sim.mjcf.cli import register_mjcf
-from pccbullet.sim.webview.cli import add_web_args, start_web_view
+from pccbullet.sim.views.web.cli import add_web_args, start_web_view
 from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.interrupts import ctrl_c_guarded
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
-from pccbullet.urdf_gen.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
-from pccbullet.urdf_gen.errors import PccBulletError, SimulationDivergedError, UsageError, clip
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
@@ -285,7 +285,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     viewer: Any = start_web_view(args)  # the page (--view web) or the window comes up before the demo's
     if viewer is None and not args.headless and os.environ.get("DISPLAY"):  # modules are even imported
-        from pccbullet.sim.viewer import ViewerProcess
+        from pccbullet.sim.views.gui import ViewerProcess
 
         viewer = ViewerProcess(None, gui=True)
     try:

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
 
 
 def passivity_margin(stiffness: float, damping: float, device_damping: float, dt: float) -> float:

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from pccbullet.core.types import FloatArray
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.specs import LimbSpec
-from pccbullet.urdf_gen.types import FloatArray
 
 TOL = 1e-4  # m, solve_ik's default convergence distance
 DAMPING = 0.02  # m, solve_ik's default lambda of the damped least squares

@@ -27,8 +27,8 @@ import math
 import numba
 import numpy as np
 
+from pccbullet.core.types import FloatArray
 from pccbullet.teleop.ik import JACOBIAN_STEP, _solve_kernel
-from pccbullet.urdf_gen.types import FloatArray
 
 TWO_PI = 2.0 * math.pi
 

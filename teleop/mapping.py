@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pccbullet.core.types import FloatArray, Transform
 from pccbullet.sim.bullet import pb
 from pccbullet.teleop.devices.base import DeviceSample
 from pccbullet.teleop.ik import DAMPING, TOL, clamp_config, load_kernels
@@ -37,7 +38,6 @@ from pccbullet.teleop.ik_command import command_step, load_command_kernel
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.pcc_fit import add_offset, canonical_limb
 from pccbullet.urdf_gen.specs import RobotSpec
-from pccbullet.urdf_gen.types import FloatArray, Transform
 
 PLANE_RATE = 1.0  # rad/s, largest turn rate of a commanded bending plane from 6-DoF targets
 

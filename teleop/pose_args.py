@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pccbullet.urdf_gen.errors import ConfigurationError, clip
+from pccbullet.core.errors import ConfigurationError, clip
 from pccbullet.urdf_gen.pcc import PccConfig, check_config, rest_configs
 from pccbullet.urdf_gen.specs import RobotSpec
 

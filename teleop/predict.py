@@ -36,16 +36,16 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray, Transform
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.integrators import step as model_step
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.newton_euler.params import kernel_loads
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, sinc
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
 from pccbullet.urdf_gen.specs import RobotSpec
-from pccbullet.urdf_gen.types import FloatArray, Transform
 
 TIME_SCALE = 4.0  # model seconds per real second: the quasi-static model relaxes this much faster
 QUASI_STATIC_DAMPING = 1.0  # -, critical damping of the first mode: the model relaxes to its static sag

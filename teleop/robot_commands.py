@@ -5,7 +5,7 @@ Units at this edge: degrees (``--bend``, ``--plane``) and metres (``--length``, 
 :mod:`pccbullet.teleop.pose_args`); pose files (``--pose-file``, TOML or JSON,
 :mod:`pccbullet.urdf_gen.pose_file`) in degrees and millimetres; SI inside. Every configuration is checked
 against the robot's limits before PyBullet is loaded (and the first run's compile starts). Handlers return
-an exit status (0); bad input raises :class:`~pccbullet.urdf_gen.errors.PccBulletError`, which the
+an exit status (0); bad input raises :class:`~pccbullet.core.errors.PccBulletError`, which the
 top-level CLI turns into status 2.
 """
 
@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.core.atomic import removed_on_failure
+from pccbullet.core.cli_args import integer, out_dir, real
+from pccbullet.core.errors import ConfigurationError, PccBulletError, UsageError, clip
 from pccbullet.teleop.pose_args import apply_sets, check_limits, parse_set
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.atomic import removed_on_failure
 from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
-from pccbullet.urdf_gen.cli_args import integer, out_dir, real
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, UsageError, clip
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
 from pccbullet.urdf_gen.pose_file import load_pose_file
 from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
@@ -128,7 +128,7 @@ def register_pose(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _pcc_only(robot: str, command: str) -> None:
-    """Raise :class:`~pccbullet.urdf_gen.errors.PccBulletError` unless ``robot`` is a PCC robot."""
+    """Raise :class:`~pccbullet.core.errors.PccBulletError` unless ``robot`` is a PCC robot."""
     kind = robot_kind(robot)
     if kind != "pcc":
         raise PccBulletError(

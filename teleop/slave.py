@@ -3,14 +3,14 @@
 
 :class:`Slave` has its own :class:`~pccbullet.sim.world.World` in dynamic mode, in seawater, with the seabed
 and the true rock. Commands from the link (absolute PCC per segment) become the goals of its compliant
-limbs (``set_pcc(..., mode="target")``): by default their tendon controllers (:mod:`pccbullet.sim.tendons`;
-the motors' limits set the pace; a shape loop on the measured segment ends at 50 Hz corrects their
-goals, :meth:`~pccbullet.sim.tendons.TendonDrive.follow_shape`), or (``drive = "joints"``) spring targets
-moved towards each new command at bounded rates; gravity, buoyancy, drag, contact and the tapered limbs'
-own way of bending make the real shape differ from the command. Its state reports hold what a
-real robot could measure: per segment, the PCC arc through the segment's end point (its chain's own link
-poses, the fit of :mod:`pccbullet.urdf_gen.pcc_fit`), the palpation sensor's contact force (PyBullet's contact
-points on the sensor link, low-passed at :data:`SENSOR_CUTOFF_HZ`), the rock centre located by touch
+limbs (``set_pcc(..., mode="target")``): by default their tendon controllers
+(:mod:`pccbullet.sim.limb.tendons`; the motors' limits set the pace; a shape loop on the measured segment ends
+at 50 Hz corrects their goals, :meth:`~pccbullet.sim.limb.tendons.TendonDrive.follow_shape`), or (``drive =
+"joints"``) spring targets moved towards each new command at bounded rates; gravity, buoyancy, drag, contact
+and the tapered limbs' own way of bending make the real shape differ from the command. Its state reports hold
+what a real robot could measure: per segment, the PCC arc through the segment's end point (its chain's own
+link poses, the fit of :mod:`pccbullet.urdf_gen.pcc_fit`), the palpation sensor's contact force (PyBullet's
+contact points on the sensor link, low-passed at :data:`SENSOR_CUTOFF_HZ`), the rock centre located by touch
 (mean of ``tip - (R_rock + r_tip) F / |F|`` while touching: where a sphere of the known radius must be to
 push back along the measured force) and which command it is tracking and for how long. A force above the
 robot's own limit (``force_limit``) holds the haptic limb where it is (a reflex a real robot has on
@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
+from pccbullet.sim.objects.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.ik import clamp_config
 from pccbullet.teleop.mmt.config import MmtConfig
@@ -46,13 +47,12 @@ from pccbullet.teleop.mmt.packets import (
     encode_tensions,
 )
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
 from pccbullet.urdf_gen.specs import LimbSpec, Payload, RobotSpec
 
 if TYPE_CHECKING:
-    from pccbullet.sim.tendons import TendonDrive
+    from pccbullet.sim.limb.tendons import TendonDrive
 
 SETTLED_RATE = 0.05  # rad/s or m/s: a limb whose joints are all slower than this is settled
 SENSOR_CUTOFF_HZ = 30.0  # low-pass of the slave's force sensor (a strain-gauge sensor's bandwidth)

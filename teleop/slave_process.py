@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError, SimulationDivergedError
 from pccbullet.sim.loop import wait_until
 from pccbullet.teleop.mmt.video import camera_frame, encode_frame, video_plan
 from pccbullet.teleop.realtime import RT_PRIORITY
-from pccbullet.urdf_gen.errors import ConfigurationError, SimulationDivergedError
 
 OBSERVE_EVERY = 20  # ticks between two observer samples (50 Hz)
 POSE_EVERY = 100  # ticks between two recorded limb poses (10 Hz)

@@ -245,9 +245,9 @@ def run_fuzz(kind: str, n: int, seed: int, work: Path, *, case_budget: float = 5
         kind: which loader to fuzz. n: number of cases. seed: the random seed (cases are reproducible).
         work: scratch folder (files are written there). case_budget: wall-clock limit of one case (s).
     """
+    from pccbullet.core.errors import PccBulletError
     from pccbullet.sim.experiments.spec import load_experiment
     from pccbullet.urdf_gen.catalog import bundled, write_robot_urdf
-    from pccbullet.urdf_gen.errors import PccBulletError
     from pccbullet.urdf_gen.spec_loader import load_robot
 
     rng = random.Random(seed)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError, PccBulletError
 from pccbullet.urdf_gen.actuator_space import (
     ActuatorLayout,
     hydraulic_arm_chambers,
@@ -16,7 +17,6 @@ from pccbullet.urdf_gen.actuator_space import (
     three_actuator_chambers,
     ursula_tendons,
 )
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
 
 LAYOUTS = {
     "seed004_3x120": three_actuator_chambers(0.024),

@@ -1,5 +1,5 @@
 """Every file we write appears whole or not at all; a full disk leaves no truncated file and no temporary
-(pccbullet.urdf_gen.atomic)."""
+(pccbullet.core.atomic)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pccbullet.urdf_gen.atomic import atomic_path, is_temporary, removed_on_failure, temporaries, write_atomic
+from pccbullet.core.atomic import atomic_path, is_temporary, removed_on_failure, temporaries, write_atomic
 
 CLI = "import sys; from pccbullet.teleop.cli import main; sys.exit(main(sys.argv[1:]))"
 

@@ -21,16 +21,16 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.attach import attach
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.chain.rigid import ChainModel
-from pccbullet.sim.limb_joints import LimbJoints
+from pccbullet.sim.limb.chain.rigid import ChainModel
+from pccbullet.sim.limb.joints import LimbJoints
 from pccbullet.sim.medium import AIR, VACUUM
 from pccbullet.sim.robot import limit_free_urdf
 from pccbullet.sim.world import STANDARD_GRAVITY, World
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import rot_y
 from pccbullet.urdf_gen.rod import joint_kinds
 from pccbullet.urdf_gen.spec_loader import load_robot

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals import capi
 from pccbullet.sim.bullet_internals.process_globals import (
@@ -20,10 +21,9 @@ from pccbullet.sim.bullet_internals.process_globals import (
     set_bullet_global,
 )
 from pccbullet.sim.bullet_internals.symbols import SAFE_ENV, double_address, elf_symbol
-from pccbullet.sim.dynamics import CompliantLimb
+from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.sim.robot import limit_free_urdf
 from pccbullet.sim.world import BROADPHASE_MARGIN, CONTACT_BREAKING_THRESHOLD, World
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF symbol lookup")
 

@@ -1,4 +1,4 @@
-"""Opt-in Timoshenko shear of a compliant chain (pccbullet.sim.shear.ChainShear)."""
+"""Opt-in Timoshenko shear of a compliant chain (pccbullet.sim.limb.shear.ChainShear)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pccbullet.sim.shear import ChainShear
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.sim.limb.shear import ChainShear
 from pccbullet.sim.world import World
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 ROD = Path(__file__).parent / "data" / "stiff_rod.toml"  # uniform, r = 30 mm, L = 300 mm, E = 10 MPa
 G0 = 9.80665

@@ -165,8 +165,8 @@ def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:
     # the haptic stylus SDK is not installed here: the message says how to install it
     assert main(["demo", "--out", str(tmp_path), "--device", "touch", "--duration", "0.1"]) == 2
     assert "pip install pyOpenHaptics" in capsys.readouterr().err
+    from pccbullet.core.errors import ConfigurationError
     from pccbullet.teleop.demo.run import run_demo
-    from pccbullet.urdf_gen.errors import ConfigurationError
 
     with pytest.raises(
         ConfigurationError, match=r"device = 'joystick' is invalid; allowed: auto, scripted, keyboard"

@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.environment import (
+from pccbullet.sim.objects.environment import (
     add_object,
     add_plane,
     add_seabed,
@@ -18,7 +19,6 @@ from pccbullet.sim.environment import (
     force_sensor,
 )
 from pccbullet.sim.world import World
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 
 

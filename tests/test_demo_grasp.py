@@ -9,8 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError, SpecError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.experiments.grasp_spec import ObjectSpec
+from pccbullet.sim.objects.spec import ObjectSpec
 from pccbullet.sim.world import World
 from pccbullet.teleop.channel import optical_link
 from pccbullet.teleop.cli import main
@@ -35,7 +36,6 @@ from pccbullet.teleop.mmt.packets import (
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.mmt.transport import Transport
 from pccbullet.teleop.slave import GRIP_TENSION_N, grip_tensions
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.spec_loader import load_robot
 

@@ -43,7 +43,7 @@ def test_the_lamp_lights_the_seabed_where_the_light_arm_points() -> None:
 
 
 def test_placed_objects_are_drawn_where_their_poses_put_them() -> None:
-    from pccbullet.sim.experiments.grasp_spec import ObjectSpec
+    from pccbullet.sim.objects.spec import ObjectSpec
 
     box = ObjectSpec("box", "box", (0.1, 0.1, 0.1), 0.0, None, "abs", (0.5, 0.0, -0.5), (0, 0, 0, 1), True)
     with World(mode="kinematic") as world:

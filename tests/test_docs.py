@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import layout
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HOMES = ("sim", "teleop", "urdf_gen", "assets")  # setup.py's HOMES
 
 
 @pytest.fixture(scope="module")
@@ -60,16 +60,13 @@ def test_public_api_page_lists_public_names(site: Path, name: str) -> None:
 
 def test_every_module_has_a_reference_page(site: Path) -> None:
     missing = []
-    for home in HOMES:
-        for path in (ROOT / home).rglob("*.py"):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            if any(part.startswith("_") for part in parts):
-                continue
-            target = site / "reference" / "pccbullet" / Path(*parts) / "index.html"
-            if not target.is_file():
-                missing.append(".".join(("pccbullet", *parts)))
+    for name in layout.modules():
+        parts = name.split(".")[1:]
+        if not parts or any(part.startswith("_") for part in parts):
+            continue
+        target = site / "reference" / "pccbullet" / Path(*parts) / "index.html"
+        if not target.is_file():
+            missing.append(name)
     assert not missing, missing
 
 

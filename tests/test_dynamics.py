@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.dynamics import joint_stiffness
+from pccbullet.sim.limb.dynamics import joint_stiffness
 from pccbullet.sim.world import World
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.spec_loader import load_robot
 

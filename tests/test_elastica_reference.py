@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.sim.limb.shear import ChainShear
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.models.newton_euler.model import LimbModel, gravity_in_limb_base
 from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium
-from pccbullet.sim.shear import ChainShear
 from pccbullet.sim.world import STANDARD_GRAVITY, World
 from pccbullet.urdf_gen.spec_loader import load_robot
 
@@ -50,7 +50,7 @@ def _camera_only(n: int, damping_ratio: float | None = None):
 @cache
 def chain_tip(n: int, medium: str, shear: bool = False, chain: str = "rrp") -> tuple[float, ...]:
     """Settled tip of the dynamic chain in the limb base frame (m): the RRP chain, ``shear`` with
-    pccbullet.sim.shear.ChainShear (its targets follow the pose every 100 steps), or the rod chain (its
+    pccbullet.sim.limb.shear.ChainShear (its targets follow the pose every 100 steps), or the rod chain (its
     chords shear in the step)."""
     with World(medium=medium, chain=chain) as world:
         robot = world.load_robot(_camera_only(n, damping_ratio=1.0))
@@ -167,7 +167,7 @@ def test_newton_euler_model_with_shear_within_one_percent(medium: str) -> None:
 
 @pytest.mark.parametrize("medium", ["air", "water"])
 def test_dynamic_chain_with_shear_within_one_percent(medium: str) -> None:
-    """Issue 17's goal for the chain, with the opt-in shear (pccbullet.sim.shear.ChainShear): within 1 % of L at
+    """Issue 17's goal for the chain, with the opt-in shear (pccbullet.sim.limb.shear.ChainShear): within 1 % of L at
     N = 20. Measured (% of L): air 4.53 / 1.27 / 0.64, water 1.77 / 0.41 / 0.13 at N = 5 / 10 / 20
     (shear and discretization errors no longer cancel at N = 10)."""
     err = [

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError, PccBulletError, SpecError
 from pccbullet.sim.experiments.cli import register_run
 from pccbullet.sim.experiments.runner import MODELS, ModelInputs, register_model, run_experiment
 from pccbullet.sim.experiments.spec import experiment_from_table, load_experiment
 from pccbullet.sim.export.rigid import limb_base_pose
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.spec_loader import robots_dir
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import trimesh
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.experiments.runner import run_experiment
 from pccbullet.sim.experiments.spec import experiment_from_table
 from pccbullet.sim.export.formats import FORMATS, load_mesh, read_pvd, write_series
@@ -21,7 +22,6 @@ from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, robot_rigid_m
 from pccbullet.sim.export.skin import backbone, frustum_volume, skin_mesh
 from pccbullet.sim.export.workspace import workspace_hull, workspace_points
 from pccbullet.sim.world import World
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
 

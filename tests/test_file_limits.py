@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pccbullet.core.errors import ConfigurationError, PccBulletError, SpecError, cap
+from pccbullet.core.fields import MAX_TOML_BYTES
 from pccbullet.sim.experiments.design import set_dotted
 from pccbullet.sim.experiments.inputs import MAX_CSV_BYTES
 from pccbullet.sim.experiments.spec import (
@@ -20,9 +22,7 @@ from pccbullet.sim.experiments.spec import (
     load_experiment,
     record_bytes,
 )
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
 from pccbullet.urdf_gen.spec_loader import load_robot
-from pccbullet.urdf_gen.toml_fields import MAX_TOML_BYTES
 
 
 def _robot(ursula_text: str, write_toml, old: str, new: str, count: int = 1) -> Path:
@@ -407,7 +407,7 @@ def test_sweep_experiment_path_with_a_nul(tmp_path: Path) -> None:
 
 def test_a_long_path_in_a_message_keeps_its_file_name(tmp_path: Path) -> None:
     """Messages cap echoed values at ~80 characters; for a path the end (the file name) is what tells."""
-    from pccbullet.urdf_gen.errors import SpecError
+    from pccbullet.core.errors import SpecError
 
     deep = tmp_path / ("d" * 120) / "recorded_input.csv"
     msg = str(SpecError("exp.toml", "inputs.bend.file", deep, "a UTF-8 CSV file"))

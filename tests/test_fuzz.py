@@ -3,7 +3,7 @@
 600 mutated ``ursula.toml`` files, 600 mutated bundled experiments and 600 mutated bundled robots of the other
 kinds (PneuNet, three-actuator, rolling snake; URDF written) per run, each loaded in this process
 under a 5 s wall-clock budget: every case is accepted (and then meets the invariants) or refused with a
-:class:`~pccbullet.urdf_gen.errors.PccBulletError`; no other exception, no case over budget. Loaders only (no
+:class:`~pccbullet.core.errors.PccBulletError`; no other exception, no case over budget. Loaders only (no
 simulation): measured 6.8 s (robots, URDF trees built), 3.3 s (experiments) and 2.6 s (other kinds) on the
 2-core VM.
 """

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import SpecError
+from pccbullet.core.fields import read_toml
 from pccbullet.sim.experiments.grasp import grasp_metrics, run_grasp, simulate_grasp
 from pccbullet.sim.experiments.grasp_spec import grasp_from_table
 from pccbullet.sim.experiments.spec import experiments_dir, load_experiment
 from pccbullet.teleop.cli import main
-from pccbullet.urdf_gen.errors import SpecError
-from pccbullet.urdf_gen.toml_fields import read_toml
 
 BUNDLED = experiments_dir() / "grasper_grasp.toml"
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
+from pccbullet.core.errors import ConfigurationError, SpecError
 from pccbullet.sim.medium import VACUUM
 from pccbullet.sim.models.actuators import ChamberActuation
 from pccbullet.sim.models.chambers import ChamberWallLimb
@@ -21,7 +22,6 @@ from pccbullet.sim.models.hydraulics import (
     simulate_hydraulic_arm,
 )
 from pccbullet.sim.models.newton_euler.statics import static_equilibrium
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.spec_loader import load_robot
 
 # Seed 000 (Micromachines 2022, 13, 130) Table 1 "Relevant Parameters", SI.

@@ -1,8 +1,8 @@
 """The package's import graph: every module imports on its own, the graph has no cycle, imports point down
 the layers, and no module is over 400 lines.
 
-Modules are the ``.py`` files of the four homes (``sim/``, ``teleop/``, ``urdf_gen/``, ``assets/``) named as
-installed (``sim/world.py`` is ``pccbullet.sim.world``) plus ``api/__init__.py`` (``pccbullet``). The static
+Modules are the ``.py`` files of the homes (``[tool.pccbullet.homes]``, :mod:`layout`) named as installed
+(``sim/world.py`` is ``pccbullet.sim.world``, ``urdf_gen/core/errors.py`` is ``pccbullet.core.errors``). The static
 checks read every import of a pccbullet module with :mod:`ast`: module level, inside functions and under
 ``TYPE_CHECKING`` alike, and ``import_module("pccbullet....")`` calls with a literal name.
 """
@@ -15,11 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import layout
+
 ROOT = Path(__file__).resolve().parents[1]
-HOMES = ("sim", "teleop", "urdf_gen", "assets")  # setup.py's HOMES
 MAX_LINES = 400
 # Layers (DESIGN.md): an import goes from a higher rank to a lower one, or stays in its home.
-RANK = {"teleop": 3, "pccbullet": 2, "sim": 1, "urdf_gen": 0, "assets": -1}
+RANK = {"teleop": 3, "pccbullet": 2, "sim": 1, "urdf_gen": 0, "assets": -1, "core": -2}
 # Packages of optional extras: a module that needs one may be skipped where it is not installed.
 OPTIONAL = (
     "gymnasium",
@@ -31,18 +32,6 @@ OPTIONAL = (
     "mujoco",
     "imageio_ffmpeg",
 )
-
-
-def modules() -> dict[str, Path]:
-    """Installed module name -> source file, for every module of the package."""
-    found = {"pccbullet": ROOT / "api" / "__init__.py"}
-    for home in HOMES:
-        for path in sorted((ROOT / home).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(["pccbullet", *parts])] = path
-    return found
 
 
 def _resolve(name: str, node: ast.ImportFrom) -> str | None:
@@ -81,12 +70,12 @@ def imported(name: str) -> set[str]:
     return out
 
 
-MODULES = modules()
+MODULES = layout.modules()
 GRAPH = {name: imported(name) for name in MODULES}
 
 
 def home(name: str) -> str:
-    """``sim``, ``teleop``, ``urdf_gen``, ``assets`` or ``pccbullet`` (the public API)."""
+    """``sim``, ``teleop``, ``urdf_gen``, ``assets``, ``core`` or ``pccbullet`` (the public API)."""
     parts = name.split(".")
     return parts[1] if len(parts) > 1 else "pccbullet"
 
@@ -134,7 +123,7 @@ def test_imports_point_down_the_layers() -> None:
         for target in deps & set(MODULES)
         if home(name) != home(target) and RANK[home(name)] <= RANK[home(target)]
     )
-    assert up == [], "imports against the layers teleop -> sim -> urdf_gen:\n" + "\n".join(up)
+    assert up == [], "imports against the layers teleop -> sim -> urdf_gen -> core:\n" + "\n".join(up)
 
 
 def test_no_module_is_over_400_lines() -> None:
@@ -185,3 +174,10 @@ def test_every_module_imports_in_any_order(tmp_path: Path) -> None:
         )
         if report["skipped"]:  # a module of an optional extra that is not installed here
             print(f"seed {seed}: skipped {report['skipped']}")  # noqa: T201
+
+
+def test_the_sim_root_holds_at_most_eight_modules() -> None:
+    """``sim/``'s root keeps the world, its robot, loop and medium, the PyBullet import, attach and bench;
+    everything else lives in a folder named for its concept (ARCHITECTURE.md)."""
+    root = sorted(p.name for p in (ROOT / "sim").glob("*.py"))
+    assert len(root) <= 8, root

@@ -1,4 +1,4 @@
-"""Limbs larger than a PyBullet body holds (pccbullet.sim.limb_parts): loaded as parts joined by fixed
+"""Limbs larger than a PyBullet body holds (pccbullet.sim.limb.parts): loaded as parts joined by fixed
 constraints, cut inside slices. PyBullet's state holds 127 links, 121 joint positions and 122 velocities
 per body; a joint beyond them is neither read nor driven."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import pccbullet.sim.limb_parts as limb_parts
+import pccbullet.sim.limb.parts as limb_parts
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bench import bench_world, format_table, machine_jitter
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import SPIN_WINDOW_S, Loop, compute_n_steps, frozen_gc, wait_until
 from pccbullet.sim.world import World
 from pccbullet.teleop.cli import main
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 
 

@@ -8,8 +8,8 @@ import signal
 
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.loop import Loop
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 
 class _Clock:

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.experiments.metrics import load_columns, section_tip_errors
 from pccbullet.sim.experiments.plots import plot_errors, plot_shapes, plot_tips
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 DATA = Path(__file__).resolve().parent / "data"
 REFERENCE = DATA / "grasper_reach_reference.csv"

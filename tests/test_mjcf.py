@@ -93,7 +93,7 @@ def test_camera_sag_in_air_is_the_worlds() -> None:
 def test_without_shear_the_export_is_the_worlds_chain_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the chords' shear on both sides the settled tips agree within the World's settling tolerance
     (10 um in a second): the same bodies, joints, stiffness and static equilibrium."""
-    import pccbullet.sim.dynamics as dynamics
+    import pccbullet.sim.limb.dynamics as dynamics
 
     original = dynamics.CompliantLimb.__init__
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.medium import AIR, SEAWATER
 from pccbullet.sim.models.actuators import actuation_for
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
@@ -16,7 +17,6 @@ from pccbullet.sim.models.newton_euler.integrators import simulate, step
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.newton_euler.params import NEParams
 from pccbullet.sim.models.newton_euler.piece_kinematics import bend_functions, piece_kinematics
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.spec_loader import load_robot
 
 # Relative agreement (max abs difference / max abs reference value) asserted between the backends.

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.medium import VACUUM, medium
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.newton_euler.statics import TimoshenkoShear, static_equilibrium
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import LimbSpec, Material, SegmentSpec
 

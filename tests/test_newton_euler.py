@@ -221,8 +221,8 @@ def test_multi_limb_model_equals_single_limbs(ursula_limbs, n):
 
 
 def test_medium_matches_the_world_media() -> None:
+    from pccbullet.core.errors import ConfigurationError
     from pccbullet.sim.medium import MEDIA, medium
-    from pccbullet.urdf_gen.errors import ConfigurationError
 
     for name in ("air", "water", "seawater"):
         assert medium(name).density == pytest.approx(MEDIA[name].density, rel=1e-3)
@@ -237,9 +237,9 @@ def test_one_medium_for_the_world_and_the_model() -> None:
     C_a = 1.0 in every fluid, air included, where the model's drag dissipates energy."""
     import dataclasses
 
+    from pccbullet.core.errors import ConfigurationError
     from pccbullet.sim.medium import AIR, MEDIA, WATER, medium
     from pccbullet.sim.world import World
-    from pccbullet.urdf_gen.errors import ConfigurationError
 
     for name in ("air", "water", "seawater"):
         with World(mode="kinematic", medium=name) as world:

@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError, WorldClosedError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.environment import add_plane
-from pccbullet.sim.friction import LIMB_FRICTION, MATERIALS, ROLLING_RESISTANCE
-from pccbullet.sim.objects import place_box, place_cylinder, place_sphere
+from pccbullet.sim.objects.environment import add_plane
+from pccbullet.sim.objects.friction import LIMB_FRICTION, MATERIALS, ROLLING_RESISTANCE
+from pccbullet.sim.objects.place import place_box, place_cylinder, place_sphere
 from pccbullet.sim.world import STANDARD_GRAVITY, World
-from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
 
 G = STANDARD_GRAVITY
 

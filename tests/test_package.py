@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import pccbullet
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.experiments.spec import experiments_dir, load_experiment, resolve_experiment_path
 from pccbullet.teleop.cli import main
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 API_FILE = Path(pccbullet.__file__)
 

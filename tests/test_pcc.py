@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import (
     PccConfig,
     arc_points,

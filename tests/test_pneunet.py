@@ -11,7 +11,7 @@ import pybullet as pb
 import pytest
 import yourdfpy
 
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.core.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pneunet import (
     PNEUNET_NAMES,
     bending_angle_rad,

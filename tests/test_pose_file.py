@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError, SpecError
 from pccbullet.sim.export.rigid import section_poses
 from pccbullet.teleop.cli import main
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pcc import arc_transform, bend_from_paper_theta
 from pccbullet.urdf_gen.pose_file import load_pose_file, poses_dir
 

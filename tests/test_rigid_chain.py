@@ -1,4 +1,4 @@
-"""The compiled chain dynamics (pccbullet.sim.chain.rigid) against PyBullet's own on the same URDFs."""
+"""The compiled chain dynamics (pccbullet.sim.limb.chain.rigid) against PyBullet's own on the same URDFs."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.chain.rigid import ChainModel
-from pccbullet.sim.chain.solve import diagonal_armature, implicit_solve
+from pccbullet.sim.limb.chain.rigid import ChainModel
+from pccbullet.sim.limb.chain.solve import diagonal_armature, implicit_solve
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 
 GRAVITY_BASE = (0.3, -2.0, -9.6)  # deliberately not along an axis

@@ -15,12 +15,12 @@ gym = pytest.importorskip("gymnasium")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
+from pccbullet.core.errors import ConfigurationError  # noqa: E402
 from pccbullet.sim.rl import ENV_ID, ENVS, MAX_EPISODE_STEPS  # noqa: E402
 from pccbullet.sim.rl.base import BEND_RATE, LENGTH_RATE, PLANE_RATE  # noqa: E402
 from pccbullet.sim.rl.press import FORCE_RESOLUTION, UrsulaPressEnv  # noqa: E402
 from pccbullet.sim.rl.reach import UrsulaAimEnv, UrsulaReachEnv  # noqa: E402
 from pccbullet.sim.rl.track import UrsulaTrackEnv  # noqa: E402
-from pccbullet.urdf_gen.errors import ConfigurationError  # noqa: E402
 
 TASKS = {
     "reach-kinematic": lambda: UrsulaReachEnv(sections=3),

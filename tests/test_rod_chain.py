@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.chain.solve import diagonal_armature, implicit_solve
-from pccbullet.sim.dynamics import joint_stiffness
+from pccbullet.sim.limb.chain.solve import diagonal_armature, implicit_solve
+from pccbullet.sim.limb.dynamics import joint_stiffness
 from pccbullet.sim.world import STANDARD_GRAVITY, World
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import inertia_is_physical
 from pccbullet.urdf_gen.pcc import (
     PccConfig,
@@ -228,8 +228,8 @@ def _random_state(robot, limb: str, rng: np.random.Generator):
 def test_node_quaternions_angles_and_rates() -> None:
     """The user's x-y-z Euler angles of a node and PyBullet's quaternion and child-axis angular velocity:
     conversions both ways (numpy here, numba in the kernels), rates by finite differences."""
-    from pccbullet.sim.chain.positions import positions_from_vector
-    from pccbullet.sim.chain.rigid import ChainModel
+    from pccbullet.sim.limb.chain.positions import positions_from_vector
+    from pccbullet.sim.limb.chain.rigid import ChainModel
 
     rng = np.random.default_rng(2)
     angles = rng.uniform(-1.2, 1.2, (50, 3))
@@ -275,7 +275,7 @@ def test_node_spring_torque_is_the_gradient_of_its_potential() -> None:
     differences of ``V`` under small rotations of the child."""
     import importlib
 
-    from pccbullet.sim.chain.rotation import (
+    from pccbullet.sim.limb.chain.rotation import (
         euler_xyz_quat,
         log_jacobian_transpose_apply,
         quat_half,
@@ -284,7 +284,7 @@ def test_node_spring_torque_is_the_gradient_of_its_potential() -> None:
         rotate,
     )
 
-    importlib.import_module("pccbullet.sim.chain.solve")
+    importlib.import_module("pccbullet.sim.limb.chain.solve")
     rng = np.random.default_rng(4)
     K = np.array([2.0, 2.0, 1.3])
 
@@ -535,7 +535,7 @@ def test_prebent_rod_under_gravity_across_its_plane(medium: str) -> None:
 def test_the_shear_makes_the_error_shrink_with_n(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same straight case in air with the chords' shear off: the error grows with N (the chain
     converges to a rod without shear), 0.75 / 1.53 % of L at N = 10 / 20."""
-    import pccbullet.sim.dynamics as dynamics
+    import pccbullet.sim.limb.dynamics as dynamics
 
     original = dynamics.CompliantLimb.__init__
 
@@ -689,9 +689,9 @@ def test_newton_euler_model_twist() -> None:
 def test_dynamic_experiment_on_the_rod_chain_records_chain_added_mass_and_fitted_pcc(tmp_path) -> None:
     import tomllib
 
+    from pccbullet.core.errors import SpecError
     from pccbullet.sim.experiments.runner import run_experiment
     from pccbullet.sim.experiments.spec import experiment_from_table, experiments_dir
-    from pccbullet.urdf_gen.errors import SpecError
 
     table = tomllib.loads((experiments_dir() / "grasper_reach_dynamic.toml").read_text())
     spec = experiment_from_table({**table, "chain": "rod", "duration_s": 0.7}, "rod.toml", base_dir=tmp_path)
@@ -782,7 +782,7 @@ def test_compiled_spring_targets_equal_the_reference() -> None:
     for bit, for arcs of any bend and plane (seeded)."""
     import numpy as np
 
-    from pccbullet.sim.chain.positions import rod_targets
+    from pccbullet.sim.limb.chain.positions import rod_targets
 
     rng = np.random.default_rng(8)
     for sections in ([1], [7], [5, 9], [20, 20]):

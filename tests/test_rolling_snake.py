@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError, SpecError
 from pccbullet.sim.models.rolling_snake.model import (
     bench_rolling_snake,
     solve_rolling_snake,
     solve_rolling_snake_no_gravity,
 )
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.rolling_snake.spec import RollingSnakeSpec, default_cable_phases, load_rolling_snake
 from pccbullet.urdf_gen.rolling_snake.urdf import (
     rolling_snake_joint_names,

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import SpecError
 from pccbullet.sim.models.rolling_snake.model import solve_rolling_snake, solve_rolling_snake_no_gravity
-from pccbullet.urdf_gen.errors import SpecError
 from pccbullet.urdf_gen.rolling_snake.spec import load_rolling_snake
 
 ROOT = Path(__file__).resolve().parents[1]

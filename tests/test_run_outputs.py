@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pccbullet.core.atomic import temporaries
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet_internals import symbols
 from pccbullet.sim.experiments.cli import register_run
 from pccbullet.sim.experiments.outputs import MANIFEST, Manifest, read_manifest, remove_recorded
 from pccbullet.sim.experiments.runner import run_experiment
 from pccbullet.sim.experiments.spec import experiment_from_table
-from pccbullet.urdf_gen.atomic import temporaries
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 ROOT = Path(__file__).resolve().parent.parent
 EXP = """

@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.fields import read_toml
 from pccbullet.sim.experiments.runner import run_experiment
 from pccbullet.sim.experiments.spec import experiment_from_table, load_experiment, resolve_experiment_path
 from pccbullet.sim.models.chamber_statics import pressure_workspace, steady_poses
-from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.toml_fields import read_toml
 
 TORQUES_NM = [0.5, 1.0, 1.5, 2.0]  # sec. 4.2: "0.5 N m, 1 N m, 1.5 N m, and 2 N m"
 STEADY_S = [4.0, 8.0, 12.0, 16.0]  # s, ends of the holds of the bundled staircases

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.core.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pressure_law import BAR, fit_pressure_law, load_pressure_law, tip_from_pressures
 from pccbullet.urdf_gen.spec_loader import robots_dir
 from pccbullet.urdf_gen.three_actuator import Shape, lengths_from_shape, load_three_actuator

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pccbullet.urdf_gen.errors import PccBulletError, RobotNotFoundError, SpecError
+from pccbullet.core.errors import PccBulletError, RobotNotFoundError, SpecError
 from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
 
 

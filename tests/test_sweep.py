@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from pccbullet.core.errors import ConfigurationError, SpecError
 from pccbullet.sim.experiments.design import plan_sweep, set_dotted
 from pccbullet.sim.experiments.engines import DONE
 from pccbullet.sim.experiments.sweep import run_sweep
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 
 EXP_DIR = Path(__file__).resolve().parent.parent / "assets" / "experiments"
 
@@ -336,7 +336,7 @@ def test_a_ray_address_where_nothing_answers_fails_fast_with_one_line(tmp_path: 
 SWEEPER = """
 import json, sys
 from pccbullet.sim.experiments.sweep import run_sweep
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
 try:
     res = run_sweep(sys.argv[1], sys.argv[2], engine="serial", progress=False)
     print(json.dumps({"completed": len(res.completed), "failed": len(res.failed)}))
@@ -457,8 +457,8 @@ def test_profile_extremes_over_a_run(kind: str, t_end: float, expected: tuple[fl
 
     import numpy as np
 
+    from pccbullet.core.fields import Fields
     from pccbullet.sim.experiments.inputs import parse_profile
-    from pccbullet.urdf_gen.toml_fields import Fields
 
     profile = parse_profile(Fields(tomllib.loads(kind), Path("x.toml")), Path("."))
     lo, hi = profile.extremes(t_end)

@@ -317,8 +317,8 @@ def test_a_port_that_answers_but_is_no_ray_cluster_fails_in_bounded_time(tmp_pat
 def test_ray_imported_without_the_loopback_setting_is_refused_for_127_0_0_1() -> None:
     """This test process imported Ray without ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, so Ray would dial the
     host's network address for 127.0.0.1: refused in one line instead of a hang."""
+    from pccbullet.core.errors import ConfigurationError
     from pccbullet.sim.experiments.ray_connect import import_ray
-    from pccbullet.urdf_gen.errors import ConfigurationError
 
     resolved = ray.util.get_node_ip_address()
     if _loopback(resolved):
@@ -351,8 +351,8 @@ def test_ray_set_up_for_loopback_refuses_a_network_address() -> None:
 
 
 def test_check_nodes_refuses_a_loopback_name_for_a_cluster_on_the_network() -> None:
+    from pccbullet.core.errors import ConfigurationError
     from pccbullet.sim.experiments.ray_connect import check_nodes, is_loopback, split_address
-    from pccbullet.urdf_gen.errors import ConfigurationError
 
     check_nodes("127.0.0.1:6379", ["127.0.0.1"])
     check_nodes("10.0.0.5:6379", ["10.0.0.5", "10.0.0.6"])  # a network address: a network cluster is right

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.devices.base import DeviceSample, DeviceUnavailableError
 from pccbullet.teleop.devices.registry import open_device
 from pccbullet.teleop.devices.scripted import Recorder, ReplayDevice, ScriptedDevice
 from pccbullet.teleop.mapping import OperatorMapping, Rates
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
 

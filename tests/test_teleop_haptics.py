@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.devices.scripted import ScriptedDevice
 from pccbullet.teleop.haptics import HapticParams, HapticRenderer, passivity_margin
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 DEEP = np.array([0.0, 0.0, 0.02])  # 20 mm penetration: 8 N raw at 400 N/m
 WINDOW = 1000  # ticks in the 1 s RMS window
@@ -266,7 +266,7 @@ def test_penetration_needs_no_contact_refresh_and_matches_the_contact_points() -
 def test_ball_penetration_equals_bullets_contact_of_a_ball_with_a_sphere_and_a_plane() -> None:
     """Seeded, bounded: 300 ball positions around a rock on the seabed, touching one, both or nothing."""
     from pccbullet.sim.bullet import pb
-    from pccbullet.sim.environment import add_seabed, add_sphere
+    from pccbullet.sim.objects.environment import add_seabed, add_sphere
     from pccbullet.sim.world import World
     from pccbullet.teleop.penetration import ball_penetration, penetration
 

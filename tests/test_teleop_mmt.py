@@ -8,8 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.environment import add_seabed, add_sphere, contact_forces
+from pccbullet.sim.objects.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.channel import Bernoulli, acoustic_link
 from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
@@ -25,7 +26,6 @@ from pccbullet.teleop.mmt.packets import (
 )
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.slave import CONTACT_FORCE_N, Slave
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
 

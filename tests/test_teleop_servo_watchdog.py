@@ -14,8 +14,8 @@ import types
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.devices.haptic import ServoWatchdog, TouchDevice
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 
 class _Clock:

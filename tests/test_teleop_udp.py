@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.haptics import HapticRenderer
 from pccbullet.teleop.mapping import OperatorMapping
 from pccbullet.teleop.udp.bridge import UdpBridge, open_bridge
@@ -24,7 +25,6 @@ from pccbullet.teleop.udp.packets import (
     encode_pose,
     in_window,
 )
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.spec_loader import load_robot
 
 KEY = b"shared-secret-of-32-bytes-length"

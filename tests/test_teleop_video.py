@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.channel import Bernoulli, acoustic_link, link_named, optical_link
 from pccbullet.teleop.demo.run import scripted_operator
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.mmt.video import decode_frame, encode_frame, video_plan
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 
 def test_the_links_bandwidth_sets_the_frames() -> None:

@@ -7,13 +7,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.demo.hud import hud_lines, robot_state
 from pccbullet.teleop.demo.run import scripted_operator
 from pccbullet.teleop.haptics import HapticParams, HapticRenderer, passivity_margin
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.mmt.watchdog import RobotWatchdog, report_timeout
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 FLOOR = report_timeout(5.0, 0.01)  # 0.24 s: the acoustic link's jitter, 5 reports a second
 DELAY = 1.04  # s, about the acoustic link's delay of a report

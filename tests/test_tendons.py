@@ -12,11 +12,11 @@ from scipy.linalg import expm
 from scipy.spatial.transform import Rotation, Slerp
 
 import pccbullet as pcb
-from pccbullet.sim.chain.kernels import FIXED, SPHERICAL, _bias_and_fluid, _kinematics
-from pccbullet.sim.chain.solve import spring_torques
-from pccbullet.sim.chain.springs import joint_springs
-from pccbullet.sim.chain.tendons import tendon_geometry
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.core.errors import ConfigurationError, SpecError
+from pccbullet.sim.limb.chain.kernels import FIXED, SPHERICAL, _bias_and_fluid, _kinematics
+from pccbullet.sim.limb.chain.solve import spring_torques
+from pccbullet.sim.limb.chain.springs import joint_springs
+from pccbullet.sim.limb.chain.tendons import tendon_geometry
 from pccbullet.urdf_gen.spec_loader import load_robot
 
 

@@ -11,8 +11,8 @@ import pybullet as pb
 import pytest
 import yourdfpy
 
+from pccbullet.core.errors import SpecError
 from pccbullet.urdf_gen.actuator_space import lengths_from_pcc, pcc_from_lengths
-from pccbullet.urdf_gen.errors import SpecError
 from pccbullet.urdf_gen.spec_loader import robots_dir
 from pccbullet.urdf_gen.three_actuator import (
     Shape,

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pccbullet.sim.twin import ModelTwin
+from pccbullet.sim.models.twin import ModelTwin
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.spec_loader import load_robot
 

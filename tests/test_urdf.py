@@ -153,7 +153,7 @@ def test_compiles_in_mujoco_without_log(urdfs, tmp_path, monkeypatch) -> None:
 
 def test_urdfs_larger_than_a_pybullet_body_are_written(tmp_path) -> None:
     """PyBullet's per-body state is not the URDF's business: the files are whole at any N (a world loads
-    such limbs in parts, pccbullet.sim.limb_parts)."""
+    such limbs in parts, pccbullet.sim.limb.parts)."""
     urdfs = write_urdf(load_robot("ursula", sections=40), tmp_path)
     root = ET.parse(urdfs.limbs["grasper"]).getroot()
     assert len([j for j in root.findall("joint") if j.get("type") != "fixed"]) == 2 * (3 * 40 + 1)

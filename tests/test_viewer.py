@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from pccbullet.sim.viewer import ViewerProcess
+from pccbullet.sim.views.gui import ViewerProcess
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.pcc import PccConfig
 
@@ -92,8 +92,8 @@ def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
 
 
 def test_unknown_shape_kind_is_refused() -> None:
-    from pccbullet.sim.viewer import ViewerShape
-    from pccbullet.urdf_gen.errors import ConfigurationError
+    from pccbullet.core.errors import ConfigurationError
+    from pccbullet.sim.views.gui import ViewerShape
 
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=2)
@@ -105,7 +105,7 @@ def test_unknown_shape_kind_is_refused() -> None:
 def test_box_and_cylinder_shapes_are_shown_and_moved_to_a_pose() -> None:
     """The demo's bar (a cylinder lying across the limb) and posts (boxes): placed with their orientation,
     and a frame moves the bar to a new position and orientation (7 numbers) and the rock to a position."""
-    from pccbullet.sim.viewer import ViewerShape
+    from pccbullet.sim.views.gui import ViewerShape
 
     across = (math.sqrt(0.5), 0.0, 0.0, math.sqrt(0.5))
     shapes = (

@@ -15,10 +15,11 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.webview import WebGroup, WebScene, WebView, world_bodies
-from pccbullet.sim.webview.mirror import Mirror
-from pccbullet.sim.webview.view import (
+from pccbullet.sim.views.web import WebGroup, WebScene, WebView, world_bodies
+from pccbullet.sim.views.web.mirror import Mirror
+from pccbullet.sim.views.web.view import (
     KEY_IS_DOWN,
     KEY_WAS_RELEASED,
     KEY_WAS_TRIGGERED,
@@ -28,7 +29,6 @@ from pccbullet.sim.webview.view import (
     is_loopback,
 )
 from pccbullet.sim.world import World
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 
 TOKEN = "abcdef0123456789"
@@ -202,7 +202,7 @@ def test_the_page_keys_come_back_as_keyboard_events() -> None:
 
 
 def test_a_scene_keeps_its_files_after_its_world_closed(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from pccbullet.sim.webview.files import SceneFiles
+    from pccbullet.sim.views.web.files import SceneFiles
 
     files = SceneFiles(tmp_path / "copies")
     with World(mode="kinematic") as world:
@@ -272,7 +272,7 @@ def test_a_taken_port_fails_in_one_line() -> None:
 
 
 def test_world_show_publishes_after_steps_and_captures_bodies_added_later() -> None:
-    from pccbullet.sim.environment import add_sphere
+    from pccbullet.sim.objects.environment import add_sphere
 
     with World(mode="kinematic") as world:
         world.load_robot("ursula", sections=3)

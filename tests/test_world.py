@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.world import World
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, chain_frames, limb_transform, rotation_angle
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pccbullet.core.errors import ConfigurationError, WorldClosedError
 from pccbullet.sim.world import World
-from pccbullet.urdf_gen.errors import ConfigurationError, WorldClosedError
 from pccbullet.urdf_gen.pcc import PccConfig
 
 NAN, INF = float("nan"), float("inf")
@@ -74,9 +74,9 @@ def test_a_diverged_world_says_which_limb_and_when_and_the_demo_exits_with_one_l
     import json
 
     import pccbullet.teleop.demo.run as demo_run
+    from pccbullet.core.errors import SimulationDivergedError
     from pccbullet.sim.bullet import pb
     from pccbullet.teleop.cli import main
-    from pccbullet.urdf_gen.errors import SimulationDivergedError
 
     with World(mode="dynamic", medium="water") as world:
         robot = world.load_robot("ursula", limbs=["grasper"], sections=3)

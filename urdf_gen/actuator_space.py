@@ -34,8 +34,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.types import FloatArray
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 
 __all__ = [
     "ActuatorLayout",

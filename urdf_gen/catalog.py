@@ -12,7 +12,7 @@ kind               robots                                                       
 =================  ===========================================================  ====================
 
 Each writer builds its tree with :mod:`pccbullet.urdf_gen.urdf_xml` (the one URDF builder) and each loader
-reads its TOML with :class:`pccbullet.urdf_gen.toml_fields.Fields` (the one field validator).
+reads its TOML with :class:`pccbullet.core.fields.Fields` (the one field validator).
 
 Only ``pcc`` robots have limbs made of PCC segments (``pose``, the simulator's ``World.load_robot``);
 every kind has a URDF of the whole robot in one file.
@@ -24,9 +24,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from pccbullet.urdf_gen.errors import RobotNotFoundError, SpecError
+from pccbullet.core.errors import RobotNotFoundError, SpecError
+from pccbullet.core.fields import read_toml
 from pccbullet.urdf_gen.spec_loader import resolve_robot_path, robots_dir
-from pccbullet.urdf_gen.toml_fields import read_toml
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import trimesh
 
-from pccbullet.urdf_gen.types import FloatArray
+from pccbullet.core.types import FloatArray
 
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(3)
 

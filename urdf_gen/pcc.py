@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.types import FloatArray, Transform
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray, Transform
 
 
 @dataclass(frozen=True, slots=True)

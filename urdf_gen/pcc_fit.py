@@ -26,8 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pccbullet.core.types import FloatArray
 from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, sinc
-from pccbullet.urdf_gen.types import FloatArray
 
 
 def arc_through(p: FloatArray) -> PccConfig:

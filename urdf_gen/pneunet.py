@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.core.errors import ConfigurationError, SpecError
+from pccbullet.core.fields import Fields, read_toml
+from pccbullet.core.types import FloatArray, Transform
 from pccbullet.urdf_gen.simple_urdf import Box, Sphere, UrdfRobot, box_inertia, sphere_inertia
 from pccbullet.urdf_gen.spec_loader import robots_dir
-from pccbullet.urdf_gen.toml_fields import Fields, read_toml
-from pccbullet.urdf_gen.types import FloatArray, Transform
 
 __all__ = [
     "PNEUNET_NAMES",

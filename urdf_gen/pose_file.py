@@ -18,7 +18,7 @@ accepted by ``pccbullet pose --pose-file`` and ``pccbullet export --pose-file``;
 tip leaves (as in the robot). Seed 001 calls half of ``bend`` its "theta" (the chord angle), see
 :func:`~pccbullet.urdf_gen.pcc.bend_from_paper_theta`.
 Limbs the file does not list stay straight at their rest length. Every value is checked against the
-robot's limits; a bad one raises :class:`~pccbullet.urdf_gen.errors.SpecError` naming the file, the
+robot's limits; a bad one raises :class:`~pccbullet.core.errors.SpecError` naming the file, the
 field (``limbs.camera.segments[0].bend_deg``), the value and the allowed range.
 """
 
@@ -30,11 +30,8 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap, clip
-from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
-from pccbullet.urdf_gen.spec_loader import load_robot, resolve_robot_path
-from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec, SegmentSpec
-from pccbullet.urdf_gen.toml_fields import (
+from pccbullet.core.errors import ConfigurationError, PccBulletError, SpecError, cap, clip
+from pccbullet.core.fields import (
     MAX_DEPTH,
     MAX_TOML_BYTES,
     Fields,
@@ -43,6 +40,9 @@ from pccbullet.urdf_gen.toml_fields import (
     read_limited,
     read_toml,
 )
+from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
+from pccbullet.urdf_gen.spec_loader import load_robot, resolve_robot_path
+from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec, SegmentSpec
 
 __all__ = ["PoseFile", "load_pose_file", "poses_dir", "resolve_pose_path"]
 

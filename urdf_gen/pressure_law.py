@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.fields import Fields, read_toml
+from pccbullet.core.types import FloatArray
 from pccbullet.urdf_gen.three_actuator import ThreeActuatorSpec, shape_from_lengths, tip_transform
-from pccbullet.urdf_gen.toml_fields import Fields, read_toml
-from pccbullet.urdf_gen.types import FloatArray
 
 __all__ = ["BAR", "PressureLengthLaw", "fit_pressure_law", "load_pressure_law", "tip_from_pressures"]
 

@@ -13,9 +13,9 @@ spherical joint (PyBullet's ``JOINT_SPHERICAL``: a quaternion, the child's angul
 axes); each section a prismatic joint along its chord. Why a spherical joint and not three revolutes
 (bend x, bend y, twist): it has no singularity at all (no Euler axis ever lines up), it is two links a
 section instead of four, so two-segment limbs fit PyBullet's 128 links per body up to N = 30, and
-PyBullet's step and the kernels' recursions cost per link; the kernels (:mod:`pccbullet.sim.chain`) solve
+PyBullet's step and the kernels' recursions cost per link; the kernels (:mod:`pccbullet.sim.limb.chain`) solve
 its three degrees of freedom together, which also lets its stiffness act in the frame halfway through
-the node's rest turn (:mod:`pccbullet.sim.chain.solve`). PyBullet joints per segment: ``N`` nodes and
+the node's rest turn (:mod:`pccbullet.sim.limb.chain.solve`). PyBullet joints per segment: ``N`` nodes and
 chords, the tip node.
 
 The joint vector users read and write (``Robot.joints``, ``pcc_joints``, spring targets) has ``4 N + 3``
@@ -27,8 +27,8 @@ where ``a_k, b_k, c_k`` are the x-y-z Euler angles of the node at the base of se
 ``Rx(a) Ry(b) Rz(c)``: two bends and a twist, regular for the small turns of a node), converted to and
 from the spherical joints' quaternions by :func:`node_quaternions` and :func:`node_angles_from_quaternions`.
 Stiffness: ``E I / l``, ``E I / l``, ``G J / l`` per node (``l`` the length it represents) and ``E A / h``
-per chord (:func:`pccbullet.sim.dynamics.joint_stiffness`); shear ``kappa G A`` per chord
-(:mod:`pccbullet.sim.chain.solve`).
+per chord (:func:`pccbullet.sim.limb.dynamics.joint_stiffness`); shear ``kappa G A`` per chord
+(:mod:`pccbullet.sim.limb.chain.solve`).
 
 Rest shape. Chord k of the PCC discretization leaves the base tangent at ``(2k - 1) bend / 2N``, so
 consecutive chords turn by ``bend / N`` about the bending plane's normal, and the first and the tip node by
@@ -53,10 +53,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray, Transform
 from pccbullet.urdf_gen.pcc import PccConfig, rot_x, rot_y, rot_z, sinc
 from pccbullet.urdf_gen.specs import LimbSpec
-from pccbullet.urdf_gen.types import FloatArray, Transform
 
 CHAINS = ("rrp", "rod")  # the dynamic-chain topologies a world can load
 

@@ -1,5 +1,5 @@
 """The URDF builder of the PneuNet and three-actuator robots, over :mod:`pccbullet.urdf_gen.urdf_xml` (their
-TOML fields are read by :class:`pccbullet.urdf_gen.toml_fields.Fields`, like every other TOML).
+TOML fields are read by :class:`pccbullet.core.fields.Fields`, like every other TOML).
 
 The URDF builder uses :mod:`xml.etree.ElementTree` and primitive geometry only (box, cylinder, sphere), so
 the files load in PyBullet, yourdfpy and MuJoCo's URDF compiler alike (MuJoCo strips mesh paths). Every
@@ -14,8 +14,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 __all__ = [
     "Box",

@@ -6,7 +6,7 @@ Units at this edge: lengths in millimetres (``*_mm``), angles in degrees (``*_de
 The file format is documented by example in ``assets/robots/ursula.toml``. Bundled robots are found by
 name (``load_robot("ursula")``); anything else is read as a path.
 
-Limits (besides each field's range): a file of at most 1 MB (:mod:`pccbullet.urdf_gen.toml_fields`), names of
+Limits (besides each field's range): a file of at most 1 MB (:mod:`pccbullet.core.fields`), names of
 at most 64 characters, at most :data:`MAX_LIMBS` limbs of at most :data:`MAX_SEGMENTS` segments, limb names
 used once, mount positions and payload offsets within +-:data:`MAX_MOUNT_MM` mm, mount angles within +-360
 deg.
@@ -18,7 +18,8 @@ import math
 from importlib.resources import files
 from pathlib import Path
 
-from pccbullet.urdf_gen.errors import RobotNotFoundError, SpecError, cap
+from pccbullet.core.errors import RobotNotFoundError, SpecError, cap
+from pccbullet.core.fields import Fields, read_toml
 from pccbullet.urdf_gen.specs import (
     ActuatorSpec,
     HeadSpec,
@@ -30,7 +31,6 @@ from pccbullet.urdf_gen.specs import (
     TendonSpec,
 )
 from pccbullet.urdf_gen.tendon_fields import read_tendons
-from pccbullet.urdf_gen.toml_fields import Fields, read_toml
 
 MM = 1e-3  # m per mm
 DEG = math.pi / 180.0  # rad per degree

@@ -17,7 +17,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from pccbullet.urdf_gen.types import FloatArray, Transform
+from pccbullet.core.types import FloatArray, Transform
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +178,7 @@ class LimbSpec:
         mount_xyz: limb base position in the head frame, ``(3,) float`` (m).
         mount_rpy: limb base orientation in the head frame, roll-pitch-yaw (rad), URDF convention.
         payload: tip device or ``None``.
-        tendons: the tendons that drive it in dynamic mode (:mod:`pccbullet.sim.tendons`), base to tip by
+        tendons: the tendons that drive it in dynamic mode (:mod:`pccbullet.sim.limb.tendons`), base to tip by
             anchor segment; empty for a limb without them.
     """
 
@@ -245,12 +245,12 @@ class RobotSpec:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def limb(self, name: str) -> LimbSpec:
-        """The limb called ``name``; raises :class:`~pccbullet.urdf_gen.errors.ConfigurationError` naming
+        """The limb called ``name``; raises :class:`~pccbullet.core.errors.ConfigurationError` naming
         the names."""
         for limb in self.limbs:
             if limb.name == name:
                 return limb
-        from pccbullet.urdf_gen.errors import ConfigurationError, cap
+        from pccbullet.core.errors import ConfigurationError, cap
 
         names = ", ".join(limb.name for limb in self.limbs)
         raise ConfigurationError(f"robot '{self.name}' has no limb {cap(name)}; limbs: {names}")

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 
+from pccbullet.core.fields import Fields
 from pccbullet.urdf_gen.specs import SegmentSpec, TendonSpec
-from pccbullet.urdf_gen.toml_fields import Fields
 
 MM = 1e-3
 DEG = math.pi / 180.0
@@ -38,7 +38,7 @@ def read_tendons(
     groups: list[Fields], limb: str, segments: tuple[SegmentSpec, ...], radius_base: float, radius_tip: float
 ) -> tuple[TendonSpec, ...]:
     """The tendons of ``limb`` from its ``[[limbs.tendons]]`` tables, ordered by anchor segment (base to tip),
-    then by group and angle. Radii in m; raises :class:`~pccbullet.urdf_gen.errors.SpecError` naming the
+    then by group and angle. Radii in m; raises :class:`~pccbullet.core.errors.SpecError` naming the
     field."""
     total = sum(s.length for s in segments)
     out: list[tuple[int, int, TendonSpec]] = []

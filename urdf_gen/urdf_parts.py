@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError, cap
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.errors import ConfigurationError, cap
 from pccbullet.urdf_gen.geometry import MassProperties, frustum_mass_properties
 from pccbullet.urdf_gen.specs import LimbSpec, SegmentSpec
 
@@ -125,7 +125,7 @@ _FILE_URI = re.compile(r"^file://(/[A-Za-z0-9_.\-]+)*/?$")
 
 def check_mesh_uri(uri: str) -> str:
     """``uri`` without a trailing ``/`` if it is one of :data:`MESH_URI_FORMS`, else
-    :class:`~pccbullet.urdf_gen.errors.ConfigurationError` naming the value and the forms."""
+    :class:`~pccbullet.core.errors.ConfigurationError` naming the value and the forms."""
     if not isinstance(uri, str) or not (_PACKAGE_URI.match(uri) or _FILE_URI.match(uri)):
         raise ConfigurationError(f"mesh_uri = {cap(uri)} is invalid; allowed: {MESH_URI_FORMS}")
     return uri if uri == "file://" else uri.rstrip("/")

@@ -3,7 +3,7 @@
 Why one URDF per limb: PyBullet's state holds 128 entries per body (bullet3 issue #4621,
 ``MAX_DEGREE_OF_FREEDOM``); URSULA at N = 10 has 186 movable joints, one limb at most 62. A limb URDF's
 root link is its flange (``{limb}_base``); the simulator places it at the head's mount pose, as one body
-or, where the limb is larger than a body holds, in parts (:mod:`pccbullet.sim.limb_parts`).
+or, where the limb is larger than a body holds, in parts (:mod:`pccbullet.sim.limb.parts`).
 
 Chains (``chain=``): ``"rrp"`` (default, the paper's, what ``pccbullet urdf`` writes and kinematic worlds
 load): per section three joints (``plane`` revolute z, ``bend`` revolute y, ``chord`` prismatic z, see
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core.atomic import atomic_path
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.atomic import atomic_path
 from pccbullet.urdf_gen.geometry import MassProperties, frustum_mesh
 from pccbullet.urdf_gen.pcc import sinc
 from pccbullet.urdf_gen.rod import check_chain
@@ -195,7 +195,7 @@ def build_limb_urdf(
 
     Raises:
         ConfigurationError: ``chain`` is unknown. (A limb larger than a PyBullet body holds is loaded in
-        parts: :mod:`pccbullet.sim.limb_parts`.)
+        parts: :mod:`pccbullet.sim.limb.parts`.)
     """
     check_chain(chain)
     b = _Builder(spec, f"{spec.name}_{limb.name}", chain=chain)

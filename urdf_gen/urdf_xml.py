@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.urdf_gen.atomic import write_atomic
+from pccbullet.core.atomic import write_atomic
 
 __all__ = [
     "fmt",
@@ -246,5 +246,5 @@ def write_tree(
     root: ET.Element | ET.ElementTree, path: str | Path, *, short_declaration: bool = False
 ) -> Path:
     """Write the document of :func:`to_text` (of an element or tree) to ``path`` as UTF-8, atomically
-    (:func:`~pccbullet.urdf_gen.atomic.write_atomic`); the folder is created if missing."""
+    (:func:`~pccbullet.core.atomic.write_atomic`); the folder is created if missing."""
     return write_atomic(path, to_text(root, short_declaration=short_declaration))

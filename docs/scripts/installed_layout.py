@@ -5,9 +5,9 @@ The package is installed under one name, ``pccbullet``, from folders with other 
 real ``pccbullet/`` folder into site-packages, which griffe reads as it is. An editable install maps the
 names with an import hook that griffe cannot follow; for it this hook links the folders into the
 installed layout in a temporary folder (``pccbullet/__init__.py`` -> ``api/__init__.py``,
-``pccbullet/sim`` -> ``sim/``, ...) and puts that folder first on ``sys.path``, where mkdocstrings' Python
-handler and ``gen_ref_pages.py`` look. Which folders are subpackages is asked of the installed package
-itself (``importlib.util.find_spec``), so nothing here lists them.
+``pccbullet/sim`` -> ``sim/``, ``pccbullet/core`` -> ``urdf_gen/core/``, ...: ``tests/layout.py`` over the
+table ``[tool.pccbullet.homes]`` of pyproject.toml) and puts that folder first on ``sys.path``, where
+mkdocstrings' Python handler and ``gen_ref_pages.py`` look.
 """
 
 from __future__ import annotations
@@ -41,20 +41,14 @@ def layout_dir() -> Path:
     if top.name == PACKAGE:  # a regular install: the folder is already the package
         _layout = top.parent
         return _layout
-    homes = {}
-    for child in sorted(top.parent.iterdir()):  # editable: the checkout's folders that are subpackages
-        if child != top and (child / "__init__.py").is_file():
-            if _search_location(f"{PACKAGE}.{child.name}") == child.resolve():
-                homes[child.name] = child
+    sys.path.insert(0, str(top.parent / "tests"))  # tests/layout.py: the homes of pyproject.toml, linked
+    try:
+        import layout
+    finally:
+        sys.path.remove(str(top.parent / "tests"))
     root = Path(tempfile.mkdtemp(prefix="pccbullet-docs-"))
     atexit.register(shutil.rmtree, root, True)
-    tree = root / PACKAGE
-    tree.mkdir()
-    for entry in top.iterdir():
-        if entry.name != "__pycache__":
-            (tree / entry.name).symlink_to(entry)
-    for name, folder in homes.items():
-        (tree / name).symlink_to(folder, target_is_directory=True)
+    layout.link_layout(root)
     _layout = root
     return _layout
 

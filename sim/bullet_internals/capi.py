@@ -8,7 +8,7 @@ PyBullet's extension module (``b3RequestActualStateCommandInit``, ``b3GetStatusA
 ``b3JointControlCommandInit2``, ``b3JointControlSetDesiredForceTorque``, ... of Bullet's
 ``PhysicsClientC_API.h``); :func:`limb_step` calls them from a numba kernel, reads ``q`` and ``qd``
 from the state arrays PyBullet hands back, computes the spring torques
-(:func:`pccbullet.sim.chain.solve.spring_torques`) and sends them, in one call of ~7 us plus the torque
+(:func:`pccbullet.sim.limb.chain.solve.spring_torques`) and sends them, in one call of ~7 us plus the torque
 kernel.
 
 The physics-client handle behind a ``physicsClientId`` lives in the extension's static array
@@ -23,7 +23,7 @@ Python functions does not use it either. Those limbs call the Python functions: 
 for bit (``tests/test_capi.py``).
 
 Compiled-code cache: numba keys each cached kernel to its own source file only, and :func:`limb_step`
-compiles the chain kernels (:mod:`pccbullet.sim.chain`) into itself. So that a change to them is not
+compiles the chain kernels (:mod:`pccbullet.sim.limb.chain`) into itself. So that a change to them is not
 hidden behind an old cache entry, this module keeps a digest of their sources beside its cache
 (``__pycache__/capi.chain-digest``) and drops its own entries when the digest changes
 (:func:`_drop_stale_cache`). ``tests/test_capi.py`` compares this path with the Python one bit for bit.
@@ -46,15 +46,15 @@ from numba.core.extending import intrinsic
 
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.symbols import enabled, extension_object
-from pccbullet.sim.chain.tendons import limb_torques
+from pccbullet.sim.limb.chain.tendons import limb_torques
 
 log = logging.getLogger(__name__)
 
 
 def _drop_stale_cache() -> None:
     """Remove this module's numba cache entries if the chain kernels' sources changed since they were
-    written (:func:`pccbullet.sim.chain.drop_stale_cache`)."""
-    from pccbullet.sim.chain import drop_stale_cache
+    written (:func:`pccbullet.sim.limb.chain.drop_stale_cache`)."""
+    from pccbullet.sim.limb.chain import drop_stale_cache
 
     drop_stale_cache(__file__, (Path(__file__).stem,))
 
@@ -68,7 +68,7 @@ PINNED_VERSIONS = ("3.2.7",)
 CLIENTS_SYMBOL = "sPhysicsClients1"
 
 # EnumSharedMemoryServerStatus (SharedMemoryPublic.h); a limb checks both with a real read and a real
-# command before it uses this path (pccbullet.sim.dynamics.CompliantLimb)
+# command before it uses this path (pccbullet.sim.limb.dynamics.CompliantLimb)
 STATUS_ACTUAL_STATE = 21  # CMD_ACTUAL_STATE_UPDATE_COMPLETED
 STATUS_DESIRED_STATE = 25  # CMD_DESIRED_STATE_RECEIVED_COMPLETED
 CONTROL_MODE_TORQUE = int(pb.TORQUE_CONTROL)
@@ -257,7 +257,7 @@ def limb_step(  # type: ignore[no-untyped-def]
     """One controller step of a compliant limb: read ``q``, ``qd``; :func:`limb_torques` (tendons, springs);
     send ``tau``.
 
-    The arguments after ``out`` are those of :func:`pccbullet.sim.chain.tendons.limb_torques`. Returns a
+    The arguments after ``out`` are those of :func:`pccbullet.sim.limb.chain.tendons.limb_torques`. Returns a
     code (:data:`ERR_NOT_FINITE`, nothing sent: torques that are not finite).
     """
     code = read_joint_state(fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out, q, qd)

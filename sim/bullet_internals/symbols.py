@@ -11,8 +11,8 @@ import os
 import struct
 import sys
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 SAFE_ENV = "PCCBULLET_SAFE"  # "1": PyBullet's public API only (no symbol lookup, no global, no C API)
 

@@ -3,7 +3,7 @@
 :func:`check_input_limits` compares each PCC input's noise-free values over the run with its segment's limits
 and reports them in the unit the experiment file wrote (``camera.s1.bend_deg``: degrees). :func:`check_runs`
 validates every planned run (the experiment with the run's overrides, then those limits); a bad run raises
-one :class:`~pccbullet.urdf_gen.errors.SpecError` naming the sweep file, the parameter's value in it
+one :class:`~pccbullet.core.errors.SpecError` naming the sweep file, the parameter's value in it
 (``parameters[2].values[1]``), the swept path and what is allowed in the path's unit. Seeded noise can
 still push a run past a limit; that run fails alone when it runs.
 """
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pccbullet.core.errors import PccBulletError, SpecError
 from pccbullet.sim.experiments.spec import PARAMETERS, ExperimentSpec, experiment_from_table
-from pccbullet.urdf_gen.errors import PccBulletError, SpecError
 from pccbullet.urdf_gen.specs import SegmentSpec
 
 UNITS = {"bend": "rad", "plane": "rad", "length": "m", "bend_deg": "deg", "plane_deg": "deg"}

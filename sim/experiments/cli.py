@@ -2,7 +2,7 @@
 
 Handlers return an exit status: 0 on success, 1 when some sweep runs failed. ``run`` refuses a non-empty
 ``--out`` unless ``--overwrite``; ``sweep --address`` (or ``RAY_ADDRESS``) runs on a Ray cluster. Bad
-input raises :class:`~pccbullet.urdf_gen.errors.PccBulletError`, which the top-level CLI turns into status 2.
+input raises :class:`~pccbullet.core.errors.PccBulletError`, which the top-level CLI turns into status 2.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pccbullet.core.cli_args import integer, out_dir, real
 from pccbullet.sim.experiments.ray_connect import CONNECT_TIMEOUT_S
-from pccbullet.sim.webview.cli import add_web_args, start_web_view
-from pccbullet.urdf_gen.cli_args import integer, out_dir, real
+from pccbullet.sim.views.web.cli import add_web_args, start_web_view
 
 
 def register_run(subparsers: Any) -> argparse.ArgumentParser:
@@ -76,8 +76,8 @@ def register_sweep(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_command(args: argparse.Namespace) -> int:
     """Handler of ``run``."""
+    from pccbullet.core.errors import ConfigurationError
     from pccbullet.sim.experiments.runner import run_experiment
-    from pccbullet.urdf_gen.errors import ConfigurationError
 
     out: Path = args.out
     if out.is_dir() and any(out.iterdir()) and not args.overwrite:
@@ -85,8 +85,8 @@ def run_command(args: argparse.Namespace) -> int:
             f"--out {str(out)[:80]!r} is not empty; allowed: an empty or new folder, or --overwrite "
             "(removes the previous run's files listed in its manifest.json, keeps the rest)"
         )
+    from pccbullet.core.fields import read_toml
     from pccbullet.sim.experiments.spec import resolve_experiment_path
-    from pccbullet.urdf_gen.toml_fields import read_toml
 
     path = resolve_experiment_path(args.experiment)
     if read_toml(path).get("kind") == "grasp":  # pccbullet.sim.experiments.grasp

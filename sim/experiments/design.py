@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError, PccBulletError, SpecError, cap
+from pccbullet.core.fields import Fields, read_toml
 from pccbullet.sim.experiments.checks import check_runs
 from pccbullet.sim.experiments.runner import spec_fingerprint
 from pccbullet.sim.experiments.spec import ExperimentSpec, experiment_from_table, resolve_experiment_path
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
-from pccbullet.urdf_gen.toml_fields import Fields, read_toml
 
 MAX_RUNS = 100_000  # runs of one sweep (a grid's product of value counts, or a random design's samples)
 _INDEX = re.compile(r"^([^\[\]]+)((?:\[[0-9]{1,18}\])*)$")

@@ -24,13 +24,13 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from pccbullet.core.atomic import write_atomic
+from pccbullet.core.errors import PccBulletError
 from pccbullet.sim.experiments.design import RunTask
 from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, write_json
 from pccbullet.sim.experiments.ray_connect import CONNECT_TIMEOUT_S, connect
 from pccbullet.sim.experiments.runner import run_experiment
 from pccbullet.sim.experiments.spec import experiment_from_table
-from pccbullet.urdf_gen.atomic import write_atomic
-from pccbullet.urdf_gen.errors import PccBulletError
 
 DONE = "DONE"  # a run's completion marker
 ERROR_NAME = "error.txt"

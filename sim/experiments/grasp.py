@@ -32,14 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.core.fields import read_toml
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.experiments.grasp_spec import PHASES, GraspSpec, grasp_from_table
 from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, save_csv, write_json
 from pccbullet.sim.experiments.spec import PHYSICS_HZ
-from pccbullet.sim.objects import place_box, place_cylinder, place_sphere
+from pccbullet.sim.objects.place import place_box, place_cylinder, place_sphere
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.pcc import PccConfig
-from pccbullet.urdf_gen.toml_fields import read_toml
-from pccbullet.urdf_gen.types import FloatArray
 
 CSV_NAME, METRICS_NAME, META_NAME, PLOT_NAME = "grasp.csv", "metrics.json", "metadata.json", "grasp.png"
 HELD_MIN_LIFT_M = 0.01  # m: held objects were lifted at least this much
@@ -72,7 +72,7 @@ def _place(world: World, o: Any) -> Any:
 def simulate_grasp(spec: GraspSpec) -> tuple[dict[str, FloatArray], dict[str, Any]]:
     """Run the grasp; returns the recorded columns ``name -> (T,) float`` and facts of the run (tendon
     names, caps, peak tensions and motor forces, object masses)."""
-    from pccbullet.sim.environment import add_seabed
+    from pccbullet.sim.objects.environment import add_seabed
 
     cols: dict[str, list[float]] = {}
     every = PHYSICS_HZ // spec.record_hz

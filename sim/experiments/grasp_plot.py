@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core.atomic import write_atomic
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.experiments.grasp_spec import PHASES
-from pccbullet.urdf_gen.atomic import write_atomic
-from pccbullet.urdf_gen.types import FloatArray
 
 
 def plot_grasp(cols: dict[str, FloatArray], tendons: Sequence[str], path: str | Path) -> Path:

@@ -14,14 +14,14 @@ Format (see ``assets/experiments/grasper_grasp.toml``)::
     seabed_z_mm = -600               # optional: a seabed plane at this height
     outputs = ["csv", "plots"]       # any of csv, plots (metrics.json and metadata.json always)
 
-    [[objects]]                      # one table per placed object (pccbullet.sim.objects)
+    [[objects]]                      # one table per placed object (pccbullet.sim.objects.place)
     name = "can"
     shape = "cylinder"               # sphere | cylinder | box
     radius_mm = 45                   # sphere, cylinder
     length_mm = 100                  # cylinder (along its body z)
     size_mm = [40, 40, 300]          # box edges
     density_kg_m3 = 1100             # or mass_kg (0: static); exactly one
-    material = "pla"                 # friction against the limbs (pccbullet.sim.friction)
+    material = "pla"                 # friction against the limbs (pccbullet.sim.objects.friction)
     position_mm = [500, -150, -110]
     orientation_xyzw = [0, 0, 0, 1]  # optional
     fixed = false                    # optional
@@ -50,36 +50,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pccbullet.core.fields import Fields
 from pccbullet.sim.experiments.spec import MEDIA, PHYSICS_HZ
+from pccbullet.sim.objects.spec import MAX_OBJECTS, ObjectSpec, object_from_fields
 from pccbullet.urdf_gen.specs import RobotSpec
-from pccbullet.urdf_gen.toml_fields import Fields
 
 PHASES = ("approach", "close", "lift", "hold")
-SHAPES = ("sphere", "cylinder", "box")
 GRASP_OUTPUTS = ("csv", "plots")
-MAX_OBJECTS = 32
 MAX_PHASE_S = 600.0
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectSpec:
-    """One placed object (SI units).
-
-    Attributes:
-        name: its name. shape: sphere | cylinder | box. size: ``(radius,)``, ``(radius, length)`` or the
-        box edges (m). mass: kg or ``None``. density: kg/m^3 or ``None`` (exactly one is set).
-        material: friction material. position: m. orientation: quaternion x, y, z, w. fixed: static.
-    """
-
-    name: str
-    shape: str
-    size: tuple[float, ...]
-    mass: float | None
-    density: float | None
-    material: str
-    position: tuple[float, float, float]
-    orientation: tuple[float, float, float, float]
-    fixed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +69,7 @@ class PhaseSpec:
         pcc: per segment ``(bend, plane, length)`` (rad, rad, m), or ``None``.
         tensions: per tendon (N), or ``None``; neither: keep the previous goal.
         grip: with a PCC goal, the tensions (N) the distal segment's set is held at
-            (:meth:`pccbullet.sim.tendons.TendonDrive.hold`), or ``None``: keep the previous grip.
+            (:meth:`pccbullet.sim.limb.tendons.TendonDrive.hold`), or ``None``: keep the previous grip.
     """
 
     name: str
@@ -156,43 +134,6 @@ def _pcc(f: Fields, key: str, robot: RobotSpec, limb: str) -> tuple[tuple[float,
     return tuple(out)
 
 
-def _object(f: Fields) -> ObjectSpec:
-    name = f.identifier("name")
-    shape = f.string("shape", choices=SHAPES)
-    if shape == "box":
-        size = tuple(v * 1e-3 for v in f.vector("size_mm", 3, 5.0, 10_000.0, unit="mm"))
-    else:
-        size = (f.number("radius_mm", 5.0, 10_000.0) * 1e-3,)
-        if shape == "cylinder":
-            size += (f.number("length_mm", 5.0, 10_000.0) * 1e-3,)
-    if f.has("mass_kg") == f.has("density_kg_m3"):
-        raise f.error("mass_kg", f.table.get("mass_kg"), "exactly one of mass_kg and density_kg_m3")
-    mass = f.number("mass_kg", 0.0, 10_000.0) if f.has("mass_kg") else None
-    density = f.number("density_kg_m3", 0.0, 25_000.0, lo_open=True) if f.has("density_kg_m3") else None
-    material = f.string("material", default="pla")
-    position = f.vector("position_mm", 3, -100_000.0, 100_000.0, unit="mm")
-    qx, qy, qz, qw = f.vector("orientation_xyzw", 4, -1.0, 1.0, default=[0.0, 0.0, 0.0, 1.0])
-    orientation = (qx, qy, qz, qw)
-    if math.hypot(*orientation) < 1e-6:
-        raise f.error("orientation_xyzw", list(orientation), "a non-zero quaternion x, y, z, w")
-    fixed = f.raw("fixed", False)
-    if not isinstance(fixed, bool):
-        raise f.error("fixed", fixed, "true or false")
-    f.finish()
-    pos = tuple(v * 1e-3 for v in position)
-    return ObjectSpec(
-        name,
-        shape,
-        size,
-        mass,
-        density,
-        material,
-        (pos[0], pos[1], pos[2]),
-        orientation,
-        fixed,  # type: ignore[arg-type]
-    )
-
-
 def _phase(f: Fields, name: str, robot: RobotSpec, limb: str, n_tendons: int, n_grip: int) -> PhaseSpec:
     duration = f.number("duration_s", 0.0, MAX_PHASE_S, lo_open=True)
     if abs(duration * PHYSICS_HZ - round(duration * PHYSICS_HZ)) > 1e-6:
@@ -233,7 +174,7 @@ def grasp_from_table(table: dict[str, Any], source: str | Path, *, base_dir: Pat
     seabed = f.number("seabed_z_mm", -100_000.0, 100_000.0) * 1e-3 if f.has("seabed_z_mm") else None
     outputs = _strings(f, "outputs", GRASP_OUTPUTS, GRASP_OUTPUTS)
     f.string("description", default="-")
-    objects = tuple(_object(o) for o in f.table_list("objects", max_items=MAX_OBJECTS))
+    objects = tuple(object_from_fields(o) for o in f.table_list("objects", max_items=MAX_OBJECTS))
     seen = [o.name for o in objects]
     if len(set(seen)) != len(seen):
         raise f.error("objects", seen, "distinct object names")

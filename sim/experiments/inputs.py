@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import SpecError
-from pccbullet.urdf_gen.toml_fields import Fields, as_finite, read_limited
-from pccbullet.urdf_gen.types import FloatArray
+from pccbullet.core.errors import SpecError
+from pccbullet.core.fields import Fields, as_finite, read_limited
+from pccbullet.core.types import FloatArray
 
 PROFILE_KINDS = ("constant", "step", "ramp", "sine", "waypoints", "recorded")
 MAX_VALUE = 1e9  # largest |value| of a profile, in the target's units

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
-from pccbullet.urdf_gen.types import FloatArray
+from pccbullet.core.errors import ConfigurationError, SpecError
+from pccbullet.core.types import FloatArray
 
 Columns = Mapping[str, FloatArray]
 

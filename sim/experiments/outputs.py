@@ -1,6 +1,6 @@
 """Output files of runs and sweeps: atomic writes and a manifest of what was written.
 
-Every file is written atomically (:func:`pccbullet.urdf_gen.atomic.write_atomic`: a temporary sibling
+Every file is written atomically (:func:`pccbullet.core.atomic.write_atomic`: a temporary sibling
 moved into place), so a kill mid-write leaves the previous file or none, never a truncated one. A
 folder's ``manifest.json`` lists (by name, relative to the folder) every file a run or sweep wrote or
 is about to write there; a name is added before its file is written. Cleaning a folder removes only
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.urdf_gen.atomic import temporaries, write_atomic
+from pccbullet.core.atomic import temporaries, write_atomic
 
 MANIFEST = "manifest.json"
 
@@ -99,13 +99,13 @@ LOCK_NAME = ".pccbullet.lock"
 @contextlib.contextmanager
 def folder_lock(folder: str | Path, what: str = "sweep") -> Iterator[None]:
     """Hold ``folder``'s lock (``.pccbullet.lock``, an exclusive ``flock``) for the block: a second
-    ``what`` into the same folder fails at once with :class:`~pccbullet.urdf_gen.errors.ConfigurationError`
+    ``what`` into the same folder fails at once with :class:`~pccbullet.core.errors.ConfigurationError`
     naming the process that holds it. The kernel releases the lock when its holder dies (its workers
     hold it with it until they exit), so a killed sweep never leaves a stale lock. Without ``fcntl``
     (not POSIX) no lock is taken."""
     import fcntl
 
-    from pccbullet.urdf_gen.errors import ConfigurationError
+    from pccbullet.core.errors import ConfigurationError
 
     path = Path(folder) / LOCK_NAME
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

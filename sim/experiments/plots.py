@@ -13,9 +13,9 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from pccbullet.core.atomic import atomic_path
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.experiments.metrics import SectionTipErrors
-from pccbullet.urdf_gen.atomic import atomic_path
-from pccbullet.urdf_gen.types import FloatArray
 
 MM = 1e3  # mm per m
 

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from types import ModuleType
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
 
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray keeps 127.0.0.1 (read when Ray is imported)
 CONNECT_TIMEOUT_S = 60.0  # s, default bound of the probe's connection (a loaded machine imports Ray slowly)

@@ -7,7 +7,7 @@ where the tip would be if the limb were its commanded arcs); per segment its end
 and its PCC ``{limb}_s{i}_{bend,plane}_rad``, ``{limb}_s{i}_length_m`` (the commanded ones in kinematic
 and model mode, fitted to the shape read back in dynamic mode). A limb with tendons in dynamic mode adds
 per tendon its tension ``{tendon}_tension_n``, its motor's force ``{tendon}_motor_n`` and its length
-``{tendon}_length_m`` (:mod:`pccbullet.sim.tendons`).
+``{tendon}_length_m`` (:mod:`pccbullet.sim.limb.tendons`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pccbullet.core.types import FloatArray
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
-from pccbullet.urdf_gen.types import FloatArray
 
 PARAMS = ("bend", "plane", "length")
 PARAM_UNITS = {"bend": "rad", "plane": "rad", "length": "m"}
@@ -62,7 +62,7 @@ def record(
 
 def shape_loop(world: Any, robot: Any, rate_hz: int) -> Callable[[], None]:
     """A step hook running every tendon-driven limb's shape loop
-    (:meth:`pccbullet.sim.tendons.TendonDrive.follow_shape`) at ``rate_hz``."""
+    (:meth:`pccbullet.sim.limb.tendons.TendonDrive.follow_shape`) at ``rate_hz``."""
     every = round(1.0 / (rate_hz * world.dt))
     drives = [c.tendons for c in robot.compliant.values() if c.drive == "tendons"]
     count = [0]

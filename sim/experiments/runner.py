@@ -38,17 +38,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from tqdm import tqdm
 
+from pccbullet.core.errors import ConfigurationError, SpecError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet_internals import symbols
 from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, save_csv, save_npz, write_json
 from pccbullet.sim.experiments.record import PARAMS, record, shape_loop
 from pccbullet.sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
 from pccbullet.sim.world import World
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
 from pccbullet.urdf_gen.pcc import PccConfig
-from pccbullet.urdf_gen.types import FloatArray
 
 if TYPE_CHECKING:
-    from pccbullet.sim.webview.view import WebView
+    from pccbullet.sim.views.web.view import WebView
 
 CSV_NAME, NPZ_NAME, META_NAME = "run.csv", "run.npz", "metadata.json"
 PLOT_NAMES = ("tips.png", "tips.svg", "shapes.png", "shapes.svg")
@@ -216,7 +216,7 @@ def run_experiment(
         command_line: recorded in the metadata (default ``sys.argv``).
         clean: first remove the files a previous run listed in the folder's ``manifest.json``
             (``False``: append to that manifest, for a caller that manages the folder, e.g. a sweep).
-        view: show the run live: a :class:`~pccbullet.sim.webview.view.WebView` (left open after the run),
+        view: show the run live: a :class:`~pccbullet.sim.views.web.view.WebView` (left open after the run),
             or ``"web"`` (a new one, its address logged, closed after the run); ``None``: no view.
     """
     spec = experiment if isinstance(experiment, ExperimentSpec) else load_experiment(experiment)
@@ -260,7 +260,7 @@ def run_experiment(
             robot.set_pcc(name, configs, mode="reset")
         shown, own = (None, False)
         if view is not None:  # published after the world's steps, never waiting for the page
-            from pccbullet.sim.webview.live import attach, finish
+            from pccbullet.sim.views.web.live import attach, finish
 
             shown, own = attach(world, view)
         bar = tqdm(total=spec.n_steps, desc=spec.name, unit="step", disable=not progress, mininterval=0.5)

@@ -10,7 +10,7 @@ Format (see ``assets/experiments/*.toml``)::
     chain = "rod"                    # rod | rrp (pccbullet.urdf_gen.rod); default: rod if dynamic, else rrp
     drive = "tendons"                # dynamic mode: joints (spring targets, default) | tendons (rod chain)
     shape_loop_hz = 50               # drive = tendons: the shape loop's rate (0: off, default); a divisor
-                                     #   of 1000 (pccbullet.sim.tendons.TendonDrive.follow_shape)
+                                     #   of 1000 (pccbullet.sim.limb.tendons.TendonDrive.follow_shape)
     duration_s = 2.0                 # > 0
     record_hz = 100                  # must divide the 1000 Hz physics rate
     sections = 4                     # optional: override N of every segment
@@ -51,17 +51,17 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from pccbullet.core.errors import ConfigurationError, PccBulletError, SpecError, cap
+from pccbullet.core.fields import Fields, read_toml
 from pccbullet.sim.experiments.inputs import Profile, parse_profile
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, SpecError, cap
 from pccbullet.urdf_gen.spec_loader import load_robot, resolve_robot_path
 from pccbullet.urdf_gen.specs import RobotSpec
-from pccbullet.urdf_gen.toml_fields import Fields, read_toml
 
 PHYSICS_HZ = 1000  # Hz, the world's physics rate (dt = 1 ms)
 MODES = ("kinematic", "dynamic", "model")
 MEDIA = ("air", "water")
 CHAINS = ("rrp", "rod")  # pccbullet.urdf_gen.rod.CHAINS
-DRIVES = ("joints", "tendons")  # pccbullet.sim.tendons.DRIVES
+DRIVES = ("joints", "tendons")  # pccbullet.sim.limb.tendons.DRIVES
 OUTPUTS = ("csv", "npz", "plots")
 PARAMETERS = {"bend": 1.0, "plane": 1.0, "length": 1.0, "bend_deg": math.pi / 180.0}
 PARAMETERS |= {"plane_deg": math.pi / 180.0, "length_mm": 1e-3}
@@ -96,7 +96,7 @@ class ExperimentSpec:
         model: model name for the model mode ("" otherwise). medium: air | water.
         chain: the limbs' chain, rod | rrp (default: rod in dynamic mode, rrp otherwise).
         drive: dynamic mode: what follows the inputs, ``"joints"`` (spring targets) or ``"tendons"`` (every
-            limb's tendons, :mod:`pccbullet.sim.tendons`; the rod chain, limbs that declare tendons).
+            limb's tendons, :mod:`pccbullet.sim.limb.tendons`; the rod chain, limbs that declare tendons).
         shape_loop_hz: with tendons, the rate of their shape loop (measured segment ends; 0: off).
         duration: simulated time (s). record_hz: recording rate (Hz). seed: default seed.
         inputs: PCC inputs. channels: named actuator-channel profiles (model mode).

@@ -35,12 +35,12 @@ from typing import Any
 
 from tqdm import tqdm
 
+from pccbullet.core.atomic import write_atomic
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.experiments.design import RunTask, plan_sweep
 from pccbullet.sim.experiments.engines import ENGINES, execute, pool_results, ray_results, read_marker
 from pccbullet.sim.experiments.outputs import folder_lock
 from pccbullet.sim.experiments.ray_connect import CONNECT_TIMEOUT_S
-from pccbullet.urdf_gen.atomic import write_atomic
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 

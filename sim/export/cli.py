@@ -22,12 +22,12 @@ from typing import Any, cast
 import numpy as np
 import trimesh
 
+from pccbullet.core.atomic import atomic_path
+from pccbullet.core.errors import ConfigurationError, PccBulletError, UsageError
 from pccbullet.sim.export.formats import write_series
 from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
 from pccbullet.sim.export.skin import skin_mesh
-from pccbullet.urdf_gen.atomic import atomic_path
 from pccbullet.urdf_gen.catalog import robot_kind
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError, UsageError
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.pose_file import PoseFile, load_pose_file
 from pccbullet.urdf_gen.spec_loader import load_robot

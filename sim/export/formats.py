@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from pccbullet.urdf_gen.atomic import atomic_path, write_atomic
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.atomic import atomic_path, write_atomic
+from pccbullet.core.errors import ConfigurationError
 
 if TYPE_CHECKING:
     import trimesh

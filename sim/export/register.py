@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from pccbullet.core.atomic import removed_on_failure
+from pccbullet.core.cli_args import integer, out_dir
 from pccbullet.sim.export.formats import FORMATS
-from pccbullet.urdf_gen.atomic import removed_on_failure
-from pccbullet.urdf_gen.cli_args import integer, out_dir
 
 
 def _export_command(args: argparse.Namespace) -> int:

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import trimesh
 
+from pccbullet.core.atomic import atomic_path
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.export.formats import to_polydata
-from pccbullet.urdf_gen.atomic import atomic_path
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 MP4_HINT = "MP4 output needs imageio-ffmpeg: pip install imageio-ffmpeg (GIF works without it)"
 SKIN_COLOR = "#e8a87c"

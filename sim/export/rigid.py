@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import trimesh
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray, Transform
 from pccbullet.urdf_gen.geometry import frustum_mesh
 from pccbullet.urdf_gen.pcc import PccConfig, chain_frames, segment_joints
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
-from pccbullet.urdf_gen.types import FloatArray, Transform
 
 if TYPE_CHECKING:
     from pccbullet.sim.robot import Robot

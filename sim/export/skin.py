@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import trimesh
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray, Transform
 from pccbullet.urdf_gen.pcc import PccConfig, arc_points, arc_transform
 from pccbullet.urdf_gen.specs import LimbSpec
-from pccbullet.urdf_gen.types import FloatArray, Transform
 
 
 @dataclass(frozen=True, slots=True)

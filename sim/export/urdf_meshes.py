@@ -15,10 +15,10 @@ from typing import cast
 import numpy as np
 import trimesh
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import Transform
 from pccbullet.sim.bullet import pb
 from pccbullet.urdf_gen.catalog import write_robot_urdf
-from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.types import Transform
 
 
 def _pose(position: object, quaternion: object) -> Transform:

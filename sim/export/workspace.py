@@ -12,10 +12,10 @@ import math
 import numpy as np
 import trimesh
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray, Transform
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.specs import LimbSpec
-from pccbullet.urdf_gen.types import FloatArray, Transform
 
 
 def sample_configs(limb: LimbSpec, n: int, seed: int = 0) -> FloatArray:

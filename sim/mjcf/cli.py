@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pccbullet.urdf_gen.atomic import removed_on_failure
+from pccbullet.core.atomic import removed_on_failure
+from pccbullet.core.cli_args import integer, out_dir
+from pccbullet.core.errors import PccBulletError
 from pccbullet.urdf_gen.catalog import robot_kind
-from pccbullet.urdf_gen.cli_args import integer, out_dir
-from pccbullet.urdf_gen.errors import PccBulletError
 
 MEDIA = ("air", "water", "seawater")
 

@@ -2,7 +2,7 @@
 buoyancy, added mass and drag, the same numbers a dynamic :class:`~pccbullet.sim.world.World` uses.
 
 **Nodes: three hinges, not a ball joint, not MuJoCo's own elasticity.** A rod node bends about two axes
-and twists, with ``E I / l`` and ``G J / l = E I / ((1 + nu) l)`` (:func:`pccbullet.sim.dynamics.
+and twists, with ``E I / l`` and ``G J / l = E I / ((1 + nu) l)`` (:func:`pccbullet.sim.limb.dynamics.
 joint_stiffness`). Three options were measured on the camera tentacle (``examples/64_mujoco_export.py``,
 figures in ``docs/measurements/validation.md``):
 
@@ -30,15 +30,15 @@ the shear slides): spring targets are ``model.qpos_spring`` at the addresses
 
 **Damping: ``C + dt K``, no armature.** MuJoCo's joint stiffness is explicit; its ``Euler`` integrator
 takes joint damping ``D`` implicitly: ``(M + dt D) qdd = -K (q - q*) - D qd``. With ``D = C + dt K``
-(``C = (2 zeta / omega_1) K``, Rayleigh, :func:`pccbullet.sim.dynamics.rayleigh_damping`) that is
+(``C = (2 zeta / omega_1) K``, Rayleigh, :func:`pccbullet.sim.limb.dynamics.rayleigh_damping`) that is
 ``(M + dt C + dt^2 K) qdd = -K (q + dt qd - q*) - C qd``: our implicit spring-damper step
-(:mod:`pccbullet.sim.dynamics`) exactly. Armature would be inertia the rod does not have; measured
+(:mod:`pccbullet.sim.limb.dynamics`) exactly. Armature would be inertia the rod does not have; measured
 without material damping under gravity (N = 10, 20, 30), damping ``C`` alone and armature ``dt^2 K``
 both diverge within 1.2-2.7 s, ``C + dt K`` runs. The ``dt K`` part belongs to the step size written
 in the file's ``<option timestep>``.
 
 **Shear.** Our rod chain tilts its chords quasi-statically by ``F / (kappa G A)``
-(:mod:`pccbullet.sim.chain.springs`). MuJoCo gets the same compliance as two slides across each chord,
+(:mod:`pccbullet.sim.limb.chain.springs`). MuJoCo gets the same compliance as two slides across each chord,
 ``kappa G A / h`` (N/m) with the same Rayleigh ratio: a Timoshenko section with its shear as degrees of
 freedom. With them the camera tentacle's sag is within 0.96 / 0.77 mm of ours (N = 10 / 20); without
 (``shear=False``), 6.8 / 7.4 mm. They have the slices' inertia, ours is quasi-static: the first frequency
@@ -64,9 +64,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from pccbullet.sim.chain.kernels import ADDED_INERTIA, ADDED_MASS
-from pccbullet.sim.chain.rigid import ChainModel
-from pccbullet.sim.dynamics import (
+from pccbullet.core.types import FloatArray
+from pccbullet.sim.limb.chain.kernels import ADDED_INERTIA, ADDED_MASS
+from pccbullet.sim.limb.chain.rigid import ChainModel
+from pccbullet.sim.limb.dynamics import (
     chord_shear_compliance,
     fluid_chain,
     joint_stiffness,
@@ -79,7 +80,6 @@ from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.pcc import limb_joints, rest_configs
 from pccbullet.urdf_gen.rod import joint_kinds, rod_limb_joints
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
-from pccbullet.urdf_gen.types import FloatArray
 from pccbullet.urdf_gen.urdf_writer import build_limb_urdf
 
 

@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.sim.chain.positions import pcc_joint_vector
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import Transform
+from pccbullet.sim.limb.chain.positions import pcc_joint_vector
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.mjcf.writer import (
     PHYSICS_DT,
@@ -30,10 +32,8 @@ from pccbullet.sim.mjcf.writer import (
     write_mjcf,
 )
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.specs import RobotSpec
-from pccbullet.urdf_gen.types import Transform
 
 
 class MujocoRobot:

@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.core.atomic import atomic_path
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.mjcf.material import LimbMaterial, Meshes, limb_material, limb_trees
@@ -39,8 +41,6 @@ from pccbullet.sim.mjcf.tendons import write_tendons
 from pccbullet.sim.world import PHYSICS_DT, STANDARD_GRAVITY
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.atomic import atomic_path
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.geometry import frustum_mesh
 from pccbullet.urdf_gen.pcc import rpy_matrix
 from pccbullet.urdf_gen.rod import check_chain, joint_kinds

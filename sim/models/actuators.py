@@ -21,9 +21,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler.model import LimbModel
-from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.types import FloatArray
 
 VACUUM_GAUGE = -101325.0  # Pa, lowest gauge pressure
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.urdf_gen.specs import RobotSpec
-from pccbullet.urdf_gen.types import FloatArray
 
 __all__ = ["PressureWorkspace", "SteadyPose", "plot_pressure_workspace", "pressure_workspace", "steady_poses"]
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.strain_model import Loads, Vec
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.specs import LimbSpec
-from pccbullet.urdf_gen.types import FloatArray
 
 LAWS = ("planar_neo_hookean", "linear")
 _MIN_STRETCH = 0.05  # -, floor of lambda in the wall law (a wall cannot be squeezed to zero length)

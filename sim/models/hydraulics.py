@@ -45,7 +45,7 @@ with sub-steps; it is L-stable at any ``dt``.
 
 Parameters come from the top-level ``[hydraulic_drive]`` table of a robot TOML plus ``E`` of the first
 limb's material; :func:`load_hydraulic_drive` validates every value (and that ``A_d`` and ``l_0`` agree
-with the limb's chambers and segments) and raises :class:`~pccbullet.urdf_gen.errors.SpecError` naming file,
+with the limb's chambers and segments) and raises :class:`~pccbullet.core.errors.SpecError` naming file,
 field, value and allowed range.
 """
 
@@ -57,10 +57,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError, SpecError
+from pccbullet.core.errors import ConfigurationError, SpecError
+from pccbullet.core.fields import Fields
+from pccbullet.core.types import FloatArray
 from pccbullet.urdf_gen.specs import RobotSpec
-from pccbullet.urdf_gen.toml_fields import Fields
-from pccbullet.urdf_gen.types import FloatArray
 
 MM = 1e-3  # m per mm
 

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler.kinematics import chain_rotations, piece_pose
 from pccbullet.sim.models.newton_euler.model import LimbModel
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, rot_y, rot_z
-from pccbullet.urdf_gen.types import FloatArray
 
 
 def piece_pcc(model: LimbModel, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:

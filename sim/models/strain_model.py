@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pccbullet.urdf_gen.types import FloatArray
+from pccbullet.core.types import FloatArray
 
 Vec = FloatArray  # (dof,) float
 Opt = FloatArray | None  # an optional array argument

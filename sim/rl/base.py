@@ -24,14 +24,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.world import PHYSICS_DT, World
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
-from pccbullet.urdf_gen.types import FloatArray
 
 if TYPE_CHECKING:
-    from pccbullet.sim.webview.view import WebView
+    from pccbullet.sim.views.web.view import WebView
 
 BEND_RATE = 2.0  # rad/s at action +-1
 PLANE_RATE = 3.0  # rad/s at action +-1
@@ -63,7 +63,7 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         medium: ``"water"`` (default), ``"seawater"`` or ``"air"`` (dynamic mode's buoyancy and drag).
         render_mode: ``None``, ``"rgb_array"`` (``(240, 320, 3) uint8`` from PyBullet's software renderer)
             or ``"web"`` (a live web view of the world, shown as the steps go: :attr:`view`, its address
-            logged; :mod:`pccbullet.sim.webview`).
+            logged; :mod:`pccbullet.sim.views.web`).
     """
 
     metadata = {"render_modes": ["rgb_array", "web"], "render_fps": 50}
@@ -114,9 +114,9 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         self._qd = np.zeros(self.n_joints)
         self._markers: list[int] = []
         self.view: WebView | None = None
-        """``render_mode="web"``: the :class:`~pccbullet.sim.webview.view.WebView` showing the world."""
+        """``render_mode="web"``: the :class:`~pccbullet.sim.views.web.view.WebView` showing the world."""
         if render_mode == "web":
-            from pccbullet.sim.webview.live import attach
+            from pccbullet.sim.views.web.live import attach
 
             self.view = attach(self.world, "web")[0]
 

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.environment import add_sphere, force_sensor
+from pccbullet.sim.objects.environment import add_sphere, force_sensor
 from pccbullet.sim.rl.base import SUCCESS_BONUS, LimbEnv, positive
-from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.types import FloatArray
 
 ROCK_RADIUS = 0.06  # m
 ROCK_GAP = 0.005  # m, from the tip at rest in the goal shape to the rock's surface

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.rl.base import SUCCESS_BONUS, LimbEnv, positive
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
-from pccbullet.urdf_gen.types import FloatArray
 
 SUCCESS_RADIUS = 0.01  # m, default tip-to-target distance of a success
 LOOK_DISTANCE = 0.3  # m, from the goal pose along its camera axis to the mark it looks at

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.rl.base import BEND_RATE, LENGTH_RATE, PLANE_RATE, LimbEnv, positive
 from pccbullet.urdf_gen.pcc import limb_transform
-from pccbullet.urdf_gen.types import FloatArray
 
 TRACK_RADIUS = 0.02  # m, default distance within which the tip tracks the target (the success flag)
 TRACK_SCALE = 0.1  # m: reward 1 at the target, 0 at this distance, -1 at twice it or more

@@ -22,6 +22,7 @@ import multiprocessing as mp
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bench import machine_jitter
 from pccbullet.teleop.demo.flood import (
     AFTER_S,
@@ -36,10 +37,9 @@ from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
 from pccbullet.teleop.demo.scene import demo_config
 from pccbullet.teleop.haptics import HapticParams
 from pccbullet.teleop.mmt.session import MmtSession
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from pccbullet.sim.webview.view import WebView
+    from pccbullet.sim.views.web.view import WebView
 
 PAGE_WAIT_S = 300.0  # s, longest wait for a page to open the web view before the timed run
 FLOOD_AT_S = 10.0  # s of the session when the flood starts: the palpation arm moves over the rock

@@ -1,7 +1,7 @@
 """What the demo's viewers are sent every visual frame: the model, the HUD and the link's camera frames.
 
 :func:`viewer_frames` builds the loop's ``on_visual`` for the GUI viewer
-(:class:`~pccbullet.sim.viewer.ViewerProcess`) and the web view
+(:class:`~pccbullet.sim.views.gui.ViewerProcess`) and the web view
 (:class:`~pccbullet.teleop.demo.web.DemoWebView`) alike; the demo and ``pccbullet bench --demo --view web``
 use it.
 """
@@ -18,8 +18,8 @@ from pccbullet.teleop.demo.console import hud_colours
 from pccbullet.teleop.mmt.objects import is_free
 
 if TYPE_CHECKING:
-    from pccbullet.sim.experiments.grasp_spec import ObjectSpec
-    from pccbullet.sim.viewer import ViewerProcess, ViewerShape
+    from pccbullet.sim.objects.spec import ObjectSpec
+    from pccbullet.sim.views.gui import ViewerProcess, ViewerShape
     from pccbullet.teleop.demo.web import DemoWebView
     from pccbullet.teleop.mmt.session import MmtSession
 
@@ -52,8 +52,8 @@ def viewer_frames(session: MmtSession, viewer: ViewerProcess | DemoWebView) -> C
 
 def viewer_shape(o: ObjectSpec) -> ViewerShape:
     """The GUI viewer's shape of a placed object (named ``object:<name>``), where it was placed."""
-    from pccbullet.sim.friction import MATERIALS
-    from pccbullet.sim.viewer import ViewerShape
+    from pccbullet.sim.objects.friction import MATERIALS
+    from pccbullet.sim.views.gui import ViewerShape
 
     name, rgba = f"object:{o.name}", MATERIALS[o.material].rgba
     common = {"rgba": rgba, "orientation": tuple(o.orientation)}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pccbullet.core.atomic import atomic_path
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE
 from pccbullet.teleop.demo.outputs import (
@@ -29,7 +30,6 @@ from pccbullet.teleop.demo.outputs import (
     show_scene,
 )
 from pccbullet.teleop.demo.render import SpotlitRenderer
-from pccbullet.urdf_gen.atomic import atomic_path
 
 if TYPE_CHECKING:
     from pccbullet.sim.robot import Robot

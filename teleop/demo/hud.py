@@ -6,7 +6,7 @@ the robot is heard (and keeps up with real time), the faults, the distance betwe
 the robot's last reported one, how old the camera frame the operator sees is, and the grip: whether the
 selected limb's grasp is closed (the ``g`` key) and the robot holds it, and the largest tendon tension in
 the robot's last report. The GUI viewer draws
-them over the scene (:class:`~pccbullet.sim.viewer.ViewerProcess`, ``hud``); the terminal device shows
+them over the scene (:class:`~pccbullet.sim.views.gui.ViewerProcess`, ``hud``); the terminal device shows
 :func:`status_line`, the same in one line.
 """
 

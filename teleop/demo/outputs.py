@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pccbullet.core.atomic import atomic_path
 from pccbullet.sim.bullet import pb
-from pccbullet.urdf_gen.atomic import atomic_path
 
 if TYPE_CHECKING:
     from pccbullet.sim.robot import Robot

@@ -25,7 +25,7 @@ from pccbullet.urdf_gen.geometry import frustum_mesh
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pccbullet.sim.experiments.grasp_spec import ObjectSpec
+    from pccbullet.sim.objects.spec import ObjectSpec
     from pccbullet.sim.robot import Robot
 
 WATER_RGB = (0.02, 0.07, 0.11)  # background: dark sea water
@@ -105,7 +105,7 @@ class SpotlitRenderer:
 
     def _add_object(self, o: ObjectSpec) -> Any:
         """A placed object's mesh (body frame) in its material's colour, at its placed pose."""
-        from pccbullet.sim.friction import MATERIALS
+        from pccbullet.sim.objects.friction import MATERIALS
         from pccbullet.sim.robot import pose_matrix
 
         pv = self._pv

@@ -5,7 +5,7 @@ slave is the dynamic soft squid in seawater (:class:`~pccbullet.teleop.slave.Sla
 acoustic link (about 1 s one way). Scripted (the headless default), everything runs in lockstep in simulated
 time; with any other device the loop is paced to the wall clock and the slave runs in its own process
 (:mod:`pccbullet.teleop.slave_process`). With a display (and without ``headless``) a PyBullet GUI runs in a
-third process (:mod:`pccbullet.sim.viewer`): it comes up first and says it is loading, then mirrors the
+third process (:mod:`pccbullet.sim.views.gui`): it comes up first and says it is loading, then mirrors the
 model's limbs, seabed and rock, shows the key help and the camera arm's view in its side panel, and forwards
 the keys. With ``view="web"`` a page in the browser takes its place (:mod:`pccbullet.teleop.demo.web`). The
 demo writes into ``out_dir``, in this order: ``summary.json`` (at once, then with the session's figures the
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
@@ -55,12 +56,11 @@ from pccbullet.teleop.mmt.objects import load_objects, place_objects
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.slave import Slave, add_environment
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from pccbullet.sim.experiments.grasp_spec import ObjectSpec
-    from pccbullet.sim.viewer import ViewerProcess
-    from pccbullet.sim.webview.view import WebView
+    from pccbullet.sim.objects.spec import ObjectSpec
+    from pccbullet.sim.views.gui import ViewerProcess
+    from pccbullet.sim.views.web.view import WebView
     from pccbullet.teleop.demo.web import DemoWebView
 
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
@@ -111,7 +111,7 @@ def run_demo(
             :data:`MAX_SESSION_S`).
         view: one of :data:`VIEWS`; ``"web"``: the page in the browser instead of the GUI
             (:mod:`pccbullet.teleop.demo.web`; ``viewer`` may be a started
-            :class:`~pccbullet.sim.webview.view.WebView`), whose keys ``"keyboard"`` (and ``"auto"``) read.
+            :class:`~pccbullet.sim.views.web.view.WebView`), whose keys ``"keyboard"`` (and ``"auto"``) read.
         drive: what moves the robot's limbs, one of :data:`~pccbullet.teleop.demo.scene.DRIVES`.
         objects: objects to place in the scene (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects`), or
             a TOML file of ``[[objects]]`` tables (:func:`~pccbullet.teleop.mmt.objects.load_objects`);
@@ -140,8 +140,8 @@ def run_demo(
     summary = SummaryFile(out_dir, first)
     try:
         if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
-            from pccbullet.sim.viewer import ViewerProcess
-            from pccbullet.sim.webview.view import WebView
+            from pccbullet.sim.views.gui import ViewerProcess
+            from pccbullet.sim.views.web.view import WebView
             from pccbullet.teleop.demo.web import DemoWebView, open_web_view
 
             viewer = viewer or (open_web_view() if web else ViewerProcess(None, gui=True))
@@ -323,7 +323,7 @@ def _run_gui(
     udp_port: int,
     udp_key_file: Path | None = None,
 ) -> None:
-    from pccbullet.sim.viewer import ViewerShape
+    from pccbullet.sim.views.gui import ViewerShape
     from pccbullet.teleop.devices.keyboard import KeyboardDevice
 
     robot, cfg = session.robot, session.cfg

@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.experiments.grasp import load_grasp
-from pccbullet.sim.experiments.grasp_spec import ObjectSpec
 from pccbullet.sim.experiments.spec import experiments_dir
+from pccbullet.sim.objects.spec import ObjectSpec
 from pccbullet.teleop.channel import link_named
 from pccbullet.teleop.mmt.config import MmtConfig
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 DRIVES = ("mixed", "joints", "tendons")
 """The demo's drives: ``"mixed"`` (the default: the grasper on its tendons, the other limbs on spring

@@ -3,7 +3,7 @@
 :class:`SummaryFile` writes ``summary.json`` as soon as the demo starts (``"status": "starting"``), again
 with the session's figures the moment the loop ends (``"complete"``), and after every further file
 (plots, camera image, GIF) with the list of files written. Each write is atomic
-(:func:`~pccbullet.urdf_gen.atomic.write_atomic`) and holds Ctrl-C back until it is done
+(:func:`~pccbullet.core.atomic.write_atomic`) and holds Ctrl-C back until it is done
 (:func:`sigint_deferred`): a Ctrl-C at any moment leaves a whole ``summary.json``, and one that stops
 the rendering after the session says so (``"status": "interrupted"``, ``interrupted_in``).
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from pccbullet.urdf_gen.atomic import write_atomic
+from pccbullet.core.atomic import write_atomic
 
 
 @contextlib.contextmanager

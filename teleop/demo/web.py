@@ -1,6 +1,6 @@
 """The demo in the browser (``pccbullet demo --view web``): the robot beside the operator's model.
 
-:class:`DemoWebView` puts a session on a :class:`~pccbullet.sim.webview.view.WebView` behind the GUI
+:class:`DemoWebView` puts a session on a :class:`~pccbullet.sim.views.web.view.WebView` behind the GUI
 viewer's interface (``load``, ``wait_ready``, ``publish``, ``keyboard_events``, ``close``, ``dropped``), so
 that the demo's GUI loop (:func:`pccbullet.teleop.demo.run.run_demo`) drives either. The page shows two
 panels from the master world's bodies: the robot, in dark water lit by its lamp (its limbs' joints as its
@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pccbullet.sim.webview.scene import WebGroup, WebScene, split_vectors, world_bodies
+from pccbullet.sim.views.web.scene import WebGroup, WebScene, split_vectors, world_bodies
 from pccbullet.teleop.demo.outputs import EXTERNAL_VIEW
 from pccbullet.teleop.demo.render import WATER_RGB
 from pccbullet.teleop.devices.keys import PRESS_KEYS, RATE_KEYS, limb_keys
 
 if TYPE_CHECKING:
-    from pccbullet.sim.webview.view import WebView
+    from pccbullet.sim.views.web.view import WebView
     from pccbullet.teleop.mmt.session import MmtSession
 
 LAMP_LINK = "spotlight_frame"  # the light arm's lamp frame (z: the beam)
@@ -123,7 +123,7 @@ class DemoWebView:
         return self.view.wait_ready(timeout)
 
     def keyboard_events(self) -> dict[int, int]:
-        """The page's keys (:meth:`~pccbullet.sim.webview.view.WebView.keyboard_events`)."""
+        """The page's keys (:meth:`~pccbullet.sim.views.web.view.WebView.keyboard_events`)."""
         return self.view.keyboard_events()
 
     def publish(
@@ -157,15 +157,15 @@ class DemoWebView:
         return self.view.publish(joints, bases=bases, t=s.world.time, hud=hud, image=image, force=force)
 
     def close(self) -> dict[str, Any]:
-        """Stop the view; its report (:meth:`~pccbullet.sim.webview.view.WebView.close`)."""
+        """Stop the view; its report (:meth:`~pccbullet.sim.views.web.view.WebView.close`)."""
         return self.view.close()
 
 
 def open_web_view(host: str = "127.0.0.1", port: int = 0) -> WebView:
-    """A started :class:`~pccbullet.sim.webview.view.WebView` for the demo; its address is logged."""
+    """A started :class:`~pccbullet.sim.views.web.view.WebView` for the demo; its address is logged."""
     import logging
 
-    from pccbullet.sim.webview.view import WebView
+    from pccbullet.sim.views.web.view import WebView
 
     view = WebView(host=host, port=port)
     logging.getLogger(__name__).warning("the demo's web view: %s", view.url)

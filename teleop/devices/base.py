@@ -24,7 +24,7 @@ from typing import Protocol, cast
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError, PccBulletError
+from pccbullet.core.errors import ConfigurationError, PccBulletError
 
 Vec3 = tuple[float, float, float]
 

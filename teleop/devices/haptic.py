@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.devices.base import DeviceError, DeviceSample, require_module
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 
 class ServoWatchdog:

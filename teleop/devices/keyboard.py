@@ -37,7 +37,7 @@ class KeyboardDevice:
         self, client: int, limbs: Sequence[str] = (), events: Callable[[], dict[int, int]] | None = None
     ) -> None:
         self.client = client
-        # key events of another window, e.g. pccbullet.sim.viewer.ViewerProcess.keyboard_events
+        # key events of another window, e.g. pccbullet.sim.views.gui.ViewerProcess.keyboard_events
         self.events = events
         self._held_map = {ord(k): a for k, a in RATE_KEYS.items()}
         self._pressed_map = {ord(k): a for k, a in {**PRESS_KEYS, **limb_keys(limbs)}.items()}

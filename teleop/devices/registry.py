@@ -3,8 +3,8 @@ then), :data:`DEVICE_NAMES` and :data:`DEMO_DEVICES` list what it and ``pccbulle
 
 from __future__ import annotations
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.devices.base import InputDevice
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 DEVICE_NAMES = ("keyboard", "terminal", "touch", "spacemouse", "gamepad", "udp")
 # what `pccbullet demo --device` takes: "auto" (keyboard with a display, else scripted), the scripted

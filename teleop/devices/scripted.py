@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core.atomic import write_atomic
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.devices.base import DeviceSample, InputDevice
-from pccbullet.urdf_gen.atomic import write_atomic
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 FORCE_HISTORY = 10_000  # forces kept for inspection: a long session must not grow without bound
 

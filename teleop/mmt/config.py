@@ -7,10 +7,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pccbullet.sim.experiments.grasp_spec import ObjectSpec
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.sim.objects.spec import ObjectSpec
 from pccbullet.teleop.channel import LinkSpec, acoustic_link
 from pccbullet.teleop.ik import clamp_config
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.specs import RobotSpec
 
@@ -38,7 +38,7 @@ class MmtConfig:
         sections: N for both worlds (default the robot file's).
         chain: the robot's (slave's) dynamic chain, ``"rod"`` or ``"rrp"`` (:mod:`pccbullet.urdf_gen.rod`).
         drive: what moves the robot's limbs, ``"tendons"`` (each command becomes the tendon controller's
-            goal, :mod:`pccbullet.sim.tendons`: the motors' limits set the pace) or ``"joints"`` (spring
+            goal, :mod:`pccbullet.sim.limb.tendons`: the motors' limits set the pace) or ``"joints"`` (spring
             targets moved towards each command at ``slave_rates``).
         tendon_limbs: with ``drive = "joints"``, the limbs driven through their tendons all the same (a
             mixed robot: the grasper grasps through its tendons while the others follow spring targets).

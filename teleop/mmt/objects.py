@@ -1,13 +1,13 @@
 """Objects placed in the teleoperation scene: in the robot's world and in the master's model.
 
 :attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects` lists them as
-:class:`~pccbullet.sim.experiments.grasp_spec.ObjectSpec` (the ``[[objects]]`` tables of a grasp experiment:
+:class:`~pccbullet.sim.objects.spec.ObjectSpec` (the ``[[objects]]`` tables of a grasp experiment:
 shape, size, mass or density, material, position, orientation, fixed). The robot's world places each as it is
-(:func:`pccbullet.sim.objects.place_sphere` and its siblings: a free object sinks or floats, the limbs touch
-it with the material's friction); the master's model shows each where it was placed, fixed (the master world
-has no contacts and no medium: it only shows), as it shows the rock and the seabed, and moves each free one
-(:func:`is_free`) where the robot's reports put it. ``pccbullet demo --objects FILE`` reads them from a TOML
-file of ``[[objects]]`` tables (:func:`load_objects`).
+(:func:`pccbullet.sim.objects.place.place_sphere` and its siblings: a free object sinks or floats, the limbs
+touch it with the material's friction); the master's model shows each where it was placed, fixed (the master
+world has no contacts and no medium: it only shows), as it shows the rock and the seabed, and moves each free
+one (:func:`is_free`) where the robot's reports put it. ``pccbullet demo --objects FILE`` reads them from a
+TOML file of ``[[objects]]`` tables (:func:`load_objects`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pccbullet.sim.experiments.grasp_spec import MAX_OBJECTS, ObjectSpec
-from pccbullet.sim.experiments.grasp_spec import _object as parse_object
-from pccbullet.sim.friction import MATERIALS
-from pccbullet.sim.objects import place_box, place_cylinder, place_sphere
-from pccbullet.sim.placed_object import PlacedObject
-from pccbullet.urdf_gen.toml_fields import Fields, read_toml
+from pccbullet.core.fields import Fields, read_toml
+from pccbullet.sim.objects.friction import MATERIALS
+from pccbullet.sim.objects.place import place_box, place_cylinder, place_sphere
+from pccbullet.sim.objects.placed import PlacedObject
+from pccbullet.sim.objects.spec import MAX_OBJECTS, ObjectSpec, object_from_fields
 
 
 def place_objects(world: Any, objects: Sequence[ObjectSpec], *, fixed: bool = False) -> list[PlacedObject]:
@@ -52,11 +51,11 @@ def load_objects(path: str | Path) -> tuple[ObjectSpec, ...]:
     """The ``[[objects]]`` tables of TOML file ``path`` (the fields of a grasp experiment's objects: ``name``,
     ``shape``, ``radius_mm`` / ``length_mm`` / ``size_mm``, ``mass_kg`` or ``density_kg_m3``,
     ``material``, ``position_mm``, ``orientation_xyzw``, ``fixed``); nothing else may be in the file.
-    Raises :class:`~pccbullet.urdf_gen.errors.SpecError` naming the file, the field and what is allowed."""
+    Raises :class:`~pccbullet.core.errors.SpecError` naming the file, the field and what is allowed."""
     path = Path(path)
     f = Fields(read_toml(path), path)
     tables = f.table_list("objects", max_items=MAX_OBJECTS)
-    objects = tuple(parse_object(o) for o in tables)
+    objects = tuple(object_from_fields(o) for o in tables)
     for table, o in zip(tables, objects, strict=True):
         if o.material not in MATERIALS:
             raise table.error("material", o.material, ", ".join(map(repr, MATERIALS)))

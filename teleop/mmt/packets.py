@@ -19,7 +19,7 @@ import struct
 
 import numpy as np
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.pcc_fit import bend_vector
 

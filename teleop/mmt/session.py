@@ -34,6 +34,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import SPIN_WINDOW_S, Loop
 from pccbullet.sim.world import World
@@ -52,7 +53,6 @@ from pccbullet.teleop.realtime import realtime_priority
 from pccbullet.teleop.session_log import SessionLog
 from pccbullet.teleop.slave import Slave, add_environment
 from pccbullet.teleop.slave_process import SlaveProcess
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 IK_MAX_STEP = 1e-3  # rad or m per tick: the command moves at most ~1 rad/s or 1 m/s
 RECOVER_TICKS = 1000  # deadlines met in a row (1 s) that clear a missed-deadline haptic fault

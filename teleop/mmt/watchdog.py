@@ -41,7 +41,7 @@ import logging
 import math
 from collections import deque
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 

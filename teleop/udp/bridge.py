@@ -67,6 +67,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.devices.base import DeviceSample
 from pccbullet.teleop.udp.keys import MIN_KEY_BYTES, resolve_key
 from pccbullet.teleop.udp.packets import (
@@ -82,7 +83,6 @@ from pccbullet.teleop.udp.packets import (
     peek,
     session_id,
 )
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 

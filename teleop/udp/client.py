@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.devices.base import DeviceError
 from pccbullet.teleop.udp.packets import (
     NONCE_SIZE,
@@ -35,7 +36,6 @@ from pccbullet.teleop.udp.packets import (
     in_window,
     session_id,
 )
-from pccbullet.urdf_gen.errors import ConfigurationError
 
 
 class UdpBridgeClient:

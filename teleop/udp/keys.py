@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from pccbullet.urdf_gen.errors import ConfigurationError
+from pccbullet.core.errors import ConfigurationError
 
 KEY_ENV = "PCCBULLET_UDP_KEY_FILE"
 MIN_KEY_BYTES = 16
@@ -37,7 +37,7 @@ def load_key_file(path: str | os.PathLike[str]) -> bytes:
     """The HMAC key in a file: its bytes with surrounding whitespace stripped, 16 to 4096 of them.
 
     Make one with ``python -c "import secrets; print(secrets.token_hex(32))" > FILE`` (readable by you
-    only). Raises :class:`~pccbullet.urdf_gen.errors.ConfigurationError` (one line) when the file is missing,
+    only). Raises :class:`~pccbullet.core.errors.ConfigurationError` (one line) when the file is missing,
     not a regular file, unreadable, empty, shorter than 16 or longer than 4096 bytes.
     """
     p = Path(path)
@@ -105,7 +105,7 @@ def resolve_key(
     """The key and its file: ``key_file`` when given, else the file ``$PCCBULLET_UDP_KEY_FILE`` names
     (it must exist then), else the default file, created on first use (:func:`create_key_file`, logged).
     A bad file, or a default file that cannot be created, raises
-    :class:`~pccbullet.urdf_gen.errors.ConfigurationError`."""
+    :class:`~pccbullet.core.errors.ConfigurationError`."""
     env = os.environ if env is None else env
     if key_file is not None:
         return load_key_file(key_file), Path(key_file)

@@ -57,8 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pccbullet.urdf_gen.errors import SpecError
-from pccbullet.urdf_gen.toml_fields import Fields, as_finite, read_toml
+from pccbullet.core.errors import SpecError
+from pccbullet.core.fields import Fields, as_finite, read_toml
 
 KIND = "rolling_snake"
 MOUNTS = ("ground", "ceiling")

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.rolling_snake.spec import RollingSnakeSpec
-from pccbullet.urdf_gen.types import FloatArray
 
 __all__ = [
     "rolling_snake_joint_names",

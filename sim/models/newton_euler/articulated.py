@@ -13,7 +13,7 @@ import math
 import numba
 import numpy as np
 
-from pccbullet.urdf_gen.types import FloatArray
+from pccbullet.core.types import FloatArray
 
 
 @numba.njit(cache=True)

@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.batch_dynamics import ne_dynamics, solve_spd_lower
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.newton_euler.params import NEParams, check_backend, kernel_loads
 from pccbullet.sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
-from pccbullet.urdf_gen.types import FloatArray
 
 
 class MultiLimbModel(StrainModel):

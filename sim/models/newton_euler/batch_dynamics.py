@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.params import NEParams, check_backend, kernel_loads
 from pccbullet.sim.models.newton_euler.piece_kinematics import piece_kinematics, prefix_rotations
-from pccbullet.urdf_gen.types import FloatArray
 
 # skew(w).reshape(..., 9) = w @ _LEVI
 _LEVI = np.zeros((3, 9))

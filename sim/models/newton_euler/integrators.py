@@ -29,10 +29,10 @@ from collections.abc import Callable
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.strain_model import StrainModel
-from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.types import FloatArray
 
 step = StrainModel.step  # step(model, q, qd, dt, tau=None, *, theta=0.5, tip_force=None, tip_moment=None)
 

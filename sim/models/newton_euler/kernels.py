@@ -54,9 +54,9 @@ import math
 import numba
 import numpy as np
 
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler.articulated import _articulated_solve
 from pccbullet.sim.models.newton_euler.piece_kernels import _cross, piece_local
-from pccbullet.urdf_gen.types import FloatArray
 
 __all__ = [
     "PIECE_COLUMNS",

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler.piece_kinematics import piece_kinematics
-from pccbullet.urdf_gen.types import FloatArray
 
 _SMALL = 0.05  # rad: below this bend angle the series expansions are used
 

@@ -44,6 +44,8 @@ from typing import cast
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.medium import AIR, Medium
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.batch_dynamics import ne_dynamics, solve_spd_lower
@@ -57,9 +59,7 @@ from pccbullet.sim.models.newton_euler.kinematics import (
 )
 from pccbullet.sim.models.newton_euler.params import NEParams, kernel_loads
 from pccbullet.sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.specs import LimbSpec
-from pccbullet.urdf_gen.types import FloatArray
 
 G_EARTH = 9.81  # m/s^2
 

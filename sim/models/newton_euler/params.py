@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
-from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.types import FloatArray
 
 BACKENDS = ("numba", "numpy")  # compiled kernels (newton_euler.kernels) / the numpy reference below
 

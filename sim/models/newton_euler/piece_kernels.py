@@ -15,7 +15,7 @@ import math
 import numba
 import numpy as np
 
-from pccbullet.urdf_gen.types import FloatArray
+from pccbullet.core.types import FloatArray
 
 SERIES_BELOW = 0.5  # rad: below this bend angle the bend-angle functions use their Taylor series
 SERIES_TERMS = 7  # series terms (powers of th^2 up to th^12): truncation < 1e-19 at th = 0.5

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler.piece_kernels import SERIES_BELOW, SERIES_TERMS, series_matrix
-from pccbullet.urdf_gen.types import FloatArray
 
 _NTERMS = SERIES_TERMS
 _SERIES = series_matrix()

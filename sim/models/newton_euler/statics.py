@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import root
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler.kinematics import chain_rotations, piece_jacobians
 from pccbullet.sim.models.newton_euler.model import LimbModel
-from pccbullet.urdf_gen.errors import ConfigurationError
-from pccbullet.urdf_gen.types import FloatArray
 
 
 def shear_coefficient(poisson_ratio: float, coefficient: float | None = None) -> float:

@@ -32,11 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.rolling_snake.solve import Kernel, cable_sums, joint_offset, rot_about
-from pccbullet.urdf_gen.errors import ConfigurationError
 from pccbullet.urdf_gen.rolling_snake.spec import RollingSnakeSpec, default_cable_phases, load_rolling_snake
 from pccbullet.urdf_gen.spec_loader import robots_dir
-from pccbullet.urdf_gen.types import FloatArray
 
 __all__ = [
     "RollingSnakeResult",

@@ -1,0 +1,400 @@
+"""Dynamic mode: every chain joint is a spring-damper towards its PCC target, with material stiffness.
+
+Mechanism and why: joint torques from an *implicit* (backward-Euler, "stable PD" after Tan, Liu and
+Turk 2011) spring-damper, sent once per step with one batched ``setJointMotorControlArray(TORQUE_CONTROL)``
+call per limb, PyBullet's velocity motors disabled (force 0). Per step and limb::
+
+    (M + dt C + dt^2 K) qdd = -K (q + dt qd - q*) - C qd - h(q, qd) + tau_f
+    tau = -K (q + dt qd + dt^2 qdd - q*) - C (qd + dt qdd) + tau_f
+
+with ``M`` the joint-space inertia, ``h`` the Coriolis and gravity terms and ``tau_f`` the fluid's
+generalized forces (buoyancy and drag, ``J^T f``). Explicit springs ``-K (q - q*)`` cannot do this: a
+beam stiff enough to sag little has discrete modes far above ``2 / dt`` at N = 20. PyBullet's position
+motors are implicit too, but their gains have no material meaning and cost O(rows x dofs) per solver
+iteration; its ``STABLE_PD_CONTROL`` diverges (NaN) on these fixed-base chains even at 1e-3 of the gains.
+
+Speed: ``h`` and ``tau_f`` come from :mod:`pccbullet.sim.limb.chain.rigid`, compiled kernels on the same URDF
+(they equal PyBullet's ``calculateInverseDynamics`` to 1e-15), and the linear system is solved there by the
+articulated-body algorithm with ``dt C + dt^2 K`` as joint armature: the exact ``M(q)`` every step in
+O(n), no factorization to refresh (so no slow steps). Per step and limb PyBullet is called twice,
+to read the joint states and to send the torques; where PyBullet's C API is found
+(:mod:`pccbullet.sim.bullet_internals.capi`) both calls and the torque kernel run in one compiled function,
+else ``getJointStates`` and ``setJointMotorControlArray`` are used (the same numbers, bit for bit).
+
+Two chains (``World(chain=...)``). ``"rrp"``: the paper's sections ``Rz(plane) Ry(bend) Tz(chord)``, exact
+for PCC kinematics but not a rod (nothing bends about a section's own x axis at first order, so a load
+out of the commanded plane twists the limb through the plane joints; the straight chain is singular).
+``"rod"`` (:mod:`pccbullet.urdf_gen.rod`): nodes of three revolutes (bend about x, bend about y, twist
+about z) at the section boundaries and a prismatic chord per section, so every part of the limb bends
+about both axes, twists and stretches, with rest rotations that are exactly the PCC arc's.
+
+Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum; a joint
+represents the length ``l`` of rod around it, its radius taken at the middle of that length):
+
+* rrp: bend joints (revolute y): ``E I / h`` with ``I = pi r^4 / 4``; the first and the tip joint of a
+  segment represent half a section: ``E I / (h / 2)`` (midpoint rule of the curvature integral);
+  plane joints (revolute z): torsion ``G J / h`` with ``J = pi r^4 / 2`` (the first: ``h / 2``; the tip
+  joint has none);
+* rod: every node ``E I / l``, ``E I / l``, ``G J / l`` with ``l = h``, or ``h / 2`` at a segment's first
+  and tip node;
+* chord joints (prismatic z), both: axial ``E A / h`` with the slice's mean area.
+
+Damping: stiffness-proportional (Rayleigh) ``C = (2 zeta / omega_1) K``, with ``omega_1`` the first
+natural frequency of ``M q'' + K q = 0`` at the straight pose and ``zeta`` the material's damping ratio:
+the first bending mode gets exactly ``zeta``, higher modes more (the implicit step stays stable).
+
+Medium (air too): buoyancy ``-rho_w / rho m g`` at the centre of mass of every link (slices are
+uniform, so their centre of volume is their centre of mass; payloads get no buoyancy, their volume
+being unknown, as in the Newton–Euler model), and Morison-style quadratic drag on each slice at its
+centre of mass, ``-1/2 rho_w Cd d l |v_n| v_n`` across its axis and ``-1/2 rho_w Cd_axial pi d l
+|v_a| v_a`` along it; both enter as joint torques ``J^T f`` (the base is fixed, so this is exact). Added
+mass (strip theory of a cylinder, per slice of volume ``V`` and length ``l``): ``C_a rho_w V`` across
+the slice's axis at its centre and the rotary inertia ``C_a rho_w V l^2 / 12`` about its transverse
+axes, nothing along or about the axis; it enters the implicit solve's inertia only
+(:mod:`pccbullet.sim.limb.chain.solve`), so it is stable for any fluid, while gravity and buoyancy act on the
+true masses; its own velocity terms are left out, and payloads get none. The fluid is a
+:class:`pccbullet.sim.medium.Medium` (``Cd`` its ``drag_normal``, ``Cd_axial`` its ``drag_axial``, ``C_a``
+its ``added_mass_coefficient``), the same record the Newton–Euler model reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import FloatArray
+from pccbullet.sim.bullet import pb
+from pccbullet.sim.bullet_internals import capi
+from pccbullet.sim.limb.chain.kernels import ADDED_MASS
+from pccbullet.sim.limb.chain.rigid import MASS_COLUMN, ChainModel
+from pccbullet.sim.limb.chain.tendons import limb_torques
+from pccbullet.sim.limb.joints import LimbJoints
+from pccbullet.sim.limb.tendons import TendonDrive, check_drive
+from pccbullet.sim.medium import Medium
+from pccbullet.sim.models.newton_euler.statics import shear_coefficient
+from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.geometry import frustum_mass_properties
+from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
+from pccbullet.urdf_gen.specs import LimbSpec
+
+
+def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
+    """Stiffness of every joint of ``limb``'s ``"rrp"`` or ``"rod"`` chain in joint-vector order, ``(n,)
+    float`` (N·m/rad or N/m)."""
+    E = limb.material.youngs_modulus
+    G = limb.material.shear_modulus
+    out: list[float] = []
+    if chain == "rod":
+        for seg in limb.segments:
+            n, L = seg.sections, seg.length
+            h = L / n
+            for k in range(n + 1):  # node k at k h; node n is the tip node
+                s_mid, arm = (h / 4, h / 2) if k == 0 else ((L - h / 4, h / 2) if k == n else (k * h, h))
+                i_area = math.pi * seg.radius_at(s_mid / L) ** 4 / 4.0
+                out += [E * i_area / arm, E * i_area / arm, G * 2 * i_area / arm]
+                if k < n:
+                    out.append(E * math.pi * seg.radius_at((k + 0.5) * h / L) ** 2 / h)
+        return np.array(out)
+    for seg in limb.segments:
+        n, L = seg.sections, seg.length
+        h = L / n
+        for k in range(n):
+            s_joint = h / 4 if k == 0 else k * h  # the first joint covers [0, h/2]
+            arm = h / 2 if k == 0 else h
+            r = seg.radius_at(s_joint / L)
+            i_area = math.pi * r**4 / 4.0
+            r_mid = seg.radius_at((k + 0.5) * h / L)
+            out += [G * 2 * i_area / arm, E * i_area / arm, E * math.pi * r_mid**2 / h]
+        r_tip = seg.radius_at((L - h / 4) / L)
+        out.append(E * math.pi * r_tip**4 / 4.0 / (h / 2))
+    return np.array(out)
+
+
+def chord_shear_compliance(limb: LimbSpec) -> dict[str, float]:
+    """Shear compliance ``1 / (kappa G A)`` (1/N) of every chord of ``limb``'s rod chain, by slice link name:
+    ``A`` at the chord's mid radius, ``kappa = 6 (1 + nu) / (7 + 6 nu)`` (Cowper, solid circle)."""
+    mat = limb.material
+    kappa = shear_coefficient(mat.poisson_ratio)
+    out = {}
+    for s, seg in enumerate(limb.segments, start=1):
+        n = seg.sections
+        for k in range(1, n + 1):
+            area = math.pi * seg.radius_at((k - 0.5) / n) ** 2
+            out[naming.section_prefix(limb.name, s, k)] = 1.0 / (kappa * mat.shear_modulus * area)
+    return out
+
+
+def first_natural_frequency(K: FloatArray, M: FloatArray) -> float:
+    """Lowest ``omega`` (rad/s) of ``M q'' + diag(K) q = 0``; ``K`` ``(n,)``, ``M`` ``(n, n)``."""
+    from scipy.linalg import eigh
+
+    ev = eigh(np.diag(K), M, eigvals_only=True, subset_by_index=[0, 0])
+    return float(math.sqrt(max(ev[0], 1e-12)))
+
+
+def slice_volumes(limb: LimbSpec) -> FloatArray:
+    """Volume of each slice body of ``limb``, base to tip, ``(N_total,) float`` (m^3)."""
+    vols = []
+    for seg in limb.segments:
+        n, L = seg.sections, seg.length
+        for k in range(n):
+            r0, r1 = seg.radius_at(k / n), seg.radius_at((k + 1) / n)
+            vols.append(frustum_mass_properties(r0, r1, L / n, 1.0).mass)
+    return np.array(vols)
+
+
+def fluid_chain(chain: ChainModel, limb: LimbSpec, medium_: Medium) -> ChainModel:
+    """``chain`` (``limb``'s URDF as a :class:`~pccbullet.sim.limb.chain.rigid.ChainModel`) with ``medium_``'s
+    buoyancy on every link but the payload, Morison drag and added mass on the slices (see the module
+    docstring): what a :class:`CompliantLimb` solves with."""
+    ratio = medium_.density / limb.material.density
+    payload = limb.payload  # payloads get no buoyancy (their volume is unknown), as in Newton-Euler
+    buoyancy = {
+        name: ratio * float(chain.params[i, MASS_COLUMN])
+        for i, name in enumerate(chain.links)
+        if payload is None or name != payload.frame
+    }
+    slices = naming.section_body_links(limb)
+    volumes = slice_volumes(limb)
+    lengths = np.concatenate([[s.length / s.sections] * s.sections for s in limb.segments])
+    diameters = 2.0 * np.sqrt(volumes / (math.pi * lengths))
+    drag_n = 0.5 * medium_.density * medium_.drag_normal * diameters * lengths
+    drag_a = 0.5 * medium_.density * medium_.drag_axial * math.pi * diameters * lengths
+    added = medium_.added_mass_coefficient * medium_.density * volumes
+    return chain.with_fluid(
+        buoyancy,
+        dict(zip(slices, drag_n.tolist(), strict=True)),
+        dict(zip(slices, drag_a.tolist(), strict=True)),
+        dict(zip(slices, added.tolist(), strict=True)),
+        dict(zip(slices, (added * lengths**2 / 12.0).tolist(), strict=True)),
+    )
+
+
+def rayleigh_damping(
+    limb: LimbSpec, chain: ChainModel, K: FloatArray, rest: FloatArray
+) -> tuple[float, FloatArray]:
+    """``(omega_1, C)``: the first natural frequency (rad/s) of ``chain`` (with its added mass) at the joint
+    vector ``rest`` ``(n_dof,)`` with the joint stiffness ``K`` ``(n_dof,)``, and the Rayleigh damping
+    ``C = (2 zeta / omega_1) K`` ``(n_dof,)`` that gives that mode the material's damping ratio."""
+    q_rest = chain.positions(rest)
+    M_rest = chain.mass_matrix(q_rest) + chain.added_mass_matrix(q_rest)
+    omega_1 = first_natural_frequency(K, M_rest)
+    return omega_1, (2.0 * limb.material.damping_ratio / omega_1) * K
+
+
+class CompliantLimb:
+    """Spring-damper joints of one limb body, plus buoyancy and drag of its slices.
+
+    Args:
+        robot: the loaded robot (``pccbullet.sim.robot.Robot``).
+        limb: limb name.
+        medium_: the surrounding fluid.
+        shear: give a rod chain's chords their shear compliance (:mod:`pccbullet.sim.limb.chain.springs`);
+            ignored on the RRP chain.
+        external_loads: put the loads PyBullet adds itself (``applyExternalForce``, contacts), estimated
+            from the last step, into the implicit solve
+            (:func:`pccbullet.sim.limb.chain.solve.spring_torques`). Without them the springs hold ``(1 + (dt
+            C + dt^2 K) M^-1) J^T f`` against a load ``f`` instead of ``J^T f``: too compliant wherever ``dt C
+            + dt^2 K`` is not small against the joint's inertia (a rod's twist and chords at its thin tip).
+            Off by default: a steady load (a dead torque, a limb resting on a static body) converges to exact,
+            but an impact between two limbs that both estimate diverges within a few steps.
+        drive: what moves the limb: ``"joints"``, the springs' targets (:attr:`target`; the tendons stay
+            slack unless commanded), or ``"tendons"``, its tendons (:attr:`tendons`; the springs keep the
+            rest shape as their targets and :meth:`command` sets the tendons' controller).
+
+    Vectors (``target``, ``offset``, ``K``, ``C``) have one entry per velocity entry of the chain: on the
+    rod chain a node's three are its x-y-z Euler angles in ``target`` (:mod:`pccbullet.urdf_gen.rod`) and
+    its torque's child-axis components in ``offset``.
+    """
+
+    def __init__(
+        self,
+        robot: object,
+        limb: str,
+        medium_: Medium,
+        *,
+        shear: bool = True,
+        external_loads: bool = False,
+        drive: str = "joints",
+    ) -> None:
+        self.spec = robot.limb(limb)  # type: ignore[attr-defined]
+        self.joints: LimbJoints = robot.limb_joints(limb)  # type: ignore[attr-defined]
+        """The limb's joints in PyBullet, over its bodies (:mod:`pccbullet.sim.limb.joints`)."""
+        self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
+        self.client: int = robot.world.client  # type: ignore[attr-defined]
+        self.dt: float = robot.world.dt  # type: ignore[attr-defined]
+        self.medium = medium_
+        rest = robot.pcc_joints(limb, rest_configs(self.spec.segments))  # type: ignore[attr-defined]
+        names = []
+        for body, idx in self.joints.parts:
+            n_joints = pb.getNumJoints(body, physicsClientId=self.client)
+            info = [pb.getJointInfo(body, j, physicsClientId=self.client) for j in range(n_joints)]
+            movable = [j for j in range(n_joints) if info[j][2] != pb.JOINT_FIXED]
+            if movable != list(idx):
+                raise ConfigurationError(f"limb '{limb}': URDF joint order differs from the joint vector")
+            # The material springs are the physics; the spec's limits bound the *targets*
+            # (Robot.pcc_joints). A hard limit row, e.g. at a chord resting on its upper limit, would fight
+            # the implicit spring: the limb is loaded without limit constraints (robot.limit_free_urdf).
+            if any(info[j][8] <= info[j][9] for j in idx):  # lower <= upper: PyBullet made a limit row
+                raise ConfigurationError(
+                    f"limb '{limb}': PyBullet holds joint-limit constraints; a compliant limb needs the "
+                    "limit-free URDF of pccbullet.sim.robot.limit_free_urdf (World.load_robot loads it)"
+                )
+            names += [info[j][1].decode() for j in idx]
+        self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
+        R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
+        self.gravity_base = R_world_base.T @ np.asarray(self.gravity_world)
+        self.kind: str = robot.chain  # type: ignore[attr-defined]
+        """The chain's topology, ``"rrp"`` or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`)."""
+        self.chain = self._chain(robot.urdfs.limbs[limb], names)  # type: ignore[attr-defined]
+        self.shear: bool = bool(shear) and self.kind == "rod"
+        """Whether the chords shear (rod chains; :mod:`pccbullet.sim.limb.chain.solve`)."""
+        if self.shear:
+            self.chain = self.chain.with_shear(chord_shear_compliance(self.spec))
+        self.K = joint_stiffness(self.spec, self.kind)
+        self.omega_1, self.C = rayleigh_damping(self.spec, self.chain, self.K, rest)
+        self.rest: FloatArray = rest
+        """The joint vector of the limb's rest shape (the spec's rest arcs): the springs' targets of a
+        limb its tendons drive."""
+        self.target = rest.copy()
+        self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
+        self.qdd = np.zeros_like(rest)
+        """The accelerations ``(n_dof,)`` the last step solved for (PyBullet integrates the same)."""
+        self.external_loads = bool(external_loads)
+        """Whether the loads PyBullet adds are estimated and put into the implicit solve."""
+        self.memory = np.full((2, len(rest)), np.nan)
+        """The step's memory: the last step's joint velocities (row 0; NaN: none) and the external
+        generalized force estimated from it (row 1, :attr:`external_force`)."""
+        self.pcc_vector = partial(robot.pcc_joints, limb)  # type: ignore[attr-defined]
+        """The joint vector of per-segment PCC configurations (checked against the segments' limits)."""
+        measured = getattr(robot, "measured_pcc", None)
+        self.measure: Callable[[], list[PccConfig]] | None = (
+            partial(measured, limb) if measured is not None else None
+        )
+        """The limb's shape as one PCC arc per segment through the segments' end points (``None`` for a
+        limb outside a :class:`~pccbullet.sim.robot.Robot`: :func:`pccbullet.sim.attach.attach`)."""
+        self.tendons: TendonDrive | None = (
+            TendonDrive(self) if self.spec.tendons and self.kind == "rod" else None
+        )
+        """The limb's tendons and their actuators (:mod:`pccbullet.sim.limb.tendons`); ``None`` for a limb
+        without tendons or on the RRP chain. Slack until commanded."""
+        self._td = self.tendons.arrays if self.tendons is not None else TendonDrive.empty(self.chain.n_dof)
+        check_drive(limb, drive, bool(self.spec.tendons), self.kind)
+        self.drive: str = drive
+        """``"joints"`` or ``"tendons"``: what :meth:`command` moves."""
+        if drive == "tendons":
+            self.tendons.command_vector(rest)  # type: ignore[union-attr]  # hold the rest shape
+        self.joints.release_motors()
+        self._direct = self._direct_io()
+        self.direct_io: bool = self._direct is not None
+        """Whether :meth:`apply` talks to PyBullet's C API directly
+        (:mod:`pccbullet.sim.bullet_internals.capi`), else through ``getJointStates`` and
+        ``setJointMotorControlArray`` (their multi-dof forms on a rod chain); the torques are the same."""
+
+    def command(self, vector: FloatArray) -> None:
+        """Move towards the joint vector ``vector``: the springs' targets (drive ``"joints"``) or the
+        tendons' lengths at it with the statics' tensions (drive ``"tendons"``,
+        :meth:`pccbullet.sim.limb.tendons.TendonDrive.command_vector`)."""
+        if self.drive == "tendons":
+            self.tendons.command_vector(vector)  # type: ignore[union-attr]
+        else:
+            self.target = vector
+
+    @property
+    def external_force(self) -> FloatArray:
+        """The generalized force ``(n_dof,)`` of the loads PyBullet added in the last step (contacts,
+        external forces), as the step estimated it; zeros without an estimate."""
+        return np.nan_to_num(self.memory[1])
+
+    def forget(self) -> None:
+        """Drop the last step's state (after a reset: its velocities say nothing about external loads)."""
+        self.memory[:] = np.nan
+        if self.tendons is not None:
+            self.tendons.forget()
+
+    @property
+    def idx(self) -> list[int]:
+        """PyBullet indices of the limb's movable joints in :attr:`body`, chain order (a limb in one body;
+        a limb loaded in parts has them in :attr:`joints`)."""
+        if len(self.joints.parts) > 1:
+            raise ConfigurationError(
+                f"limb '{self.spec.name}' is loaded as {len(self.joints.parts)} bodies; its joints are in "
+                "CompliantLimb.joints.parts"
+            )
+        return list(self.joints.parts[0][1])
+
+    @property
+    def added_mass(self) -> float:
+        """The medium's added mass on the limb's slices, summed (kg): ``C_a rho_w`` times their volume."""
+        return float(self.chain.params[:, ADDED_MASS].sum())
+
+    def read_state(self) -> tuple[FloatArray, FloatArray]:
+        """The chain's position vector ``(n_q,)`` (quaternions for a rod's nodes) and velocities
+        ``(n_dof,)``, through PyBullet's Python functions."""
+        return self.joints.read()
+
+    def _direct_io(self) -> tuple | None:  # type: ignore[type-arg]
+        """The fixed arguments of :func:`pccbullet.sim.bullet_internals.capi.limb_step` for this limb, or
+        ``None`` where the C API is unavailable, does not read back exactly what ``getJointStates`` reads or
+        refuses a torque command."""
+        api = capi.c_api()
+        if api is None:
+            return None
+        ch = self.chain
+        slot, handle = np.uint64(api.slot(self.client)), np.uint64(api.handle(self.client))
+        out = np.zeros(capi.OUT_SLOTS, np.uint64)
+        q, qd = np.empty(ch.n_q), np.empty(ch.n_dof)
+        qidx, uidx, qsplit, usplit = self.joints.state_indices()
+        bodies = np.array(self.joints.bodies, np.int64)
+        io = (api.functions, slot, handle, bodies, qidx, uidx, qsplit, usplit, out)
+        code = capi.read_joint_state(*io, q, qd)
+        q_py, qd_py = self.read_state()
+        if code != capi.OK or q.tolist() != q_py.tolist() or qd.tolist() != qd_py.tolist():
+            return None
+        # the command path too, with zero torques for the next step (apply sends new ones before it)
+        if capi.send_joint_torques(*io[:4], uidx, usplit, np.zeros(ch.n_dof)) != capi.OK:
+            return None
+        return (*io, ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, np.empty(ch.n_dof))
+
+    def _chain(self, urdf: Path, joint_names: list[str]) -> ChainModel:
+        """The limb's URDF as a compiled chain, with this medium's buoyancy, slice drag and added mass."""
+        return fluid_chain(ChainModel.from_urdf(urdf, joint_names), self.spec, self.medium)
+
+    def apply(self) -> None:
+        """Read the joint state, compute and send this step's joint torques (springs, fluid); torques that
+        are not finite raise :class:`FloatingPointError` (the World: the simulation diverged), none sent."""
+        direct = self._direct
+        if direct is not None:
+            *head, q, qd, tau = direct
+            code = capi.limb_step(  # type: ignore[call-arg]  # numba's Dispatcher stub takes no args
+                *head, self.gravity_base, self.target, self.offset, self.K, self.C, self.dt, q, qd, tau,
+                self.qdd, self.memory, self._td,
+            )  # fmt: skip
+            if not self.external_loads:
+                self.memory[0, 0] = np.nan
+            if code != capi.OK:
+                error = FloatingPointError if code == capi.ERR_NOT_FINITE else pb.error
+                raise error(f"limb body {self.body}, client {self.client}: {capi.ERRORS[code]}")
+            return
+        tau = self.torques(*self.read_state())
+        if not np.isfinite(tau).all():
+            raise FloatingPointError(capi.ERRORS[capi.ERR_NOT_FINITE])
+        self.joints.send_torques(tau)
+
+    def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
+        """Implicit spring-damper torques ``(n_dof,)`` for ``q (n_q,)``, ``qd (n_dof,)`` (module docstring),
+        the fluid's generalized forces included; the step's accelerations are left in :attr:`qdd`."""
+        ch = self.chain
+        tau = np.empty(ch.n_dof)
+        limb_torques(
+            ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, self.gravity_base,
+            self.target, self.offset, self.K, self.C, self.dt, tau, self.qdd, self.memory, self._td,
+        )  # fmt: skip
+        if not self.external_loads:
+            self.memory[0, 0] = np.nan
+        return tau

@@ -1,0 +1,3 @@
+"""The views of a world: the scene every viewer draws (:mod:`.scene`), the PyBullet GUI viewer in its own
+process (:mod:`.gui`, what it is sent :mod:`.frames`, what it draws over the scene :mod:`.overlay`) and the
+web view in the browser and notebooks (:mod:`.web`)."""
