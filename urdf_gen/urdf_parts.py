@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core.atomic import atomic_path
 from pccbullet.core.errors import ConfigurationError, cap
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.geometry import MassProperties, frustum_mass_properties
+from pccbullet.urdf_gen.geometry import MassProperties, frustum_mass_properties, frustum_mesh
 from pccbullet.urdf_gen.specs import LimbSpec, SegmentSpec
 
 INTERMEDIATE_FRACTION = 0.01  # share of a slice's mass on each of its intermediate links (-)
@@ -113,6 +114,19 @@ def section_links(
     add_geometry(body, "visual", ux.mesh(f"{MESH_DIR}/{mesh_name}"), (0, 0, 0), LIMB_RGBA)
     add_geometry(body, "collision", ux.cylinder(0.5 * (r0 + r1), h), (0, 0, -0.5 * h))
     return slice_mp
+
+
+def write_slice_meshes(meshes: Meshes, out_dir: Path, sections: int) -> tuple[Path, ...]:
+    """Write every slice of ``meshes`` as an STL (a :func:`~pccbullet.urdf_gen.geometry.frustum_mesh` of
+    ``sections`` polygon sides, from ``z = -h`` to 0) under ``out_dir / MESH_DIR``, atomically; returns the
+    paths written, in the order of ``meshes``."""
+    written = []
+    for name, (r0, r1, h) in meshes.items():
+        path = out_dir / MESH_DIR / name
+        with atomic_path(path) as tmp:
+            frustum_mesh(r0, r1, h, z0=-h, sections=sections).export(tmp)
+        written.append(path)
+    return tuple(written)
 
 
 MESH_URI_FORMS = (

@@ -36,10 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.core.atomic import atomic_path
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.geometry import MassProperties, frustum_mesh
+from pccbullet.urdf_gen.geometry import MassProperties
 from pccbullet.urdf_gen.pcc import sinc
 from pccbullet.urdf_gen.rod import check_chain
 from pccbullet.urdf_gen.rod_urdf import rod_segment
@@ -49,6 +48,7 @@ from pccbullet.urdf_gen.urdf_parts import (
     INTERMEDIATE_FRACTION,
     MARKER_MASS,
     MESH_DIR,
+    Meshes,
     add_geometry,
     add_joint,
     add_link,
@@ -56,6 +56,7 @@ from pccbullet.urdf_gen.urdf_parts import (
     check_mesh_uri,
     marker,
     section_links,
+    write_slice_meshes,
 )
 
 PLANE_LIMIT_INNER = 0.5 * math.pi  # rad, plane joints of sections k > 1 (0 in pure PCC, torsion in dynamics)
@@ -96,7 +97,7 @@ class _Builder:
     def __init__(self, spec: RobotSpec, name: str, *, fusestatic: bool = True, chain: str = "rrp") -> None:
         self.spec = spec
         self.chain = check_chain(chain)
-        self.meshes: dict[str, tuple[float, float, float]] = {}
+        self.meshes: Meshes = {}
         self.robot = ux.robot(name)
         ux.mujoco_hint(self.robot, MESH_DIR, fusestatic=fusestatic)
 
@@ -185,9 +186,7 @@ def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
     return ET.ElementTree(b.robot)
 
 
-def build_limb_urdf(
-    spec: RobotSpec, limb: LimbSpec, chain: str = "rrp"
-) -> tuple[ET.ElementTree, dict[str, tuple[float, float, float]]]:
+def build_limb_urdf(spec: RobotSpec, limb: LimbSpec, chain: str = "rrp") -> tuple[ET.ElementTree, Meshes]:
     """The URDF tree of one limb (root link ``{limb}_base``) and its meshes: file name -> (r0, r1, h) (m).
 
     Args:
@@ -203,7 +202,7 @@ def build_limb_urdf(
     return ET.ElementTree(b.robot), b.meshes
 
 
-def build_combined_urdf(spec: RobotSpec) -> tuple[ET.ElementTree, dict[str, tuple[float, float, float]]]:
+def build_combined_urdf(spec: RobotSpec) -> tuple[ET.ElementTree, Meshes]:
     """The whole robot as one URDF tree and its meshes: file name -> (r0, r1, h) (m).
 
     Root link ``head``; each limb's flange ``{limb}_base`` is attached by the fixed joint
@@ -257,7 +256,7 @@ def write_urdf(
     if mesh_uri is not None:
         check_mesh_uri(mesh_uri)
     (out / MESH_DIR).mkdir(parents=True, exist_ok=True)
-    meshes: dict[str, tuple[float, float, float]] = {}
+    meshes: Meshes = {}
     limbs: dict[str, Path] = {}
     for limb, (tree, limb_meshes) in zip(spec.limbs, trees, strict=True):
         meshes.update(limb_meshes)
@@ -272,10 +271,5 @@ def write_urdf(
         tree = build_combined_urdf(spec)[0]
         apply_mesh_uri(tree, mesh_uri, out / MESH_DIR)
         ux.write_tree(tree, whole)
-    written = []
-    for name, (r0, r1, h) in meshes.items():
-        path = out / MESH_DIR / name
-        with atomic_path(path) as tmp:
-            frustum_mesh(r0, r1, h, z0=-h, sections=mesh_sections).export(tmp)
-        written.append(path)
-    return UrdfOutput(head=head, limbs=limbs, meshes=tuple(written), combined=whole)
+    written = write_slice_meshes(meshes, out, mesh_sections)
+    return UrdfOutput(head=head, limbs=limbs, meshes=written, combined=whole)

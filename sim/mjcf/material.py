@@ -80,6 +80,7 @@ from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.pcc import limb_joints, rest_configs
 from pccbullet.urdf_gen.rod import joint_kinds, rod_limb_joints
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
+from pccbullet.urdf_gen.urdf_parts import Meshes
 from pccbullet.urdf_gen.urdf_writer import build_limb_urdf
 
 
@@ -199,9 +200,6 @@ def _blunt_drag(limb: LimbSpec, slices: list[str], medium_: Medium) -> dict[str,
             out[slices[i]] = medium_.drag_normal * d / (math.pi * r)
             i += 1
     return out
-
-
-Meshes = dict[str, tuple[float, float, float]]  # mesh file name -> (r0, r1, h) (m)
 
 
 def limb_trees(spec: RobotSpec, chain: str) -> dict[str, tuple[LimbSpec, ET.ElementTree, Meshes]]:

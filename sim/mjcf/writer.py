@@ -32,20 +32,18 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.core.atomic import atomic_path
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.medium import medium as medium_by_name
-from pccbullet.sim.mjcf.material import LimbMaterial, Meshes, limb_material, limb_trees
+from pccbullet.sim.mjcf.material import LimbMaterial, limb_material, limb_trees
 from pccbullet.sim.mjcf.tendons import write_tendons
 from pccbullet.sim.world import PHYSICS_DT, STANDARD_GRAVITY
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.geometry import frustum_mesh
 from pccbullet.urdf_gen.pcc import rpy_matrix
 from pccbullet.urdf_gen.rod import check_chain, joint_kinds
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
-from pccbullet.urdf_gen.urdf_parts import MESH_DIR
+from pccbullet.urdf_gen.urdf_parts import MESH_DIR, Meshes, write_slice_meshes
 from pccbullet.urdf_gen.urdf_writer import build_head_urdf
 
 AXES = ("x", "y", "z")
@@ -355,11 +353,6 @@ def write_mjcf(
         shear=shear,
         tendons=tendons,
     )
-    written = []
-    for name, (r0, r1, h) in meshes.items():
-        path = out / MESH_DIR / name
-        with atomic_path(path) as tmp:
-            frustum_mesh(r0, r1, h, z0=-h, sections=mesh_sections).export(tmp)
-        written.append(path)
+    written = write_slice_meshes(meshes, out, mesh_sections)
     path = ux.write_tree(root, out / f"{spec.name}.xml")
-    return MjcfOutput(path=path, meshes=tuple(written))
+    return MjcfOutput(path=path, meshes=written)
