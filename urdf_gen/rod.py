@@ -77,7 +77,8 @@ def joints_per_segment(sections: int, chain: str) -> int:
 def node_angles(turn: float, plane: float) -> tuple[float, float, float]:
     """x-y-z Euler angles ``(a, b, c)`` (rad) of a bend by ``turn`` (rad) about the in-plane axis
     ``Rz(plane) y``: ``Rx(a) Ry(b) Rz(c) = Rz(plane) Ry(turn) Rz(-plane)``, exactly; smooth for
-    ``|turn| < 90 deg``."""
+    ``|turn| < 90 deg``. Plain ``math`` on floats: :mod:`pccbullet.sim.limb.chain.positions` compiles this
+    function with numba into its kernel (the same operations, the same numbers)."""
     s, c = math.sin(plane), math.cos(plane)
     st, ct = math.sin(turn), math.cos(turn)
     t = 1.0 - ct

@@ -5,24 +5,34 @@ kernels (:mod:`.kernels`), the implicit spring solve (:mod:`.solve`), the articu
 Compiled-code cache: numba keys each cached kernel to its own source file only, while a kernel compiles
 the kernels it calls from other files into itself. So that a change to one file is not hidden behind an
 old cache entry of another, importing this package drops the package's cache entries whenever the
-digest of its sources changes (:func:`drop_stale_cache`).
+digest of its sources, and of the modules in :data:`COMPILED_IN`, changes (:func:`drop_stale_cache`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
+COMPILED_IN = ("pccbullet.urdf_gen.rod",)  # modules outside this package whose functions kernels compile in
+
+
+def _source(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise ImportError(f"{module} not found")
+    return Path(spec.origin)
+
 
 def drop_stale_cache(module_file: str, stems: tuple[str, ...] | None = None) -> None:
     """Remove the numba cache entries beside ``module_file`` (of the modules named ``stems``; all if
-    ``None``) if the sources of this package changed since they were written (a digest file beside the
-    cache says), and record the current digest."""
-    sources = sorted(Path(__file__).parent.glob("*.py"))
+    ``None``) if the sources of this package or of :data:`COMPILED_IN` changed since they were written (a
+    digest file beside the cache says), and record the current digest."""
+    sources = sorted(Path(__file__).parent.glob("*.py")) + [_source(m) for m in COMPILED_IN]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
     here = Path(module_file)
     cache_dir = here.parent / "__pycache__"

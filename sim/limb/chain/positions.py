@@ -19,6 +19,7 @@ from pccbullet.core.types import FloatArray
 from pccbullet.sim.limb.chain.kernels import FIXED, SPHERICAL
 from pccbullet.sim.limb.chain.rotation import euler_xyz_quat
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints
+from pccbullet.urdf_gen.rod import node_angles
 from pccbullet.urdf_gen.specs import LimbSpec
 
 
@@ -38,17 +39,7 @@ def positions_from_vector(jtype, dof, qpos, vector, out) -> None:  # type: ignor
             out[k] = vector[d]
 
 
-@numba.njit(cache=True, inline="always")
-def _node_angles(turn, plane):  # type: ignore[no-untyped-def]
-    """:func:`pccbullet.urdf_gen.rod.node_angles`, compiled (the same operations, the same numbers)."""
-    s, c = math.sin(plane), math.cos(plane)
-    st, ct = math.sin(turn), math.cos(turn)
-    t = 1.0 - ct
-    return (
-        math.atan2(-st * s, ct),
-        math.asin(max(-1.0, min(1.0, st * c))),
-        math.atan2(t * s * c, 1.0 - t * c * c),
-    )
+_node_angles = numba.njit(inline="always")(node_angles)  # compiled into rod_targets, cached with it
 
 
 @numba.njit(cache=True)
