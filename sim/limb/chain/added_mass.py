@@ -11,7 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pccbullet.sim.limb.chain.kernels import ADDED_INERTIA, ADDED_MASS, _cross, _transmit
+from pccbullet.sim.limb.chain.kernels import ADDED_INERTIA, ADDED_MASS, _transmit
+from pccbullet.sim.limb.chain.rotation import cross
 
 
 @numba.njit(cache=True, inline="always")
@@ -33,7 +34,7 @@ def _add_added_inertia(params, R, p, i, I6) -> None:  # type: ignore[no-untyped-
     ma, ja, t0, t1, t2, c0, c1, c2 = _added_at(params, R, p, i)
     t = (t0, t1, t2)
     c = (c0, c1, c2)
-    w = _cross(c0, c1, c2, t0, t1, t2)
+    w = cross(c0, c1, c2, t0, t1, t2)
     cx = ((0.0, -c2, c1), (c2, 0.0, -c0), (-c1, c0, 0.0))
     cc = c0 * c0 + c1 * c1 + c2 * c2
     for a in range(3):
@@ -58,12 +59,12 @@ def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:  
         if ma == 0.0 and ja == 0.0:
             continue
         l0, l1, l2 = acc6[i, 0], acc6[i, 1], acc6[i, 2]
-        x0, x1, x2 = _cross(l0, l1, l2, c0, c1, c2)
+        x0, x1, x2 = cross(l0, l1, l2, c0, c1, c2)
         a0, a1, a2 = acc6[i, 3] + x0, acc6[i, 4] + x1, acc6[i, 5] + x2  # centre-of-mass acceleration
         ta = t0 * a0 + t1 * a1 + t2 * a2
         F0, F1, F2 = ma * (a0 - ta * t0), ma * (a1 - ta * t1), ma * (a2 - ta * t2)
         tl = t0 * l0 + t1 * l1 + t2 * l2
-        m0, m1, m2 = _cross(c0, c1, c2, F0, F1, F2)
+        m0, m1, m2 = cross(c0, c1, c2, F0, F1, F2)
         Fs[i, 0] = ja * (l0 - tl * t0) + m0
         Fs[i, 1] = ja * (l1 - tl * t1) + m1
         Fs[i, 2] = ja * (l2 - tl * t2) + m2
@@ -94,8 +95,8 @@ def base_added_mass(parent, jtype, dof, params, R, p, S, base, ext) -> None:  # 
     w0, w1, w2 = base[0, 0], base[0, 1], base[0, 2]
     for i in range(n):
         _, _, _, _, _, c0, c1, c2 = _added_at(params, R, p, i)
-        x0, x1, x2 = _cross(w0, w1, w2, c0, c1, c2)
-        y0, y1, y2 = _cross(w0, w1, w2, x0, x1, x2)
+        x0, x1, x2 = cross(w0, w1, w2, c0, c1, c2)
+        y0, y1, y2 = cross(w0, w1, w2, x0, x1, x2)
         acc6[i, 0], acc6[i, 1], acc6[i, 2] = base[2, 0], base[2, 1], base[2, 2]
         acc6[i, 3], acc6[i, 4], acc6[i, 5] = base[3, 0] + y0, base[3, 1] + y1, base[3, 2] + y2
     forces = np.zeros(ext.shape[0])

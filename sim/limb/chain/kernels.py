@@ -20,7 +20,7 @@ import math
 import numba
 import numpy as np
 
-from pccbullet.sim.limb.chain.rotation import quat_matrix
+from pccbullet.sim.limb.chain.rotation import cross, quat_matrix
 
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
 
@@ -31,11 +31,6 @@ FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
 ADDED_MASS = 31
 ADDED_INERTIA = 32
 SHEAR = 33
-
-
-@numba.njit(cache=True, inline="always")
-def _cross(a0, a1, a2, b0, b1, b2):  # type: ignore[no-untyped-def]
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
 @numba.njit(cache=True, inline="always")
@@ -181,10 +176,10 @@ def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, 
             ap0, ap1, ap2 = a[pa, 0], a[pa, 1], a[pa, 2]
             r0, r1, r2 = p[i, 0] - p[pa, 0], p[i, 1] - p[pa, 1], p[i, 2] - p[pa, 2]
         # origin velocity and acceleration carried from the parent
-        c0, c1, c2 = _cross(wp0, wp1, wp2, r0, r1, r2)
+        c0, c1, c2 = cross(wp0, wp1, wp2, r0, r1, r2)
         v0, v1, v2 = vp0 + c0, vp1 + c1, vp2 + c2
-        x0, x1, x2 = _cross(lp0, lp1, lp2, r0, r1, r2)
-        y0, y1, y2 = _cross(wp0, wp1, wp2, c0, c1, c2)
+        x0, x1, x2 = cross(lp0, lp1, lp2, r0, r1, r2)
+        y0, y1, y2 = cross(wp0, wp1, wp2, c0, c1, c2)
         a0, a1, a2 = ap0 + x0 + y0, ap1 + x1 + y1, ap2 + x2 + y2
         w0, w1, w2 = wp0, wp1, wp2
         l0, l1, l2 = lp0, lp1, lp2
@@ -198,7 +193,7 @@ def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, 
             else:
                 u = qd[j]
                 u0, u1, u2 = aw[i, 0] * u, aw[i, 1] * u, aw[i, 2] * u
-            z0, z1, z2 = _cross(wp0, wp1, wp2, u0, u1, u2)
+            z0, z1, z2 = cross(wp0, wp1, wp2, u0, u1, u2)
             if kind != PRISMATIC:
                 w0, w1, w2 = w0 + u0, w1 + u1, w2 + u2
                 l0, l1, l2 = l0 + z0, l1 + z1, l2 + z2
@@ -214,10 +209,10 @@ def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, 
         for k in range(3):
             d[i, k] = R[i, k, 0] * com[0] + R[i, k, 1] * com[1] + R[i, k, 2] * com[2]
         d0, d1, d2 = d[i, 0], d[i, 1], d[i, 2]
-        e0, e1, e2 = _cross(w0, w1, w2, d0, d1, d2)
+        e0, e1, e2 = cross(w0, w1, w2, d0, d1, d2)
         vc0, vc1, vc2 = v0 + e0, v1 + e1, v2 + e2
-        f0, f1, f2 = _cross(l0, l1, l2, d0, d1, d2)
-        g0, g1, g2 = _cross(w0, w1, w2, e0, e1, e2)
+        f0, f1, f2 = cross(l0, l1, l2, d0, d1, d2)
+        g0, g1, g2 = cross(w0, w1, w2, e0, e1, e2)
         m = params[i, 15]
         F[i, 0], F[i, 1], F[i, 2] = m * (a0 + f0 + g0), m * (a1 + f1 + g1), m * (a2 + f2 + g2)
         # rotational: I_w al + w x (I_w w), I_w = R I R^T, evaluated in link axes then rotated back
@@ -231,7 +226,7 @@ def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, 
         Iw0 = Ic[0] * bw0 + Ic[1] * bw1 + Ic[2] * bw2
         Iw1 = Ic[3] * bw0 + Ic[4] * bw1 + Ic[5] * bw2
         Iw2 = Ic[6] * bw0 + Ic[7] * bw1 + Ic[8] * bw2
-        gw0, gw1, gw2 = _cross(bw0, bw1, bw2, Iw0, Iw1, Iw2)
+        gw0, gw1, gw2 = cross(bw0, bw1, bw2, Iw0, Iw1, Iw2)
         nl0 = Ic[0] * bl0 + Ic[1] * bl1 + Ic[2] * bl2 + gw0
         nl1 = Ic[3] * bl0 + Ic[4] * bl1 + Ic[5] * bl2 + gw1
         nl2 = Ic[6] * bl0 + Ic[7] * bl1 + Ic[8] * bl2 + gw2
@@ -260,8 +255,8 @@ def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, 
     mf = work[12]
     for i in range(n - 1, -1, -1):
         d0, d1, d2 = d[i, 0], d[i, 1], d[i, 2]
-        c0, c1, c2 = _cross(d0, d1, d2, F[i, 0], F[i, 1], F[i, 2])
-        e0, e1, e2 = _cross(d0, d1, d2, Fe[i, 0], Fe[i, 1], Fe[i, 2])
+        c0, c1, c2 = cross(d0, d1, d2, F[i, 0], F[i, 1], F[i, 2])
+        e0, e1, e2 = cross(d0, d1, d2, Fe[i, 0], Fe[i, 1], Fe[i, 2])
         mo[i, 0] += N[i, 0] + c0
         mo[i, 1] += N[i, 1] + c1
         mo[i, 2] += N[i, 2] + c2
@@ -287,8 +282,8 @@ def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, 
         pa = parent[i]
         if pa >= 0:
             r0, r1, r2 = p[i, 0] - p[pa, 0], p[i, 1] - p[pa, 1], p[i, 2] - p[pa, 2]
-            c0, c1, c2 = _cross(r0, r1, r2, f[i, 0], f[i, 1], f[i, 2])
-            e0, e1, e2 = _cross(r0, r1, r2, ff[i, 0], ff[i, 1], ff[i, 2])
+            c0, c1, c2 = cross(r0, r1, r2, f[i, 0], f[i, 1], f[i, 2])
+            e0, e1, e2 = cross(r0, r1, r2, ff[i, 0], ff[i, 1], ff[i, 2])
             mo[pa, 0] += mo[i, 0] + c0
             mo[pa, 1] += mo[i, 1] + c1
             mo[pa, 2] += mo[i, 2] + c2
@@ -324,7 +319,7 @@ def joint_axes(jtype, dof, params, R, p, S) -> None:  # type: ignore[no-untyped-
                 S[j + k, 3], S[j + k, 4], S[j + k, 5] = u0, u1, u2
             else:
                 S[j + k, 0], S[j + k, 1], S[j + k, 2] = u0, u1, u2
-                S[j + k, 3], S[j + k, 4], S[j + k, 5] = _cross(p[i, 0], p[i, 1], p[i, 2], u0, u1, u2)
+                S[j + k, 3], S[j + k, 4], S[j + k, 5] = cross(p[i, 0], p[i, 1], p[i, 2], u0, u1, u2)
 
 
 @numba.njit(cache=True, inline="always")

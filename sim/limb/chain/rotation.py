@@ -1,5 +1,6 @@
 """Compiled (numba) rotation helpers of the chain kernels: quaternions, x-y-z Euler angles, the rotation
-vector (log map) and its Jacobian, for the spherical joints of the rod chain.
+vector (log map) and its Jacobian, for the spherical joints of the rod chain; the cross product of three
+floats each, also used by the Newton–Euler model's kernels (:mod:`pccbullet.sim.models.newton_euler.kernels`).
 
 Quaternions are ``(x, y, z, w)`` as PyBullet writes them, passed as four floats. A spherical joint's
 position is the quaternion of the child's rotation relative to the joint frame; its velocity is the
@@ -13,6 +14,12 @@ from __future__ import annotations
 import math
 
 import numba
+
+
+@numba.njit(cache=True, inline="always")
+def cross(a0, a1, a2, b0, b1, b2):  # type: ignore[no-untyped-def]
+    """``a x b`` of ``a = (a0, a1, a2)``, ``b = (b0, b1, b2)``."""
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
 @numba.njit(cache=True, inline="always")

@@ -24,8 +24,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pccbullet.sim.limb.chain.kernels import FIXED, PRISMATIC, SHEAR, SPHERICAL, _cross
+from pccbullet.sim.limb.chain.kernels import FIXED, PRISMATIC, SHEAR, SPHERICAL
 from pccbullet.sim.limb.chain.rotation import (
+    cross,
     euler_xyz_quat,
     log_jacobian_transpose_apply,
     quat_half,
@@ -113,4 +114,4 @@ def _shear_tilts(jtype, params, R, loads, tilt) -> None:  # type: ignore[no-unty
         g0 = -compliance * (f0 - ft * t0)
         g1 = -compliance * (f1 - ft * t1)
         g2 = -compliance * (f2 - ft * t2)
-        tilt[i, 0], tilt[i, 1], tilt[i, 2] = _cross(t0, t1, t2, g0, g1, g2)
+        tilt[i, 0], tilt[i, 1], tilt[i, 2] = cross(t0, t1, t2, g0, g1, g2)

@@ -43,20 +43,25 @@ of its pieces has a drag factor.
 
 Compilation: callers pass float64 C-contiguous arrays and int64 ``limbs`` only, so each kernel compiles
 once, on its first call (~12 s for both kernels on the 2-core reference machine), and is then loaded
-from numba's on-disk cache (``__pycache__``, ~0.3 s per process). Arithmetic is strict IEEE (no
+from numba's on-disk cache (``__pycache__``, ~0.3 s per process); the cross product is compiled in from
+:mod:`pccbullet.sim.limb.chain.rotation`, so this module's entries are dropped when the chain package's
+sources change (:func:`pccbullet.sim.limb.chain.drop_stale_cache`). Arithmetic is strict IEEE (no
 ``fastmath``); the inner sums are written with independent accumulators instead.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numba
 import numpy as np
 
 from pccbullet.core.types import FloatArray
+from pccbullet.sim.limb.chain import drop_stale_cache
+from pccbullet.sim.limb.chain.rotation import cross
 from pccbullet.sim.models.newton_euler.articulated import _articulated_solve
-from pccbullet.sim.models.newton_euler.piece_kernels import _cross, piece_local
+from pccbullet.sim.models.newton_euler.piece_kernels import piece_local
 
 __all__ = [
     "PIECE_COLUMNS",
@@ -65,6 +70,8 @@ __all__ = [
 ]
 
 PIECE_COLUMNS = 7  # columns of the ``pieces`` array
+
+drop_stale_cache(__file__, (Path(__file__).stem,))
 
 
 @numba.njit(cache=True)
@@ -114,13 +121,13 @@ def _forward(
         o0, o1, o2 = o0 + P0, o1 + P1, o2 + P2
         p0, p1, p2 = w0, w1, w2  # previous node's angular velocity
         w0, w1, w2 = w0 + Xw[12, 0], w1 + Xw[12, 1], w2 + Xw[12, 2]
-        x0, x1, x2 = _cross(p0, p1, p2, P0, P1, P2)  # w_prev x P
-        y0, y1, y2 = _cross(p0, p1, p2, Xw[12, 0], Xw[12, 1], Xw[12, 2])
+        x0, x1, x2 = cross(p0, p1, p2, P0, P1, P2)  # w_prev x P
+        y0, y1, y2 = cross(p0, p1, p2, Xw[12, 0], Xw[12, 1], Xw[12, 2])
         pa0, pa1, pa2 = al0, al1, al2
         al0, al1, al2 = al0 + (y0 + Xw[9, 0]), al1 + (y1 + Xw[9, 1]), al2 + (y2 + Xw[9, 2])
-        c0, c1, c2 = _cross(p0, p1, p2, v0, v1, v2)
-        d0, d1, d2 = _cross(p0, p1, p2, x0, x1, x2)
-        e0, e1, e2 = _cross(pa0, pa1, pa2, P0, P1, P2)
+        c0, c1, c2 = cross(p0, p1, p2, v0, v1, v2)
+        d0, d1, d2 = cross(p0, p1, p2, x0, x1, x2)
+        e0, e1, e2 = cross(pa0, pa1, pa2, P0, P1, P2)
         ac0 += 2.0 * c0 + Xw[8, 0] + d0 + e0
         ac1 += 2.0 * c1 + Xw[8, 1] + d1 + e1
         ac2 += 2.0 * c2 + Xw[8, 2] + d2 + e2
@@ -142,11 +149,11 @@ def _forward(
         h0 = Iw[0, 0] * w0 + Iw[0, 1] * w1 + Iw[0, 2] * w2
         h1 = Iw[1, 0] * w0 + Iw[1, 1] * w1 + Iw[1, 2] * w2
         h2 = Iw[2, 0] * w0 + Iw[2, 1] * w1 + Iw[2, 2] * w2
-        m0, m1, m2 = _cross(w0, w1, w2, h0, h1, h2)
+        m0, m1, m2 = cross(w0, w1, w2, h0, h1, h2)
         m0 += Iw[0, 0] * al0 + Iw[0, 1] * al1 + Iw[0, 2] * al2
         m1 += Iw[1, 0] * al0 + Iw[1, 1] * al1 + Iw[1, 2] * al2
         m2 += Iw[2, 0] * al0 + Iw[2, 1] * al1 + Iw[2, 2] * al2
-        u0, u1, u2 = _cross(o0, o1, o2, F0, F1, F2)
+        u0, u1, u2 = cross(o0, o1, o2, F0, F1, F2)
         U[i, 0], U[i, 1], U[i, 2] = u0 - m0, u1 - m1, u2 - m2
         if i == n - 1:
             U[i, 0] += tm[0]
@@ -155,7 +162,7 @@ def _forward(
         U[i, 3], U[i, 4], U[i, 5] = F0, F1, F2
         for j in range(4):
             a0, a1, a2 = Xw[4 + j, 0], Xw[4 + j, 1], Xw[4 + j, 2]
-            z0, z1, z2 = _cross(o0, o1, o2, a0, a1, a2)
+            z0, z1, z2 = cross(o0, o1, o2, a0, a1, a2)
             S[i, 0, j], S[i, 1, j], S[i, 2, j] = a0, a1, a2
             S[i, 3, j], S[i, 4, j], S[i, 5, j] = Xw[j, 0] + z0, Xw[j, 1] + z1, Xw[j, 2] + z2
         # node second moment about the base origin, first moment, mass
@@ -201,8 +208,8 @@ def _mass_matrix(n: int, S: FloatArray, Jn: FloatArray, FT: FloatArray, M: Float
         for j in range(4):
             a0, a1, a2 = S[i, 0, j], S[i, 1, j], S[i, 2, j]
             b0, b1, b2 = S[i, 3, j], S[i, 4, j], S[i, 5, j]
-            x0, x1, x2 = _cross(hc0, hc1, hc2, b0, b1, b2)
-            y0, y1, y2 = _cross(hc0, hc1, hc2, a0, a1, a2)
+            x0, x1, x2 = cross(hc0, hc1, hc2, b0, b1, b2)
+            y0, y1, y2 = cross(hc0, hc1, hc2, a0, a1, a2)
             c = 4 * i + j
             FT[0, c] = Jc[0] * a0 + Jc[1] * a1 + Jc[2] * a2 + x0
             FT[1, c] = Jc[3] * a0 + Jc[4] * a1 + Jc[5] * a2 + x1

@@ -174,8 +174,3 @@ def piece_local(l0: float, q: FloatArray, v: FloatArray, o: int, R: FloatArray, 
     _put(X, 10, e * A + arc * Ad, arc * A, 0.0, 0.0, e * B + arc * Bd, rx, ry, ux, uy)  # Jp v
     _put(X, 11, arc * A, 0.0, 0.0, 0.0, arc * B, rx, ry, ux, uy)  # p
     _put(X, 12, C * cr + w * B, 0.0, ux, uy, A * cr + w * Rb22, rx, ry, ux, uy)  # Jw v
-
-
-@numba.njit(cache=True)
-def _cross(a0: float, a1: float, a2: float, b0: float, b1: float, b2: float) -> tuple[float, float, float]:
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
