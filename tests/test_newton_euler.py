@@ -115,8 +115,27 @@ def _random_state(model, rng, scale=1.0):
     return q, qd
 
 
+def _reference(model, q, qd, tip_force=None, tip_moment=None):
+    """``M (4n, 4n), Q (4n,)`` of one limb by the numpy evaluation (``ne_dynamics(backend="numpy")``)."""
+    from pccbullet.sim.models.newton_euler.batch_dynamics import ne_dynamics
+
+    n = model.n
+    M, Q = ne_dynamics(
+        model.batch_params(),
+        np.reshape(q, (1, n, 4)),
+        np.reshape(qd, (1, n, 4)),
+        model.gravity[None],
+        None if tip_force is None else np.reshape(tip_force, (1, 3)),
+        None if tip_moment is None else np.reshape(tip_moment, (1, 3)),
+        backend="numpy",
+    )
+    assert M is not None
+    return M[0], Q[0]
+
+
 def test_analytic_piece_terms_match_finite_differences():
-    from pccbullet.sim.models.newton_euler.kinematics import piece_jacobians, piece_terms_analytic
+    from pccbullet.sim.models.newton_euler.kinematics import piece_jacobians
+    from pccbullet.sim.models.newton_euler.piece_kinematics import piece_kinematics
 
     rng = np.random.default_rng(7)
     n = 60
@@ -125,7 +144,8 @@ def test_analytic_piece_terms_match_finite_differences():
     q[:20, 1:3] *= 1e-3  # series branch
     q[20:25, 1:3] = 0.0
     v = rng.normal(size=(n, 4)) * [0.1, 50.0, 50.0, 20.0]
-    R, p, Jp, Jw, bp, bw = piece_terms_analytic(q, v, l0)
+    R, X = piece_kinematics(l0, q, v)
+    p, Jp, Jw, bp, bw = X[:, :, 11], X[:, :, 0:4], X[:, :, 4:8], X[:, :, 8], X[:, :, 9]
     R0, p0, Jp0, Jw0 = piece_jacobians(q, l0)
     for got, ref in ((R, R0), (p, p0), (Jp, Jp0), (Jw, Jw0)):
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
@@ -147,35 +167,27 @@ def ursula_limbs():
 
 @pytest.mark.parametrize("medium", [SEAWATER, VACUUM])
 def test_fast_dynamics_equals_reference(ursula_limbs, medium):
-    from pccbullet.sim.models.newton_euler.model import reference_dynamics
-
     rng = np.random.default_rng(11)
     for limb in ursula_limbs:
         model = LimbModel(limb, 6, medium=medium)
         for scale in (1.0, 0.01):
             q, qd = _random_state(model, rng, scale)
             tf, tm = rng.normal(size=3), 0.01 * rng.normal(size=3)
-            M0, Q0 = reference_dynamics(model, q, qd, tf, tm, bias="analytic")
+            M0, Q0 = _reference(model, q, qd, tf, tm)
             M1, Q1 = model.dynamics(q, qd, tf, tm)
             np.testing.assert_allclose(M1, M0, rtol=0, atol=1e-10 * np.abs(M0).max())
             np.testing.assert_allclose(Q1, Q0, rtol=0, atol=1e-10 * np.abs(Q0).max())
             np.testing.assert_allclose(M1, M1.T, rtol=0, atol=1e-14 * np.abs(M1).max())
-            # the original path (finite-difference bias terms): same M, Q up to its truncation error
-            Mf, Qf = reference_dynamics(model, q, qd, tf, tm)
-            np.testing.assert_allclose(M1, Mf, rtol=0, atol=1e-10 * np.abs(Mf).max())
-            np.testing.assert_allclose(Q1, Qf, rtol=0, atol=1e-6 * np.abs(Qf).max())
             _, Qn = model.dynamics(q, qd, tf, tm, with_mass=False)
             np.testing.assert_allclose(Qn, Q1, rtol=0, atol=1e-14 * np.abs(Q1).max())
 
 
 def test_fast_dynamics_general_inertia(ursula_limbs):
-    from pccbullet.sim.models.newton_euler.model import reference_dynamics
-
     rng = np.random.default_rng(5)
     model = LimbModel(ursula_limbs[0], 4, medium=SEAWATER)
     model.inertia_body = model.inertia_body * rng.uniform(0.5, 2.0, size=model.inertia_body.shape)
     q, qd = _random_state(model, rng)
-    M0, Q0 = reference_dynamics(model, q, qd, bias="analytic")
+    M0, Q0 = _reference(model, q, qd)
     M1, Q1 = model.dynamics(q, qd)
     np.testing.assert_allclose(M1, M0, rtol=0, atol=1e-10 * np.abs(M0).max())
     np.testing.assert_allclose(Q1, Q0, rtol=0, atol=1e-10 * np.abs(Q0).max())
@@ -184,7 +196,6 @@ def test_fast_dynamics_general_inertia(ursula_limbs):
 @pytest.mark.parametrize("n", [3, 10])
 def test_multi_limb_model_equals_single_limbs(ursula_limbs, n):
     from pccbullet.sim.models.newton_euler.batch import MultiLimbModel
-    from pccbullet.sim.models.newton_euler.model import reference_dynamics
 
     rng = np.random.default_rng(n)
     models = [LimbModel(limb, n, medium=SEAWATER) for limb in ursula_limbs]
@@ -196,7 +207,7 @@ def test_multi_limb_model_equals_single_limbs(ursula_limbs, n):
     tm = 0.01 * rng.normal(size=(len(models), 3))
     Ms, Q = multi.dynamics(q, qd, tf, tm)
     for i, (m, (qi, vi)) in enumerate(zip(models, states, strict=True)):
-        M0, Q0 = reference_dynamics(m, qi, vi, tf[i], tm[i], bias="analytic")
+        M0, Q0 = _reference(m, qi, vi, tf[i], tm[i])
         np.testing.assert_allclose(Ms[i], M0, rtol=0, atol=1e-10 * np.abs(M0).max())
         np.testing.assert_allclose(multi.split(Q)[i], Q0, rtol=0, atol=1e-10 * np.abs(Q0).max())
     # one integrator step: batched == per limb == the original step (LU solve) on the reference dynamics
@@ -206,7 +217,7 @@ def test_multi_limb_model_equals_single_limbs(ursula_limbs, n):
     for i, (m, (qi, vi)) in enumerate(zip(models, states, strict=True)):
         ti = multi.split(tau)[i]
         q1, qd1 = step(m, qi, vi, 1e-3, ti, tip_force=tf[i])
-        M0, Q0 = reference_dynamics(m, qi + 0.5e-3 * vi, vi, tf[i], bias="analytic")
+        M0, Q0 = _reference(m, qi + 0.5e-3 * vi, vi, tf[i])
         rhs = Q0 - m.K * (qi + 0.5e-3 * vi) - m.D * vi + ti
         a = np.linalg.solve(M0 + np.diag(0.5e-3 * m.D + 0.25e-6 * m.K), rhs)
         qd0 = vi + 1e-3 * a

@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 
 from pccbullet.core.types import FloatArray
-from pccbullet.sim.models.newton_euler.piece_kinematics import piece_kinematics
 
 _SMALL = 0.05  # rad: below this bend angle the series expansions are used
 
@@ -50,22 +49,6 @@ def _coeffs(th: FloatArray) -> tuple[FloatArray, ...]:
         dA[small] = -1.0 / 12.0 + t2 / 180.0 - t4 / 6720.0
         dB[small] = -1.0 / 3.0 + t2 / 30.0 - t4 / 840.0
     return A, B, C, dA, dB
-
-
-def cross(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Row-wise cross product of ``(n, 3)`` arrays (cheaper than :func:`numpy.cross` for small n)."""
-    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
-    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=1)
-
-
-def skew(w: FloatArray) -> FloatArray:
-    """``(..., 3)`` vectors -> ``(..., 3, 3)`` cross-product matrices."""
-    out = np.zeros(w.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -w[..., 2], w[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = w[..., 2], -w[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -w[..., 1], w[..., 0]
-    return out
 
 
 def piece_pose(q: FloatArray, l0: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -135,44 +118,6 @@ def piece_jacobians(q: FloatArray, l0: FloatArray) -> tuple[FloatArray, FloatArr
     Jw[:, 2, 2] = l0 * A * rx
     Jw[:, :, 3] = l0[:, None] * R[:, :, 2]
     return R, p, Jp, Jw
-
-
-def piece_terms(
-    q: FloatArray, v: FloatArray, l0: FloatArray
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
-    """Pose, Jacobians and velocity-product (bias) terms of all pieces in one vectorized call.
-
-    The bias terms are the local accelerations at zero strain acceleration, ``d/dt(Jp) v`` and
-    ``d/dt(Jw) v`` ``(n, 3)``, from central differences along ``q +- h v`` with ``h`` scaled per piece
-    so the strain step is ~1e-4 (truncation ~1e-8 relative).
-
-    Returns:
-        R ``(n, 3, 3)``, p ``(n, 3)``, Jp ``(n, 3, 4)``, Jw ``(n, 3, 4)``, bp ``(n, 3)``, bw ``(n, 3)``.
-    """
-    n = len(l0)
-    scale = np.maximum(np.abs(v[:, 0]), np.abs(v[:, 1:]).max(axis=1) * l0)
-    h = 1e-4 / np.maximum(scale, 1e-8)
-    dq = h[:, None] * v
-    R, p, Jp, Jw = piece_jacobians(np.concatenate([q, q + dq, q - dq]), np.concatenate([l0, l0, l0]))
-    bp = (p[n : 2 * n] - 2.0 * p[:n] + p[2 * n :]) / (h * h)[:, None]
-    bw = np.einsum("nij,nj->ni", Jw[n : 2 * n] - Jw[2 * n :], v) / (2.0 * h)[:, None]
-    return R[:n], p[:n], Jp[:n], Jw[:n], bp, bw
-
-
-def piece_terms_analytic(
-    q: FloatArray, v: FloatArray, l0: FloatArray
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
-    """:func:`piece_terms` with exact (analytic) bias terms ``d/dt(Jp) v`` and ``d/dt(Jw) v``.
-
-    See :func:`pccbullet.sim.models.newton_euler.piece_kinematics.piece_kinematics` for the formulas. Same
-    returns as
-    :func:`piece_terms`.
-    """
-    R, X = piece_kinematics(
-        np.asarray(l0, dtype=float), np.asarray(q, dtype=float), np.asarray(v, dtype=float)
-    )
-    X = np.ascontiguousarray(X)
-    return R, X[:, :, 11], X[:, :, 0:4], X[:, :, 4:8], X[:, :, 8], X[:, :, 9]
 
 
 def chain_rotations(R_local: FloatArray) -> FloatArray:

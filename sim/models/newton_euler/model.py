@@ -49,14 +49,7 @@ from pccbullet.core.types import FloatArray
 from pccbullet.sim.medium import AIR, Medium
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.batch_dynamics import ne_dynamics, solve_spd_lower
-from pccbullet.sim.models.newton_euler.kinematics import (
-    chain_rotations,
-    cross,
-    piece_pose,
-    piece_terms,
-    piece_terms_analytic,
-    skew,
-)
+from pccbullet.sim.models.newton_euler.kinematics import chain_rotations, piece_pose
 from pccbullet.sim.models.newton_euler.params import NEParams, kernel_loads
 from pccbullet.sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
 from pccbullet.urdf_gen.specs import LimbSpec
@@ -214,8 +207,8 @@ class LimbModel(StrainModel):
 
     def _dynamics(self, q: Vec, qd: Vec, loads: Loads, with_mass: bool) -> tuple[FloatArray | None, Vec]:
         """:meth:`dynamics` by the fused kernel
-        :func:`pccbullet.sim.models.newton_euler.batch_dynamics.ne_dynamics` (exact, analytic bias terms);
-        :func:`reference_dynamics` is a step-by-step implementation of the same equations, the reference."""
+        :func:`pccbullet.sim.models.newton_euler.batch_dynamics.ne_dynamics` (exact, analytic bias terms); its
+        ``backend="numpy"`` is a vectorized evaluation of the same equations, the reference."""
         n = self.n
         tip_force, tip_moment = loads
         M, Q = ne_dynamics(
@@ -274,92 +267,3 @@ class LimbModel(StrainModel):
         net = self.mass - self.medium.density * self.volume
         pot = -float(np.sum(net * (pos @ self.gravity)))
         return 0.5 * float(qd @ M @ qd) + 0.5 * float(np.sum(self.K * q * q)) + pot
-
-
-def reference_dynamics(
-    model: LimbModel,
-    q: FloatArray,
-    qd: FloatArray,
-    tip_force: FloatArray | None = None,
-    tip_moment: FloatArray | None = None,
-    *,
-    with_mass: bool = True,
-    bias: str = "fd",
-) -> tuple[FloatArray | None, FloatArray]:
-    """Reference (unfused, step-by-step) evaluation of :meth:`LimbModel.dynamics`, for verification.
-
-    ``bias="fd"``: velocity-product terms from central differences (:func:`ne_kinematics.piece_terms`,
-    ~1e-8 relative truncation error); ``"analytic"``: from
-    :func:`ne_kinematics.piece_terms_analytic` (what :meth:`LimbModel.dynamics` uses).
-
-    Args:
-        q, qd: state ``(4n,)``. tip_force (N), tip_moment (N m): ``(3,)`` in the limb base frame.
-        with_mass: compute ``M`` (else ``None`` is returned for it).
-
-    Returns:
-        M ``(4n, 4n)`` and Q ``(4n,)`` such that ``M q'' = Q + tau - K q - D qd``.
-    """
-    n = model.n
-    qs = np.asarray(q, dtype=float).reshape(n, 4)
-    vs = np.asarray(qd, dtype=float).reshape(n, 4)
-    if bias not in ("fd", "analytic"):
-        raise ConfigurationError(f"bias = {bias!r} is invalid; allowed: 'fd', 'analytic'")
-    terms = piece_terms if bias == "fd" else piece_terms_analytic
-    R, p, Jp, Jw, bp, bw = terms(qs, vs, model.l0)
-    Rw = chain_rotations(R)
-    Rprev = Rw[:-1]
-    Wp = Rprev @ Jp  # (n, 3, 4) world-frame local Jacobians
-    Ww = Rprev @ Jw
-    P = np.einsum("nij,nj->ni", Rprev, p)
-    o = np.cumsum(P, axis=0)
-    wl = np.einsum("nij,nj->ni", Ww, vs)
-    pl = np.einsum("nij,nj->ni", Wp, vs)
-    w = np.cumsum(wl, axis=0)
-    wprev = np.vstack([np.zeros(3), w[:-1]])
-    alpha = np.cumsum(cross(wprev, wl) + np.einsum("nij,nj->ni", Rprev, bw), axis=0)
-    aprev = np.vstack([np.zeros(3), alpha[:-1]])
-    acc = np.cumsum(
-        cross(aprev, P)
-        + cross(wprev, cross(wprev, P))
-        + 2.0 * cross(wprev, pl)
-        + np.einsum("nij,nj->ni", Rprev, bp),
-        axis=0,
-    )
-    vel = np.cumsum(pl + cross(wprev, P), axis=0)
-    Rn = Rw[1:]
-    Iw = np.einsum("nij,nj,nkj->nik", Rn, model.inertia_body, Rn)
-    med = model.medium
-    F = (model.mass - med.density * model.volume)[:, None] * model.gravity[None, :] - model.inertial_mass[
-        :, None
-    ] * acc
-    if med.drag_coefficient > 0.0:
-        t = Rn[:, :, 2]
-        vn = vel - np.sum(vel * t, axis=1)[:, None] * t
-        speed = np.linalg.norm(vn, axis=1)
-        F -= (0.5 * med.density * med.drag_coefficient * model.drag_area * speed)[:, None] * vn
-    if tip_force is not None:
-        F[-1] += tip_force
-    N = -(np.einsum("nij,nj->ni", Iw, alpha) + cross(w, np.einsum("nij,nj->ni", Iw, w)))
-    if tip_moment is not None:
-        N[-1] += tip_moment
-    Fbar = np.cumsum(F[::-1], axis=0)[::-1]
-    nbar = np.cumsum((N + cross(o, F))[::-1], axis=0)[::-1]
-    Q = (np.einsum("nji,nj->ni", Ww, nbar - cross(o, Fbar)) + np.einsum("nji,nj->ni", Wp, Fbar)).ravel()
-    if not with_mass:
-        return None, Q
-    # composite rigid body algorithm about the base origin, (angular; linear) ordering
-    S = np.empty((n, 6, 4))
-    S[:, :3] = Ww
-    S[:, 3:] = Wp + skew(o) @ Ww
-    m = model.inertial_mass
-    ox = skew(o)
-    Isp = np.zeros((n, 6, 6))
-    Isp[:, :3, :3] = Iw - m[:, None, None] * (ox @ ox)
-    Isp[:, :3, 3:] = m[:, None, None] * ox
-    Isp[:, 3:, :3] = -m[:, None, None] * ox
-    Isp[:, 3:, 3:] = m[:, None, None] * np.eye(3)
-    Ic = np.cumsum(Isp[::-1], axis=0)[::-1]
-    Fc = Ic @ S  # (n, 6, 4)
-    B = Fc.transpose(0, 2, 1).reshape(4 * n, 6) @ S.transpose(1, 0, 2).reshape(6, 4 * n)
-    M = np.where(model._lower, B, B.T)
-    return M, Q
