@@ -223,11 +223,6 @@ class HapticRenderer:
         """``True`` when no fault (latched or transient) holds the output at zero."""
         return self.fault is None and not self.device_fault
 
-    def coupling(self, penetration: np.ndarray) -> np.ndarray:
-        """Unilateral spring-damper force ``(3,)`` (N) for penetration ``(3,)`` (m); updates the filter."""
-        x, y, z = np.asarray(penetration, dtype=float).reshape(3).tolist()
-        return np.array(self._couple(x, y, z))
-
     def _couple(self, x: float, y: float, z: float) -> tuple[float, float, float]:
         p, v = self.params, self._v
         if self._d_prev is not None:

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from pccbullet.core.types import FloatArray, Transform
-from pccbullet.sim.bullet import pb
 from pccbullet.teleop.devices.base import DeviceSample
 from pccbullet.teleop.ik import DAMPING, TOL, clamp_config, load_kernels
 from pccbullet.teleop.ik import limits as ik_limits
@@ -193,13 +192,3 @@ class OperatorMapping:
         """What the local model shows: ``command + offset`` per limb (unclipped, :func:`apply_offset`)."""
         offsets = offsets or {}
         return {name: apply_offset(cmd, offsets.get(name)) for name, cmd in self.command.items()}
-
-
-def camera_view_matrix(T_world_tip: Transform) -> list[float]:
-    """PyBullet view matrix (16 floats) looking along the tip's z axis, image up = -x of the tip."""
-    eye = T_world_tip[:3, 3]
-    return list(
-        pb.computeViewMatrix(
-            eye.tolist(), (eye + T_world_tip[:3, 2]).tolist(), (-T_world_tip[:3, 0]).tolist()
-        )
-    )

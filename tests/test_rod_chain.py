@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from inertia_check import inertia_is_physical
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
@@ -33,7 +34,6 @@ from pccbullet.sim.limb.chain.solve import diagonal_armature, implicit_solve
 from pccbullet.sim.limb.dynamics import joint_stiffness
 from pccbullet.sim.world import STANDARD_GRAVITY, World
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.geometry import inertia_is_physical
 from pccbullet.urdf_gen.pcc import (
     PccConfig,
     arc_transform,

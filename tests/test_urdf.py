@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
+from inertia_check import inertia_is_physical
 
 from pccbullet.sim.bullet import pb
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.geometry import frustum_mass_properties, frustum_mesh, inertia_is_physical
+from pccbullet.urdf_gen.geometry import frustum_mass_properties, frustum_mesh
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.urdf_parts import MARKER_MASS
 from pccbullet.urdf_gen.urdf_writer import limb_link_count, write_urdf

@@ -191,10 +191,6 @@ class UrdfRobot:
             digits=_DIGITS,
         )
 
-    def to_string(self) -> str:
-        """The URDF document as a string (with XML declaration)."""
-        return ux.to_text(self.root, short_declaration=True)
-
     def write(self, out_dir: str | Path, filename: str) -> Path:
         """Write the URDF to ``out_dir / filename`` (``out_dir`` created if missing); return the path."""
         return ux.write_tree(self.root, Path(out_dir) / filename, short_declaration=True)

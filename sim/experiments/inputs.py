@@ -63,10 +63,6 @@ class Profile:
     values: tuple[float, ...] = ()
     noise: float = 0.0
 
-    def param(self, name: str) -> float:
-        """A closed-form parameter by name."""
-        return dict(self.params)[name]
-
     def value(self, t: FloatArray) -> FloatArray:
         """Noise-free values at times ``t`` ``(n,) float`` (s) -> ``(n,) float``."""
         t = np.asarray(t, dtype=float)

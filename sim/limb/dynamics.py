@@ -269,7 +269,7 @@ class CompliantLimb:
         """Whether the loads PyBullet adds are estimated and put into the implicit solve."""
         self.memory = np.full((2, len(rest)), np.nan)
         """The step's memory: the last step's joint velocities (row 0; NaN: none) and the external
-        generalized force estimated from it (row 1, :attr:`external_force`)."""
+        generalized force estimated from it (row 1; NaN: none)."""
         self.pcc_vector = partial(robot.pcc_joints, limb)  # type: ignore[attr-defined]
         """The joint vector of per-segment PCC configurations (checked against the segments' limits)."""
         measured = getattr(robot, "measured_pcc", None)
@@ -304,12 +304,6 @@ class CompliantLimb:
             self.tendons.command_vector(vector)  # type: ignore[union-attr]
         else:
             self.target = vector
-
-    @property
-    def external_force(self) -> FloatArray:
-        """The generalized force ``(n_dof,)`` of the loads PyBullet added in the last step (contacts,
-        external forces), as the step estimated it; zeros without an estimate."""
-        return np.nan_to_num(self.memory[1])
 
     def forget(self) -> None:
         """Drop the last step's state (after a reset: its velocities say nothing about external loads)."""

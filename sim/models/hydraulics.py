@@ -224,14 +224,6 @@ class HydraulicDrive:
         """P_a of every drive ``(count,)`` (Pa, gauge)."""
         return self.y[:, 1]
 
-    def derivative(self, y: FloatArray, torque: FloatArray) -> FloatArray:
-        """``dy/dt`` ``(count, 3)`` for states ``y`` ``(count, 3)`` and torques ``(count,)`` (N m)."""
-        p = self.params
-        dy = y @ self.A.T
-        fr = p.friction * np.tanh(y[:, 0] / p.friction_velocity)
-        dy[:, 0] += (p.efficiency * torque / p.lead - fr) / p.piston_mass
-        return dy
-
     def step(self, torque: FloatArray, dt: float) -> FloatArray:
         """Advance ``dt`` (s) with motor torques ``(count,)`` (N m, clipped to max_torque); returns P_a.
 

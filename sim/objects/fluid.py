@@ -68,12 +68,6 @@ class ShapeFluid:
         """The mean of :attr:`added_mass` (-): the isotropic coefficient an object is given."""
         return sum(self.added_mass) / 3.0
 
-    def drag_force(self, rho: float, v_body: np.ndarray) -> np.ndarray:
-        """Quadratic drag ``-1/2 rho C_d,i A_i |v| v_i`` on a body moving at ``v_body`` ``(3,)`` (m/s, body
-        frame) through still fluid of density ``rho`` (kg/m^3); ``(3,) float`` (N, body frame)."""
-        k = 0.5 * rho * np.asarray(self.drag) * np.asarray(self.area)
-        return -k * float(np.linalg.norm(v_body)) * v_body
-
 
 def _interpolate(table: tuple[tuple[float, float], ...], x: float) -> float:
     """Piecewise-linear in ``table``'s (x, y) rows, held at the ends."""

@@ -138,12 +138,6 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
             values.append(rng.uniform(s.length_min, s.length_max))
         return np.array(values)
 
-    def near_straight(self, rng: np.random.Generator) -> FloatArray:
-        """A start: the limb at rest length, every bend and plane uniform in ``[-0.05, 0.05]`` rad."""
-        return np.array(
-            [v for s in self.segments for v in (rng.uniform(-0.05, 0.05), rng.uniform(-0.05, 0.05), s.length)]
-        )
-
     def tip_pose(self) -> FloatArray:
         """The tip frame in the head frame, ``(4, 4) float``."""
         return np.asarray(np.linalg.solve(self.robot.T_world_head, self.robot.tip_pose(self.limb)))

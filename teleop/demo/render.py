@@ -92,17 +92,6 @@ class SpotlitRenderer:
         self.plotter.camera_position = [tuple(eye), tuple(target), tuple(up)]
         self.plotter.camera.view_angle = 55.0
 
-    def look_from(self, T_world_cam: np.ndarray, fov_deg: float) -> None:
-        """Put the camera at a frame ``(4, 4)``: looking along its z axis, image up = its -x axis (as
-        :func:`pccbullet.teleop.mapping.camera_view_matrix`), vertical field of view ``fov_deg``."""
-        eye = T_world_cam[:3, 3]
-        self.plotter.camera_position = [
-            tuple(eye),
-            tuple(eye + T_world_cam[:3, 2]),
-            tuple(-T_world_cam[:3, 0]),
-        ]
-        self.plotter.camera.view_angle = fov_deg
-
     def _add_object(self, o: ObjectSpec) -> Any:
         """A placed object's mesh (body frame) in its material's colour, at its placed pose."""
         from pccbullet.sim.objects.friction import MATERIALS

@@ -31,7 +31,6 @@ import numpy as np
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.models.newton_euler import kernels as ne_kernels
 from pccbullet.sim.models.newton_euler.batch_dynamics import ne_dynamics, solve_spd_lower
-from pccbullet.sim.models.newton_euler.model import LimbModel
 from pccbullet.sim.models.newton_euler.params import NEParams, check_backend, kernel_loads
 from pccbullet.sim.models.strain_model import Loads, Opt, Pair, StrainModel, Vec, implicit_rhs, theta_update
 
@@ -88,11 +87,6 @@ class MultiLimbModel(StrainModel):
         self._limbs = np.ascontiguousarray(np.stack([starts, counts], axis=1))
         self._pieces = np.ascontiguousarray(padded[self._index[::4] // 4])
         self._no_tau = np.zeros(self.dof)  # a read-only input of the kernels
-
-    @classmethod
-    def from_limbs(cls, limbs: Sequence, pieces_per_segment: int = 10, **kwargs) -> MultiLimbModel:
-        """Build the limb models (same keyword arguments as ``LimbModel``) and batch them."""
-        return cls([LimbModel(limb, pieces_per_segment, **kwargs) for limb in limbs])
 
     def rest_state(self) -> FloatArray:
         """Straight, unstrained state ``(dof,)`` zeros."""
