@@ -5,16 +5,14 @@ jitter); batch mode runs as fast as possible. Statistics: achieved physics and v
 factor, p50/p99 step time and overruns (steps finished more than one ``dt`` after their deadline).
 
 Waiting for a deadline spins for its last :data:`SPIN_WINDOW_S` (:func:`wait_until`) instead of
-sleeping: on this virtual machine a thread that sleeps leaves its virtual CPU idle, and waking it
-again took 124 us at the median but 7 ms at the 99th percentile (``time.sleep(0.5 ms)``, idle machine;
-with both CPUs busy: 120 us). URSULA N = 10 in water paced for 5 s, three alternating runs each:
-55-1347 overruns (of 5000 steps) sleeping, 20-359 spinning. A real-time run thus keeps one core busy;
-``spin_window=0`` sleeps instead (the GUI demo does, so that its viewer process gets the CPU).
+sleeping: on a virtual machine a thread that sleeps leaves its virtual CPU idle, and waking it again can
+take milliseconds. A real-time run thus keeps one core busy; ``spin_window=0`` sleeps instead (the GUI
+demo does, so that its viewer process gets the CPU).
 
-Python's cyclic garbage collector stops the loop while it scans: a full collection of the ~160 000
-objects a loaded world and its libraries hold took 73 ms (the teleoperation demo, once every ~5 s), a
-middle one up to 1.5 ms. :func:`frozen_gc` moves every object alive when a run starts out of the
-collector's reach (``gc.freeze``) for the run, so it scans only what the run itself allocates.
+Python's cyclic garbage collector stops the loop while it scans the objects a loaded world and its
+libraries hold (tens of milliseconds for a full collection). :func:`frozen_gc` moves every object alive
+when a run starts out of the collector's reach (``gc.freeze``) for the run, so it scans only what the run
+itself allocates. Measurements: ``docs/measurements/performance.md``, pacing.
 """
 
 from __future__ import annotations

@@ -26,14 +26,11 @@ no symbol is looked up, no global is read or written, the joint I/O goes through
 broadphase margin stays PyBullet's 0. ``PCCBULLET_C_API=0`` switches off the C API only. An
 experiment run records the switch in its metadata (``bullet_internals``, next to ``joint_io``).
 
-How the safe path is tested to give the same numbers: ``tests/test_capi.py``
-(``test_the_safe_switch_gives_bit_identical_trajectories``: URSULA at N = 5 in water, limbs swinging
-and touching for 400 steps, every joint position and velocity bit-identical with and without
-``PCCBULLET_SAFE=1``; the C API alone against the Python functions, also under a faked unpinned
-version) and ``tests/test_bullet.py`` (``test_the_safe_switch_writes_no_bullet_global``). Only
-the C API is bit-identical in every scene: the broadphase margin changes the order in which Bullet
-finds overlapping pairs, and in a contact-rich scene that order reaches the solver's rounding (12
-boxes falling on a plane beside URSULA ended up to 1.7 mm elsewhere after 300 steps without it).
+How the safe path is tested to give the same numbers: ``tests/test_capi.py`` (URSULA's trajectories
+bit-identical with and without ``PCCBULLET_SAFE=1``; the C API alone against the Python functions, also
+under a faked unpinned version) and ``tests/test_bullet.py`` (no Bullet global written in safe mode).
+Only the C API is bit-identical in every scene: the broadphase margin changes the order in which Bullet
+finds overlapping pairs, and in a contact-rich scene that order reaches the solver's rounding.
 
 No other module imports ``ctypes`` for PyBullet or parses ELF; ``pccbullet.sim.bullet`` only imports PyBullet.
 """

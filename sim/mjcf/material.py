@@ -3,46 +3,31 @@ buoyancy, added mass and drag, the same numbers a dynamic :class:`~pccbullet.sim
 
 **Nodes: three hinges, not a ball joint, not MuJoCo's own elasticity.** A rod node bends about two axes
 and twists, with ``E I / l`` and ``G J / l = E I / ((1 + nu) l)`` (:func:`pccbullet.sim.limb.dynamics.
-joint_stiffness`). Three options were measured on the camera tentacle (``examples/64_mujoco_export.py``,
-figures in ``docs/measurements/validation.md``):
-
-* a ``ball`` joint: one isotropic stiffness. With ``E I / l`` the twist under a 2 mN m tip torque is
-  20.1 / 20.3 deg at N = 10 / 20 where our chain's is 29.90 / 30.21 (Saint-Venant 30.34): a third too
-  stiff, at every N; the 90 deg pre-bent tentacle's tip frame is 3.7 / 3.6 deg off ours (it does not
-  converge); bending alone (the straight sag, the frequency) it equals the hinges;
-* three ``hinge`` joints per node, x then y then z in one body: MuJoCo composes a body's joints in
-  order, so the node turns by ``Rx(a) Ry(b) Rz(c)``, exactly our joint vector's x-y-z Euler angles
-  (:mod:`pccbullet.urdf_gen.rod`), and each hinge gets its own stiffness. Straight, the sag is within
-  0.96 / 0.77 mm of ours, the first frequency within 0.4 % (in water 0.7 %), the twist equal (29.90 /
-  30.21 deg); without the shear slides on either side the export is our chain exactly (the same settled
-  tip, within the settling tolerance, ``tests/test_mjcf.py``). The stiffness acts on Euler angles, where
-  ours acts on the rotation vector halfway through the node's rest turn: for a bent spring reference the
-  two differ to first order in the rest turn (the pre-bent tentacle: tip 4.1 / 3.0 mm and frame 0.5 /
-  1.8 deg off ours, with the shear's own differences), not at all for the straight rest shape;
-* MuJoCo's own elasticity: the ``mujoco.elasticity.cable`` plugin is not in MuJoCo 4.0 (``plugin
-  mujoco.elasticity.cable not found``) nor is ``<composite>``; a 1D ``flex`` bends (isotropic, no
-  twist) about a straight reference only, with one radius per flex (no taper) and point masses (no
-  rotary inertia): not this material.
-
-So a node is three hinges, and a limb's MuJoCo ``qpos`` holds our joint vector, entry for entry (plus
-the shear slides): spring targets are ``model.qpos_spring`` at the addresses
-:func:`pccbullet.sim.mjcf.writer.joint_vector_names` names.
+joint_stiffness`). Three ``hinge`` joints per node, x then y then z in one body, turn the node by
+``Rx(a) Ry(b) Rz(c)`` (MuJoCo composes a body's joints in order): exactly our joint vector's x-y-z Euler
+angles (:mod:`pccbullet.urdf_gen.rod`), each hinge with its own stiffness. So a limb's MuJoCo ``qpos``
+holds our joint vector, entry for entry (plus the shear slides): spring targets are
+``model.qpos_spring`` at the addresses :func:`pccbullet.sim.mjcf.writer.joint_vector_names` names. A
+``ball`` joint has one isotropic stiffness (it twists a third too little); MuJoCo 4.0 has neither the
+``mujoco.elasticity.cable`` plugin nor ``<composite>``, and a 1D ``flex`` bends isotropically about a
+straight reference only (no twist, no taper, point masses). The hinges' stiffness acts on Euler angles,
+ours on the rotation vector halfway through the node's rest turn: for a bent spring reference the two
+differ to first order in the rest turn, not at all for the straight rest shape. The measurements behind
+these choices (``examples/64_mujoco_export.py``): ``docs/measurements/validation.md``, MuJoCo export.
 
 **Damping: ``C + dt K``, no armature.** MuJoCo's joint stiffness is explicit; its ``Euler`` integrator
 takes joint damping ``D`` implicitly: ``(M + dt D) qdd = -K (q - q*) - D qd``. With ``D = C + dt K``
 (``C = (2 zeta / omega_1) K``, Rayleigh, :func:`pccbullet.sim.limb.dynamics.rayleigh_damping`) that is
 ``(M + dt C + dt^2 K) qdd = -K (q + dt qd - q*) - C qd``: our implicit spring-damper step
-(:mod:`pccbullet.sim.limb.dynamics`) exactly. Armature would be inertia the rod does not have; measured
-without material damping under gravity (N = 10, 20, 30), damping ``C`` alone and armature ``dt^2 K``
-both diverge within 1.2-2.7 s, ``C + dt K`` runs. The ``dt K`` part belongs to the step size written
-in the file's ``<option timestep>``.
+(:mod:`pccbullet.sim.limb.dynamics`) exactly. Armature would be inertia the rod does not have; without
+material damping, damping ``C`` alone and armature ``dt^2 K`` both diverge under gravity, ``C + dt K``
+runs. The ``dt K`` part belongs to the step size written in the file's ``<option timestep>``.
 
 **Shear.** Our rod chain tilts its chords quasi-statically by ``F / (kappa G A)``
 (:mod:`pccbullet.sim.limb.chain.springs`). MuJoCo gets the same compliance as two slides across each chord,
 ``kappa G A / h`` (N/m) with the same Rayleigh ratio: a Timoshenko section with its shear as degrees of
-freedom. With them the camera tentacle's sag is within 0.96 / 0.77 mm of ours (N = 10 / 20); without
-(``shear=False``), 6.8 / 7.4 mm. They have the slices' inertia, ours is quasi-static: the first frequency
-comes out 0.4 % lower.
+freedom (without them, ``shear=False``, the sag is several times further from ours). They have the slices'
+inertia where ours is quasi-static, so the first frequency comes out slightly lower.
 
 **The medium.** MuJoCo's fluid models have no buoyancy and no added mass proportional to acceleration.
 Buoyancy (``rho_w / rho`` of every link's weight but the payload's) is the bodies' ``gravcomp``; a slice's

@@ -8,9 +8,9 @@ whose ``ref`` is its rest length (so ``qpos`` is the chord length and the model'
 PCC rest shape), and each joint carries the material's stiffness, spring reference and damping. The head
 is welded to the world; each limb hangs on it at its mount. ``<option>``: the step (1 ms), gravity, the
 ``Euler`` integrator (implicit in damping: the damping includes the implicit step's ``dt K``), the
-``PGS`` constraint solver (a soft limb has few contacts; URSULA at N = 10 sweeping its limbs in water ran
-962 steps/s with it, 524 with MuJoCo's default Newton solver, whose Hessian over the limbs' long chains
-costs more than the contacts: ``pccbullet bench --peer mujoco``), the medium's density and viscosity.
+``PGS`` constraint solver (a soft limb has few contacts, and the Hessian of MuJoCo's default Newton solver
+over the limbs' long chains costs more than they do: ``pccbullet bench --peer mujoco``,
+``docs/measurements/performance.md``), the medium's density and viscosity.
 Contacts: every limb's collision cylinders touch the world, the head and the other limbs, not each other
 (one contype bit a limb, as a PyBullet body does not collide with itself); the first slice not its own
 mount. Tendons where the robot file declares them, with pull-only motors (:mod:`pccbullet.sim.mjcf.tendons`).

@@ -20,29 +20,11 @@ sphere or a lying cylinder rolls forever in air. The lever arm is :data:`ROLLING
 radius (a rolling-resistance coefficient of 0.01: the order of hard rubber on a firm surface; sand is
 0.1-0.3; an assumption, not a measurement of silicone or seabed), for spinning too.
 
-Values (:data:`MATERIALS`, kinetic where the source distinguishes; "wet" is under water):
-
-* ``pla``: dry 1.5, wet 0.9. Measured for Dragon Skin 10 (Shore 10A, stiffer than Ecoflex) sliding on a
-  PLA plate at 10 mm/s: 1.2-1.7 at 60-190 kPa (tribometer), 1.3-2.8 at 0.6-44 kPa (nanotribometer); public
-  data set ``tolstoys19/Friction-Measurements-Between-PLA-and-Silicone`` on GitHub. A softer silicone has
-  more real contact area (Persson, Tribol. Lett. 62:34, 2016), so not less friction; 1.5 is the middle of
-  the tribometer range. Wet: assumption, 0.6 x dry (below).
-* ``abs``: dry 1.5, wet 0.9. Assumption: as PLA (smooth amorphous thermoplastic; on a hard smooth surface
-  the elastomer's adhesion and hysteresis set the friction).
-* ``steel``: dry 1.0, wet 0.6. Silicone rubber is tacky, ``mu`` about 1.0 in many cases, 0.25 to over 0.75
-  by grade and finish (silicone suppliers' notes, e.g. NuSil's coated vs. uncoated silicone on steel
-  panels); rubber on steel 0.85 static, 0.7 kinetic (engineering tables). Wet: assumption, 0.6 x dry.
-* ``glass``: dry 1.0, wet 0.6. Assumption: as steel (a smooth, hard, hydrophilic surface; soft silicone on
-  smooth glass is adhesion-dominated and often higher).
-* ``rock``: dry 0.8, wet 0.6. Rubber on concrete, dry 0.6-0.85, wet 0.45-0.75 kinetic (Engineering
-  ToolBox); 1.0 static, 0.8 kinetic dry (Serway and Beichner, Physics for Scientists and Engineers,
-  table 5.2); rock taken as concrete.
-
-Wet factor 0.6 (the smooth materials): handbooks give wet/dry ratios for rubber from 0.3 (rubber on smooth
-concrete, dry 1.0 -> wet 0.30, D. Boal, SFU PHYS 101) to 0.75-0.88 (Engineering ToolBox's ranges); water
-alone hardly lubricates hydrophobic silicone (PDMS) because it is repelled from its surface (Lee, Sohn and
-Kim, Materials 15:3262, 2022), which argues for the upper half. No measurement of Ecoflex under water was
-found.
+Values (:data:`MATERIALS`, kinetic where the source distinguishes; "wet" is under water): ``pla`` and ``abs``
+dry 1.5, wet 0.9; ``steel`` and ``glass`` 1.0, 0.6; ``rock`` 0.8, 0.6. PLA's is measured (a silicone on a
+PLA plate), steel's and rock's are handbook values for rubber, ABS and glass are taken as PLA and steel,
+and wet is 0.6 x dry for the smooth materials (an assumption: no measurement of Ecoflex under water was
+found). The sources: ``docs/guide/objects.md``, "Friction on the limbs".
 """
 
 from __future__ import annotations
