@@ -13,7 +13,6 @@ from pccbullet.teleop.demo.hud import force_bar, hud_lines, status_line
 from pccbullet.teleop.devices.keyboard import KeyboardDevice, TerminalKeyboard
 from pccbullet.teleop.devices.keys import PRESS_KEYS, RATE_KEYS, key_table
 from pccbullet.teleop.mapping import OperatorMapping
-from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.urdf_gen.spec_loader import load_robot
 
@@ -67,8 +66,8 @@ def test_one_key_table_for_the_gui_and_the_terminal(capsys) -> None:
 def test_the_hud_tells_time_limb_command_force_link_faults_and_tip_error() -> None:
     assert force_bar(0.0, 3.0, 10) == "[..........]" and force_bar(1.5, 3.0, 10) == "[#####.....]"
     assert force_bar(9.0, 3.0, 4) == "[####]" and force_bar(float("nan"), 0.0, 2) == "[..]"
-    with MmtSession(MmtConfig(sections=3)) as s:
-        from pccbullet.teleop.demo.run import scripted_operator
+    with MmtSession(load_robot("ursula", sections=3)) as s:
+        from pccbullet.teleop.demo.script import scripted_operator
 
         s.run(scripted_operator(), 2.5)
         lines, line = hud_lines(s), status_line(s)

@@ -21,7 +21,7 @@ from pccbullet.teleop.demo.flood import (
     junk_packets,
     sched_stat,
 )
-from pccbullet.teleop.demo.run import scripted_operator
+from pccbullet.teleop.demo.script import scripted_operator
 from pccbullet.teleop.udp.bridge import UdpBridge
 from pccbullet.teleop.udp.client import UdpBridgeClient
 

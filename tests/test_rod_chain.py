@@ -759,7 +759,7 @@ def test_the_teleoperation_slave_runs_on_rod_limbs() -> None:
     from pccbullet.teleop.mmt.config import MmtConfig
 
     spec = load_robot("ursula", sections=3)
-    slave = slave_module.Slave(spec, MmtConfig(sections=3))
+    slave = slave_module.Slave(spec, MmtConfig())
     try:
         assert slave.world.chain == "rod"
         command = {n: [PccConfig(0.6, 0.4, s.length) for s in spec.limb(n).segments] for n, _ in slave.shape}
