@@ -51,7 +51,7 @@ def main() -> int:
             start = time.monotonic()
             try:
                 fn()
-            except Exception as exc:  # noqa: BLE001  (report every failing check, then fail)
+            except Exception as exc:  # report every failing check, then fail
                 failed += 1
                 print(f"FAILED {name}: {exc}", flush=True)
             else:

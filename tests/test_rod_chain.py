@@ -539,7 +539,7 @@ def test_the_shear_makes_the_error_shrink_with_n(monkeypatch: pytest.MonkeyPatch
 
     original = dynamics.CompliantLimb.__init__
 
-    def unsheared(self, robot, limb, medium_, *, shear=True, **options):  # noqa: ANN001, ANN202, ARG001
+    def unsheared(self, robot, limb, medium_, *, shear=True, **options):
         original(self, robot, limb, medium_, shear=False, **options)
 
     monkeypatch.setattr(dynamics.CompliantLimb, "__init__", unsheared)

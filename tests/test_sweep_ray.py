@@ -108,7 +108,7 @@ def cluster() -> Iterator[tuple[str, set[tuple[str, int]], dict[str, str]]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")} | auth
     auth["RAY_TMPDIR"] = tmp  # Ray's address file goes there, not to the machine-wide /tmp/ray
     env |= {name: value}
-    log = open(os.path.join(tmp, "start.log"), "w+")  # noqa: SIM115 -- closed below
+    log = open(os.path.join(tmp, "start.log"), "w+")  # closed below
     bindir = Path(sys.executable).parent
     head = subprocess.Popen([str(bindir / args[0]), *args[1:]], cwd=tmp, env=env, stdout=log, stderr=log)
     try:
