@@ -70,6 +70,7 @@ def main() -> int:
             ]
             assert not missing, f"not in the wheel: {missing}"
             assert "pccbullet/__init__.py" in names and "pccbullet/py.typed" in names
+            assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "no LICENSE in the wheel"
 
         def pip_show_lists_only_the_package() -> None:
             files = run([str(py), "-m", "pip", "show", "-f", "pccbullet"], cwd=work).stdout
@@ -126,7 +127,10 @@ def main() -> int:
             for f in ("summary.json", "demo.gif", "camera_tip.png", "tips.png", "metrics.png"):
                 assert (work / "d" / f).stat().st_size > 0, f
 
-        check("the wheel holds every module and asset, nothing outside pccbullet/", wheel_holds_every_module)
+        check(
+            "the wheel holds every module and asset and the LICENSE, nothing outside pccbullet/",
+            wheel_holds_every_module,
+        )
         check(
             "pip show -f lists only pccbullet/, its metadata and the console script",
             pip_show_lists_only_the_package,
