@@ -1,13 +1,41 @@
-"""The release's paperwork agrees with itself: the MIT licence is declared and shipped."""
+"""The release's paperwork agrees with itself: the version is written once (``pccbullet.__version__``, which
+the package metadata reads) and the MIT licence is declared and shipped."""
 
 from __future__ import annotations
 
+import re
 import tomllib
-from importlib.metadata import metadata
+from importlib.metadata import metadata, version
 from pathlib import Path
+
+import layout
+
+import pccbullet
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_the_installed_metadata_carries_the_package_version() -> None:
+    # an editable install's metadata is written when it is installed
+    hint = "the metadata is older than api/__init__.py: pip install -e . --no-deps"
+    assert version("pccbullet") == pccbullet.__version__, hint
+
+
+def test_the_version_literal_is_written_once() -> None:
+    project = PYPROJECT["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "pccbullet.__version__"}
+    packaging = [ROOT / "pyproject.toml", ROOT / "setup.py", *(ROOT / ".ci").iterdir()]
+    packaging += layout.source_files((".py", ".toml"))
+    literal = re.compile(rf"(?<![\w.]){re.escape(pccbullet.__version__)}(?![\w.])")
+    holders = [
+        path.relative_to(ROOT).as_posix()
+        for path in packaging
+        if path.is_file()
+        for _ in literal.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert holders == ["api/__init__.py"]
 
 
 def test_the_licence_is_mit_and_ships_with_the_package() -> None:
