@@ -1,5 +1,6 @@
 """The release's paperwork agrees with itself: the version is written once (``pccbullet.__version__``, which
-the package metadata reads) and the MIT licence is declared and shipped."""
+the package metadata reads), the MIT licence is declared and shipped, and the changelog has an entry for the
+version."""
 
 from __future__ import annotations
 
@@ -47,3 +48,9 @@ def test_the_licence_is_mit_and_ships_with_the_package() -> None:
     meta = metadata("pccbullet")
     assert meta["License-Expression"] == "MIT"
     assert meta.get_all("License-File") == ["LICENSE"]
+
+
+def test_the_changelog_has_an_entry_for_the_version() -> None:
+    headings = re.findall(r"^## \[([^\]]+)\]", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    assert headings[0] == "Unreleased"
+    assert pccbullet.__version__ in headings
