@@ -105,6 +105,7 @@ def test_robots_and_version(capsys) -> None:
     assert capsys.readouterr().out.strip() == f"pccbullet {__version__}"
 
 
+@pytest.mark.slow
 def test_headless_demo_writes_its_files(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("DISPLAY", raising=False)
     assert main(["demo", "--out", str(tmp_path), "--duration", "0.5"]) == 0
@@ -174,6 +175,7 @@ def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:
         run_demo(tmp_path, device="joystick")
 
 
+@pytest.mark.slow
 def test_demo_with_the_terminal_keyboard_moves_the_selected_limb(tmp_path, monkeypatch) -> None:
     """Keys typed into stdin (here a pipe) drive the master replica in real time."""
     import os
@@ -201,6 +203,7 @@ def test_demo_with_the_terminal_keyboard_moves_the_selected_limb(tmp_path, monke
     assert all(moved["final_tip_positions_m"][k] == still["final_tip_positions_m"][k] for k in others)
 
 
+@pytest.mark.slow
 def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> None:
     import socket
     import threading

@@ -63,6 +63,7 @@ def test_one_key_table_for_the_gui_and_the_terminal(capsys) -> None:
     assert sample.held == {"bend+"} and sample.pressed == ("select:palpation",)
 
 
+@pytest.mark.slow
 def test_the_hud_tells_time_limb_command_force_link_faults_and_tip_error() -> None:
     assert force_bar(0.0, 3.0, 10) == "[..........]" and force_bar(1.5, 3.0, 10) == "[#####.....]"
     assert force_bar(9.0, 3.0, 4) == "[####]" and force_bar(float("nan"), 0.0, 2) == "[..]"
@@ -81,6 +82,7 @@ def test_the_hud_tells_time_limb_command_force_link_faults_and_tip_error() -> No
     assert "| robot ok |" in line and "tip err" in line and "FAULT" not in line
 
 
+@pytest.mark.slow
 def test_an_interactive_session_runs_until_the_operator_quits(tmp_path, monkeypatch) -> None:
     """No duration: a terminal session ends on ``x`` (here typed at once), writes its outputs and says
     it was not interrupted."""

@@ -1,9 +1,10 @@
 """The release's paperwork agrees with itself: the version is written once (``pccbullet.__version__``, which
-the package metadata reads), the MIT licence is declared and shipped, and the changelog has an entry for the
-version."""
+the package metadata reads), the MIT licence is declared and shipped, the changelog has an entry for the
+version, and the ``slow`` marker that splits the suite into a quick tier and the rest is registered and in use."""
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from importlib.metadata import metadata, version
@@ -15,6 +16,8 @@ import pccbullet
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+# The slow tests when the marks were set (a parametrized test counts once): a mark taken off lowers it on purpose.
+MIN_SLOW = 42
 
 
 def test_the_installed_metadata_carries_the_package_version() -> None:
@@ -54,3 +57,36 @@ def test_the_changelog_has_an_entry_for_the_version() -> None:
     headings = re.findall(r"^## \[([^\]]+)\]", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
     assert headings[0] == "Unreleased"
     assert pccbullet.__version__ in headings
+
+
+def _slow_tests() -> list[str]:
+    """The test functions the ``slow`` marker reaches: every test of a module whose ``pytestmark`` names it,
+    and each test decorated with it (a parametrized test counts once)."""
+
+    def names_slow(node: ast.AST) -> bool:
+        return "pytest.mark.slow" in ast.unparse(node)
+
+    found = []
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        whole = any(
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets)
+            and names_slow(node.value)
+            for node in tree.body
+        )
+        found += [
+            f"{path.name}::{node.name}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name.startswith("test")
+            and (whole or any(names_slow(d) for d in node.decorator_list))
+        ]
+    return found
+
+
+def test_the_slow_marker_is_registered_strict_and_used() -> None:
+    config = PYPROJECT["tool"]["pytest"]["ini_options"]
+    assert "--strict-markers" in config["addopts"].split()
+    assert any(line.startswith("slow:") for line in config["markers"])
+    assert len(_slow_tests()) >= MIN_SLOW

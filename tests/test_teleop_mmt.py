@@ -79,6 +79,7 @@ def test_the_slave_is_the_dynamic_squid_and_sags_as_the_dynamic_mode_alone() -> 
     slave.close()
 
 
+@pytest.mark.slow
 def test_the_slave_force_comes_from_contact(demo_session) -> None:
     s, _, m, *_ = demo_session
     f = np.linalg.norm(s.log["f_s"], axis=1)
@@ -92,6 +93,7 @@ def test_the_slave_force_comes_from_contact(demo_session) -> None:
     assert raw is not None and np.linalg.norm(raw) > 0.0
 
 
+@pytest.mark.slow
 def test_force_agreement_and_bound_in_steady_contact(demo_session) -> None:
     """Issue 15 item 3: once the rock is located, over the last second of steady contact the operator's
     force and the slave's measured force agree to 0.3 N; the slave never exceeds 1.2 x the 3 N peak."""
@@ -105,6 +107,7 @@ def test_force_agreement_and_bound_in_steady_contact(demo_session) -> None:
     assert m["max_force_n"] <= s.haptics.params.peak_force
 
 
+@pytest.mark.slow
 def test_the_master_predicts_the_sag(demo_session) -> None:
     """The master's model includes the Newton-Euler sag: in free water (first second, before any
     command) its tip follows the slave's far closer than the commanded (straight) shape would."""
@@ -117,6 +120,7 @@ def test_the_master_predicts_the_sag(demo_session) -> None:
     assert err_command > 0.25 and err_model < 0.5 * err_command
 
 
+@pytest.mark.slow
 def test_the_scripted_session_grasps_the_bar_lifts_it_and_holds_it(demo_session) -> None:
     """Issue 27 item 3: the grasper coils round the bar on its posts (the grasp closed at 0.5 s), lifts it
     (from 6 s) and holds it to the end: it rises 10 cm or more above where it was placed and stays held
@@ -134,6 +138,7 @@ def test_the_scripted_session_grasps_the_bar_lifts_it_and_holds_it(demo_session)
     assert s.tendon_report()["objects"]["bar"]["held"] is True  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_the_masters_model_shows_the_bar_where_the_robot_reports_it(demo_session) -> None:
     """The state reports carry the free bar's pose (14 bytes: a report of 118 bytes with the grasper's
     tendons): at the end of the session, with the bar held still, the master's model shows it within
@@ -150,6 +155,7 @@ def test_the_masters_model_shows_the_bar_where_the_robot_reports_it(demo_session
     np.testing.assert_allclose(posts, [o.position for o in s.cfg.objects[1:]], atol=1e-9)
 
 
+@pytest.mark.slow
 def test_session_runs_with_the_objects_alive_at_its_start_out_of_the_collectors_scans(demo_session) -> None:
     frozen = demo_session[3]
     assert len(frozen) == 3 and min(frozen) > 1000

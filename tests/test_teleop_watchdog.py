@@ -131,6 +131,7 @@ def test_after_a_stall_the_margin_widens_within_the_ceiling_and_comes_back_to_th
     assert arrivals[back] - arrivals[30] < 6.0 and max(timeouts[back:]) < FLOOR + 0.005
 
 
+@pytest.mark.slow
 def test_a_silent_robot_is_lost_within_an_interval_plus_the_delay_and_the_force_fades_out_and_back() -> None:
     """The robot's reports stop at 16 s (in contact) and flow again at 18 s: the master declares it lost
     within one report interval, the link delay and the tolerance, the force fades to 0 within the ramp
@@ -159,6 +160,7 @@ def test_a_silent_robot_is_lost_within_an_interval_plus_the_delay_and_the_force_
     assert f[t > loss["back_s"] + ramp].max() > 0.05  # back
 
 
+@pytest.mark.slow
 def test_a_slow_robot_keeps_the_force_and_the_hud_and_summary_say_slow() -> None:
     """The robot's reports leave every 0.5 s carrying its clock at 0.4x the master's (a robot at 0.4x real
     time, in lockstep): one loss at the first long interval, none after; the operator feels the contact
