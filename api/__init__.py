@@ -25,6 +25,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+# The version is written here only: the package metadata reads it (pyproject.toml, [tool.setuptools.dynamic]).
 __version__ = "0.1.0"
 
 # public name -> its home module (the one place each name is listed)

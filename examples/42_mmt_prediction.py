@@ -15,15 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
-from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
+from pccbullet.teleop.demo.script import SESSION_S, scripted_operator
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 
 def session_errors(predict: bool) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
     """Times (s), palpation tip distance master - slave (m) per tick, and the metrics."""
-    with MmtSession(MmtConfig(predict=predict)) as s:
-        s.run(scripted_operator(), DEFAULT_DURATION_S)
+    with MmtSession(load_robot("ursula"), MmtConfig(predict=predict)) as s:
+        s.run(scripted_operator(), SESSION_S)
         lg = s.log
         return lg["t"], np.linalg.norm(lg["tip_m"] - lg["tip_s"], axis=1), s.metrics()
 

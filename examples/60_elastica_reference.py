@@ -70,12 +70,12 @@ class _Loads(ea.NoForces):
         x = min(max(time / RAMP_S, 0.0), 1.0)
         return x * x * (3.0 - 2.0 * x)
 
-    def apply_forces(self, system, time: float = 0.0) -> None:  # noqa: ANN001
+    def apply_forces(self, system, time: float = 0.0) -> None:
         s = self._scale(time)
         system.external_forces += np.outer(s * self.g_net, system.mass)
         system.external_forces[:, -1] += s * self.f_payload
 
-    def apply_torques(self, system, time: float = 0.0) -> None:  # noqa: ANN001
+    def apply_torques(self, system, time: float = 0.0) -> None:
         d3 = system.director_collection[2, :, -1]  # tip tangent in the world frame
         couple = np.cross(self.offset * d3, self._scale(time) * self.f_payload)
         system.external_torques[:, -1] += system.director_collection[:, :, -1] @ couple  # material frame

@@ -58,7 +58,7 @@ def chain_tip(n: int, medium: str, shear: bool = False, chain: str = "rrp") -> n
         return new
 
 
-def rod_tip(n: int, medium: str, shear: bool = False) -> np.ndarray:  # noqa: ARG001 -- its own shear
+def rod_tip(n: int, medium: str, shear: bool = False) -> np.ndarray:  # shear unused: the rod has its own
     return chain_tip(n, medium, chain="rod")
 
 

@@ -83,7 +83,7 @@ except ImportError as exc:  # pragma: no cover - optional extra
     raise SystemExit('PyElastica is missing: pip install -e ".[reference]"') from exc
 
 
-def _example(name: str):  # noqa: ANN202
+def _example(name: str):
     """A sibling example script as a module (their names start with digits)."""
     spec = importlib.util.spec_from_file_location(
         name.replace(".py", "").replace("_", ""), Path(__file__).parent / name
@@ -149,14 +149,14 @@ class _Loads(EX60._Loads):
     """Example 60's loads (net weight of the nodes, the camera's weight and couple, the same ramp) with the
     weight in any direction and a dead tip torque."""
 
-    def __init__(self, g_net, f_payload, offset: float, torque) -> None:  # noqa: ANN001
+    def __init__(self, g_net, f_payload, offset: float, torque) -> None:
         ea.NoForces.__init__(self)
         self.g_net = np.asarray(g_net, dtype=float)
         self.f_payload = np.asarray(f_payload, dtype=float)
         self.offset = offset
         self.torque = np.asarray(torque, dtype=float)
 
-    def apply_torques(self, system, time: float = 0.0) -> None:  # noqa: ANN001
+    def apply_torques(self, system, time: float = 0.0) -> None:
         s = self._scale(time)
         d3 = system.director_collection[2, :, -1]
         couple = np.cross(self.offset * d3, s * self.f_payload) + s * self.torque  # clamp frame
@@ -164,10 +164,10 @@ class _Loads(EX60._Loads):
 
 
 class _Recorder(ea.CallBackBaseClass):
-    def __init__(self, every: int, out: list) -> None:  # noqa: ANN001
+    def __init__(self, every: int, out: list) -> None:
         self.every, self.out = every, out
 
-    def make_callback(self, system, time: float, current_step: int) -> None:  # noqa: ANN001
+    def make_callback(self, system, time: float, current_step: int) -> None:
         if current_step % self.every == 0:
             self.out.append((float(time), *system.position_collection[:, -1]))
 
@@ -176,7 +176,7 @@ class _Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.Damping, ea.C
     pass
 
 
-def _rod(case: Case, n: int):  # noqa: ANN202
+def _rod(case: Case, n: int):
     """The rod in its rest shape in the clamp frame; returns (rod, limb spec)."""
     limb = load_robot("ursula").limb(LIMB)
     seg, mat = limb.segments[0], limb.material
@@ -198,7 +198,7 @@ def _rod(case: Case, n: int):  # noqa: ANN202
     return rod, limb
 
 
-def tip_frames(rod) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+def tip_frames(rod) -> tuple[np.ndarray, np.ndarray]:
     """(tip frame, last element frame), rotation matrices with columns d1 d2 d3: the tip frame turns the
     last element's on by half its length with the last Voronoi rotation."""
     Q = rod.director_collection
@@ -209,7 +209,7 @@ def tip_frames(rod) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
     return R_last @ Rotation.from_rotvec(frac * turn).as_matrix(), R_last
 
 
-def _dt(n: int, limb) -> float:  # noqa: ANN001
+def _dt(n: int, limb) -> float:
     mat = limb.material
     return EX60.DT_FACTOR * (limb.segments[0].length / n) / math.sqrt(mat.youngs_modulus / mat.density)
 

@@ -167,7 +167,7 @@ def reference(data: dict, setup: Setup, implementation: str = "chain") -> dict[s
     return out
 
 
-def _camera_only(n: int, damping_ratio: float):  # noqa: ANN202
+def _camera_only(n: int, damping_ratio: float):
     spec = load_robot("ursula", sections=n)
     limb = spec.limb(LIMB)
     limb = dataclasses.replace(limb, material=dataclasses.replace(limb.material, damping_ratio=damping_ratio))

@@ -103,7 +103,7 @@ def _robot(n: int, kind: str, medium: str, zeta: float, gravity: bool, rest: lis
     return balls(robot, rest) if kind == "ball" else robot
 
 
-def mujoco_static(n: int, kind: str, medium: str, rest: list[PccConfig], torque: float = 0.0):  # noqa: ANN201
+def mujoco_static(n: int, kind: str, medium: str, rest: list[PccConfig], torque: float = 0.0):
     """Settled tip position (limb base frame) and frame (PCC labelling) in MuJoCo: gravity, or a tip torque
     about the tip tangent (N m) ramped in without gravity."""
     robot = _robot(n, kind, medium, 1.0, not torque, rest)

@@ -57,9 +57,9 @@ def main() -> None:
         p.stepSimulation(physicsClientId=cid)
         if k + 1 in (2000, 3000, steps):
             tip = flange_tip(kuka, camera.tip_pose("camera"), cid)
-            print(f"t = {t + 1e-3:4.1f} s: tip in the flange frame {np.round(tip, 4)} m")  # noqa: T201
+            print(f"t = {t + 1e-3:4.1f} s: tip in the flange frame {np.round(tip, 4)} m")
     joints = camera.limb_joints("camera").n_dof
-    print(f"apply(): {spent / steps * 1e6:.0f} us a step (one limb, {joints} joints)")  # noqa: T201
+    print(f"apply(): {spent / steps * 1e6:.0f} us a step (one limb, {joints} joints)")
     camera.detach()
     p.disconnect(cid)
 

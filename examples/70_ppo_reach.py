@@ -23,14 +23,14 @@ import gymnasium as gym
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from stable_baselines3 import PPO  # noqa: E402
-from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
-from stable_baselines3.common.vec_env import VecNormalize  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from stable_baselines3 import PPO
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import VecNormalize
 
-import pccbullet.sim.rl  # noqa: E402 -- registers the ids
+import pccbullet.sim.rl  # registers the ids
 
 N_STEPS = 256  # steps per environment and rollout
 

@@ -23,7 +23,7 @@ import pccbullet as pcb
 from pccbullet.urdf_gen.spec_loader import load_robot
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from test_tendons import kirchhoff_tip, quick_limb  # noqa: E402  (the tests' reference, one copy)
+from test_tendons import kirchhoff_tip, quick_limb  # the tests' reference, one copy
 
 CASES = [
     ("camera", (1.0, 0.0, 0.0, 0.0)),

@@ -17,11 +17,11 @@ from scipy.spatial.transform import Rotation
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from eb_cantilever import TaperedCantilever  # noqa: E402
+from eb_cantilever import TaperedCantilever
 
-from pccbullet.sim.medium import AIR, WATER, Medium  # noqa: E402
-from pccbullet.urdf_gen.pcc import rot_z  # noqa: E402
-from pccbullet.urdf_gen.spec_loader import load_robot  # noqa: E402
+from pccbullet.sim.medium import AIR, WATER, Medium
+from pccbullet.urdf_gen.pcc import rot_z
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 LIMB = "camera"
 ELEMENTS = (50, 100, 200)
@@ -50,7 +50,7 @@ def beam(
     )  # fmt: skip
 
 
-def richardson(values: list) -> dict[str, object]:  # noqa: ANN001
+def richardson(values: list) -> dict[str, object]:
     """Richardson limit of a quantity from n, 2n, 4n (arrays of one shape) with the
     observed order ``log2(|v1 - v0| / |v2 - v1|)`` (clipped to 2 outside 0.5..4, like example 60)."""
     v = [np.asarray(x, dtype=float) for x in values]
@@ -66,7 +66,7 @@ def richardson(values: list) -> dict[str, object]:  # noqa: ANN001
     }
 
 
-def frame_limit(frames: list) -> dict[str, object]:  # noqa: ANN001
+def frame_limit(frames: list) -> dict[str, object]:
     """Richardson limit of rotations: rotation vectors relative to the finest frame."""
     R2 = np.asarray(frames[-1])
     vecs = [Rotation.from_matrix(R2.T @ np.asarray(R)).as_rotvec() for R in frames]

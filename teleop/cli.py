@@ -37,13 +37,13 @@ from pccbullet.sim.export.register import register_export
 from pccbullet.sim.mjcf.cli import register_mjcf
 from pccbullet.sim.views.web.cli import add_web_args, start_web_view
 from pccbullet.teleop.channel import LINKS
+from pccbullet.teleop.demo.script import SESSION_S
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.interrupts import ctrl_c_guarded
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
-SCRIPTED_DEMO_S = 20.0  # s, the scripted session (teleop.demo.run.DEFAULT_DURATION_S: slow to import)
 DEMO_DRIVES = ("mixed", "joints", "tendons")  # teleop.demo.scene.DRIVES (slow to import)
 MAX_FLOOD = 100_000_000  # junk datagrams of bench --demo --flood at most
 
@@ -137,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
         "--duration",
         type=real(0.0, MAX_DEMO_S, lo_open=True),
         default=None,
-        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default: {SCRIPTED_DEMO_S:g} for the scripted "
+        help=f"simulated seconds, in (0, {MAX_DEMO_S:g}] (default: {SESSION_S:g} for the scripted "
         "operator; with any other device the session runs until you quit: x or Ctrl-C)",
     )
     d.add_argument(
@@ -325,11 +325,10 @@ def _bench(args: argparse.Namespace) -> int:
         raise UsageError("argument --flood: a flood run has no web view; allowed: --view none with --flood")
     if args.demo:
         from pccbullet.teleop.demo.bench import bench_demo, format_demo
-        from pccbullet.teleop.demo.run import DEFAULT_DURATION_S
 
         sections = 10 if args.sections is None else args.sections[0]
         view = start_web_view(args)
-        seconds = args.seconds or DEFAULT_DURATION_S
+        seconds = args.seconds or SESSION_S
         demo = bench_demo(seconds, sections, flood_n=args.flood, priority=not args.normal_priority, view=view)
         print(json.dumps(demo, indent=2) if args.json else format_demo(demo))
         return 0

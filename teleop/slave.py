@@ -26,13 +26,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.objects.environment import add_seabed, add_sphere, contact_forces
+from pccbullet.sim.objects.environment import contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.ik import clamp_config
-from pccbullet.teleop.mmt.config import MmtConfig
-from pccbullet.teleop.mmt.objects import is_free, place_objects
+from pccbullet.teleop.mmt.config import CONTACT_FORCE_N, MmtConfig
+from pccbullet.teleop.mmt.objects import add_environment, is_free, place_objects
 from pccbullet.teleop.mmt.packets import (
     CMD_HEADER,
     CMD_VERSION,
@@ -49,14 +48,13 @@ from pccbullet.teleop.mmt.packets import (
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.pcc_fit import pcc_from_points
-from pccbullet.urdf_gen.specs import LimbSpec, Payload, RobotSpec
+from pccbullet.urdf_gen.specs import RobotSpec
 
 if TYPE_CHECKING:
     from pccbullet.sim.limb.tendons import TendonDrive
 
 SETTLED_RATE = 0.05  # rad/s or m/s: a limb whose joints are all slower than this is settled
 SENSOR_CUTOFF_HZ = 30.0  # low-pass of the slave's force sensor (a strain-gauge sensor's bandwidth)
-CONTACT_FORCE_N = 0.02  # |F| above which the slave reports contact (N)
 SHAPE_LOOP_TICKS = 20  # ticks between the tendon-driven limbs' shape-loop steps (50 Hz)
 GRIP_TENSION_N = 8.0  # N, a closed grasp's pull on its distal segment (80 % of the grasper's 10 N stall)
 
@@ -73,21 +71,6 @@ def grip_tensions(drive: TendonDrive, configs: list[PccConfig]) -> np.ndarray:
     side = sum(c.plane for c in configs[: distal + 1]) + (math.pi if configs[distal].bend < 0 else 0.0)
     angles = np.array([t.angle for t in drive.specs if t.anchor_segment == distal])
     return GRIP_TENSION_N * np.clip(np.cos(angles - side), 0.0, None)
-
-
-def add_environment(
-    world: World, rock: tuple[float, float, float], radius: float, seabed_z: float
-) -> tuple[int, int]:
-    """A seabed plane at ``seabed_z`` (m) and a rock sphere; returns their body ids."""
-    return add_seabed(world, seabed_z, half_extent=2.0), add_sphere(world, rock, radius)
-
-
-def sensor_limb(spec: RobotSpec, name: str) -> tuple[LimbSpec, Payload]:
-    """Limb ``name`` of ``spec`` (the haptic limb) and its force sensor payload, which it must carry."""
-    limb = spec.limb(name)
-    if limb.payload is None or limb.payload.kind != "force_sensor":
-        raise ConfigurationError(f"haptic limb '{limb.name}' carries no force sensor payload")
-    return limb, limb.payload
 
 
 class Slave:
@@ -119,7 +102,7 @@ class Slave:
         self.force = np.zeros(3)  # low-passed sensor force on the haptic limb, world frame (N)
         self.reflex = False
         self.reflex_ticks = 0
-        limb, sensor = sensor_limb(spec, cfg.haptic_limb)
+        limb, sensor = cfg.sensor_limb(spec)
         self._sensor_body, self._sensor_link = self.robot._links[sensor.frame]
         self._r_tip = limb.segments[-1].radius_tip
         self._rock_sum = np.zeros(3)

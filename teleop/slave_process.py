@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,10 @@ from pccbullet.core.errors import ConfigurationError, SimulationDivergedError
 from pccbullet.sim.loop import wait_until
 from pccbullet.teleop.mmt.video import camera_frame, encode_frame, video_plan
 from pccbullet.teleop.realtime import RT_PRIORITY
+
+if TYPE_CHECKING:
+    from pccbullet.teleop.mmt.config import MmtConfig
+    from pccbullet.urdf_gen.specs import RobotSpec
 
 OBSERVE_EVERY = 20  # ticks between two observer samples (50 Hz)
 POSE_EVERY = 100  # ticks between two recorded limb poses (10 Hz)
@@ -45,7 +49,12 @@ ROBOT_RT_PRIORITY = RT_PRIORITY - 10  # the robot's loop, when real-time: below 
 
 
 def _slave_main(
-    robot: str, cfg: Any, conn: Any, events: tuple[Any, Any, Any], record_poses: bool, spin_window: float
+    spec: RobotSpec,
+    cfg: MmtConfig,
+    conn: Any,
+    events: tuple[Any, Any, Any],
+    record_poses: bool,
+    spin_window: float,
 ) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the master ends the session and stops us
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -53,9 +62,8 @@ def _slave_main(
     go, stop, priority = events
     from pccbullet.teleop.realtime import realtime_priority
     from pccbullet.teleop.slave import Slave
-    from pccbullet.urdf_gen.spec_loader import load_robot
 
-    slave = Slave(load_robot(robot, sections=cfg.sections), cfg)
+    slave = Slave(spec, cfg)
     failed = False
     try:
         conn.send(("ready", None))
@@ -142,14 +150,15 @@ class SlaveProcess:
     """The slave in its own process, with the interface :class:`pccbullet.teleop.mmt.session.MmtSession` uses.
 
     Args:
-        robot: bundled name or TOML path (the slave loads it itself). cfg: the session's config.
+        spec: the robot, as the master read it: pickled to the process with ``cfg``, the session's config
+            (the process reads no file).
         record_poses: send the limbs' joint vectors at 10 Hz (:attr:`poses`).
         spin_window: the part of each wait of the robot's loop spun, not slept (s; ``None``:
             :data:`ROBOT_SPIN_S`).
     """
 
     def __init__(
-        self, robot: str, cfg: Any, *, record_poses: bool = False, spin_window: float | None = None
+        self, spec: RobotSpec, cfg: MmtConfig, *, record_poses: bool = False, spin_window: float | None = None
     ) -> None:
         ctx = mp.get_context("spawn")
         spin = ROBOT_SPIN_S if spin_window is None else spin_window
@@ -158,7 +167,7 @@ class SlaveProcess:
         self._priority = ctx.Value("b", 0)
         self._process = ctx.Process(
             target=_slave_main,
-            args=(robot, cfg, child, (self._go, self._stop, self._priority), record_poses, spin),
+            args=(spec, cfg, child, (self._go, self._stop, self._priority), record_poses, spin),
             daemon=True,
         )
         self._process.start()

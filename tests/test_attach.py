@@ -73,7 +73,7 @@ def _tip_in_base(attached) -> np.ndarray:
 MOUNT = Rotation.from_euler("xyz", load_robot("ursula").limb(CAMERA).mount_rpy).as_quat().tolist()
 
 
-@pytest.mark.parametrize("limb", ["camera", "grasper"])
+@pytest.mark.parametrize("limb", [pytest.param("camera", marks=pytest.mark.slow), "grasper"])
 def test_moving_base_kernels_match_pybullets_forward_dynamics(client, tmp_path, limb: str) -> None:
     """A limb with a floating base, spinning and moving, random joint state and torques: PyBullet's joint
     accelerations after one step are ``M^-1 (tau - h)`` with ``h`` on the moving base, to 1e-9 of their size
@@ -129,7 +129,7 @@ def test_moving_base_kernels_match_pybullets_forward_dynamics(client, tmp_path, 
         )
 
 
-@pytest.mark.parametrize("dt", [1e-3, 1 / 240])
+@pytest.mark.parametrize("dt", [pytest.param(1e-3, marks=pytest.mark.slow), 1 / 240])
 def test_a_limb_on_a_still_body_sags_as_in_a_world(client, dt: float) -> None:
     """The camera tentacle on a box of the user's (held by a constraint), the URSULA mount's orientation,
     critical damping: its settled tip in its base frame within 1 mm of a World's (measured 0.005 mm at 1 ms,
@@ -147,6 +147,7 @@ def test_a_limb_on_a_still_body_sags_as_in_a_world(client, dt: float) -> None:
     assert pb.getNumBodies(physicsClientId=client) == 1
 
 
+@pytest.mark.slow
 def test_a_limb_on_an_accelerating_cart_bends_as_under_the_gravity_it_feels(client) -> None:
     """A 20 kg cart on a rail along world y, its velocity motor accelerating it at 1.5 m/s^2 for 15 s (22.5
     m/s; air without drag): the camera tentacle settles in its base frame as in a World with gravity ``g -
@@ -209,6 +210,7 @@ def _mujoco_turntable_tip(spec, T_link_base: np.ndarray, omega, seconds: float) 
     return np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]]) @ tip
 
 
+@pytest.mark.slow
 def test_a_limb_on_a_turntable_swings_out_as_in_mujoco(client) -> None:
     """The camera tentacle hanging from a turntable arm at 0.3 m, the table spun up to 2 rad/s over 2 s
     (vacuum: no drag): it swings out 79.7 mm and settles, stable, where the MJCF export settles in MuJoCo on
@@ -246,6 +248,7 @@ def test_a_limb_on_a_turntable_swings_out_as_in_mujoco(client) -> None:
     assert reference[1] == pytest.approx(-0.76e-3, abs=0.1e-3)
 
 
+@pytest.mark.slow
 def test_a_whole_robot_on_a_box_holds_its_limbs_as_in_a_world(client) -> None:
     """URSULA (N = 3, critical damping, air) welded by its head to a box of the user's: every limb's tip in its
     base frame within 1 mm of a World's (measured 0.003-0.019 mm; 0.003-0.03 mm at N = 5)."""

@@ -105,6 +105,7 @@ def test_robots_and_version(capsys) -> None:
     assert capsys.readouterr().out.strip() == f"pccbullet {__version__}"
 
 
+@pytest.mark.slow
 def test_headless_demo_writes_its_files(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("DISPLAY", raising=False)
     assert main(["demo", "--out", str(tmp_path), "--duration", "0.5"]) == 0
@@ -127,17 +128,17 @@ def test_headless_demo_writes_its_files(tmp_path, capsys, monkeypatch) -> None:
 def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
     """The headless demo renders its GIF after the run from poses recorded in the loop: a recorded pose,
     shown again after the limbs, the rock and the bar moved on, gives the live frame pixel for pixel."""
-    from dataclasses import replace
 
     import numpy as np
 
     from pccbullet.sim.bullet import pb
     from pccbullet.teleop.demo.outputs import render_view, scene_pose, show_scene
-    from pccbullet.teleop.demo.run import scripted_operator
     from pccbullet.teleop.demo.scene import demo_config
+    from pccbullet.teleop.demo.script import scripted_operator
     from pccbullet.teleop.mmt.session import MmtSession
+    from pccbullet.urdf_gen.spec_loader import load_robot
 
-    with MmtSession(replace(demo_config("acoustic", "mixed"), sections=3)) as s:
+    with MmtSession(load_robot("ursula", sections=3), demo_config("acoustic", "mixed")) as s:
         proj = pb.computeProjectionMatrixFOV(60, 4 / 3, 0.01, 5.0)
         view = pb.computeViewMatrix([1.3, -1.3, 0.5], [0.5, 0.0, -0.3], [0, 0, 1])
         operator = scripted_operator()
@@ -174,6 +175,7 @@ def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:
         run_demo(tmp_path, device="joystick")
 
 
+@pytest.mark.slow
 def test_demo_with_the_terminal_keyboard_moves_the_selected_limb(tmp_path, monkeypatch) -> None:
     """Keys typed into stdin (here a pipe) drive the master replica in real time."""
     import os
@@ -201,6 +203,7 @@ def test_demo_with_the_terminal_keyboard_moves_the_selected_limb(tmp_path, monke
     assert all(moved["final_tip_positions_m"][k] == still["final_tip_positions_m"][k] for k in others)
 
 
+@pytest.mark.slow
 def test_demo_with_the_udp_bridge_counts_the_packets(tmp_path, monkeypatch) -> None:
     import socket
     import threading
@@ -345,11 +348,13 @@ def test_bench_peer_mujoco_without_mujoco_says_so_before_running(capsys, monkeyp
     assert err[0].endswith("pip install 'pccbullet[mujoco]'")
 
 
-def test_the_demo_help_gives_the_scripted_sessions_length() -> None:
+def test_the_demo_help_gives_the_scripted_sessions_length(capsys: pytest.CaptureFixture[str]) -> None:
     """``pccbullet demo --help`` names the scripted session's real length (it said 14 s for a 15 s script)."""
-    from pccbullet.teleop.cli import DEMO_DRIVES, SCRIPTED_DEMO_S
-    from pccbullet.teleop.demo.run import DEFAULT_DURATION_S
+    from pccbullet.teleop.cli import DEMO_DRIVES
     from pccbullet.teleop.demo.scene import DRIVES
+    from pccbullet.teleop.demo.script import SESSION_S
 
-    assert SCRIPTED_DEMO_S == DEFAULT_DURATION_S
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    assert f"(default: {SESSION_S:g} for the scripted operator;" in " ".join(capsys.readouterr().out.split())
     assert DEMO_DRIVES == DRIVES

@@ -96,6 +96,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
 
 
+@pytest.mark.slow
 def test_verbose_logs_our_steps_only(tmp_path) -> None:
     quiet = _cli("urdf", "ursula", "--sections", "2", "--out", str(tmp_path / "a"))
     assert "pccbullet: wrote" not in quiet.stderr

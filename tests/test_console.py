@@ -13,7 +13,6 @@ from pccbullet.teleop.demo.hud import force_bar, hud_lines, status_line
 from pccbullet.teleop.devices.keyboard import KeyboardDevice, TerminalKeyboard
 from pccbullet.teleop.devices.keys import PRESS_KEYS, RATE_KEYS, key_table
 from pccbullet.teleop.mapping import OperatorMapping
-from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.urdf_gen.spec_loader import load_robot
 
@@ -64,11 +63,12 @@ def test_one_key_table_for_the_gui_and_the_terminal(capsys) -> None:
     assert sample.held == {"bend+"} and sample.pressed == ("select:palpation",)
 
 
+@pytest.mark.slow
 def test_the_hud_tells_time_limb_command_force_link_faults_and_tip_error() -> None:
     assert force_bar(0.0, 3.0, 10) == "[..........]" and force_bar(1.5, 3.0, 10) == "[#####.....]"
     assert force_bar(9.0, 3.0, 4) == "[####]" and force_bar(float("nan"), 0.0, 2) == "[..]"
-    with MmtSession(MmtConfig(sections=3)) as s:
-        from pccbullet.teleop.demo.run import scripted_operator
+    with MmtSession(load_robot("ursula", sections=3)) as s:
+        from pccbullet.teleop.demo.script import scripted_operator
 
         s.run(scripted_operator(), 2.5)
         lines, line = hud_lines(s), status_line(s)
@@ -82,6 +82,7 @@ def test_the_hud_tells_time_limb_command_force_link_faults_and_tip_error() -> No
     assert "| robot ok |" in line and "tip err" in line and "FAULT" not in line
 
 
+@pytest.mark.slow
 def test_an_interactive_session_runs_until_the_operator_quits(tmp_path, monkeypatch) -> None:
     """No duration: a terminal session ends on ``x`` (here typed at once), writes its outputs and says
     it was not interrupted."""

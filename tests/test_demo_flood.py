@@ -21,7 +21,7 @@ from pccbullet.teleop.demo.flood import (
     junk_packets,
     sched_stat,
 )
-from pccbullet.teleop.demo.run import scripted_operator
+from pccbullet.teleop.demo.script import scripted_operator
 from pccbullet.teleop.udp.bridge import UdpBridge
 from pccbullet.teleop.udp.client import UdpBridgeClient
 
@@ -108,6 +108,7 @@ def test_the_window_holds_the_ticks_and_poses_of_the_flood() -> None:
     assert flood_figures(rec, (200.0, 200.1), sent, 1e-3)["tick"]["p50_ms"] is None  # after the run
 
 
+@pytest.mark.slow
 def test_the_flood_bench_runs_the_real_session_with_the_operator_over_udp() -> None:
     """9 s of the real session (the robot in its own process), the operator's device over UDP from its own
     process, 20 000 junk datagrams at 8.2 s (the device streams the stylus from 8.02 s, when the script

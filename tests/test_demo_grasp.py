@@ -4,7 +4,6 @@ peak tensions in the summary, placed objects on both sides of the link (issue 27
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -115,9 +114,9 @@ def test_every_command_carries_the_grasp_bits() -> None:
 def test_the_grasp_key_reaches_the_tendon_driven_robot_which_holds_and_releases_its_grip() -> None:
     """In lockstep: ``g`` on the grasper closes its grasp, the next command carries it, the robot holds its
     distal set (TendonDrive.held) at the grip tension and reports it; ``grasp:open`` releases it."""
-    cfg = MmtConfig(downlink=LINK, uplink=LINK, drive="tendons", sections=3)
+    cfg = MmtConfig(downlink=LINK, uplink=LINK, drive="tendons")
     device = ScriptedDevice(presses=[(0.0, "select:grasper"), (0.05, "grasp"), (1.05, "grasp:open")])
-    with MmtSession(cfg) as s:
+    with MmtSession(load_robot("ursula", sections=3), cfg) as s:
         drive = s.slave.robot.compliant["grasper"].tendons
         s.run(device, 0.9)
         assert s.mapping.grips == 0b0001 and drive.held == (1,)
@@ -154,9 +153,9 @@ def test_a_closed_grasp_pulls_towards_the_distal_segments_commanded_plane() -> N
 
 
 def test_with_joints_the_grasp_key_does_nothing_and_the_hud_says_why() -> None:
-    cfg = MmtConfig(downlink=LINK, uplink=LINK, sections=3)
+    cfg = MmtConfig(downlink=LINK, uplink=LINK)
     device = ScriptedDevice(presses=[(0.0, "grasp")])
-    with MmtSession(cfg) as s:
+    with MmtSession(load_robot("ursula", sections=3), cfg) as s:
         s.run(device, 0.3)
         assert s.mapping.grips == 0 and s.mapping.grasp_refused == 1
         assert s.slave.robot.compliant["grasper"].tendons.held == ()
@@ -166,8 +165,8 @@ def test_with_joints_the_grasp_key_does_nothing_and_the_hud_says_why() -> None:
 
 
 def test_placed_objects_exist_in_the_robots_world_and_in_the_masters_model() -> None:
-    cfg = MmtConfig(downlink=LINK, uplink=LINK, sections=3, objects=(BALL,))
-    with MmtSession(cfg) as s:
+    cfg = MmtConfig(downlink=LINK, uplink=LINK, objects=(BALL,))
+    with MmtSession(load_robot("ursula", sections=3), cfg) as s:
         (robot_ball,), (model_ball,) = s.slave.objects, s.objects
         assert robot_ball.world is s.slave.world and model_ball.world is s.world
         assert robot_ball.kind == model_ball.kind == "sphere" and robot_ball.size == (0.03,)
@@ -202,12 +201,12 @@ def test_a_mixed_robot_grasps_with_its_tendon_driven_grasper_while_the_others_fo
     """``tendon_limbs=("grasper",)`` with ``drive = "joints"``: the robot's grasper runs on its tendons (its
     8 tensions reported, the grasp key holds its distal set) while the palpation arm moves on spring targets
     towards the stylus' command (no tendons); the summary names the tendon-driven limb."""
-    cfg = MmtConfig(downlink=LINK, uplink=LINK, tendon_limbs=("grasper",), sections=3, objects=(BALL,))
+    cfg = MmtConfig(downlink=LINK, uplink=LINK, tendon_limbs=("grasper",), objects=(BALL,))
     device = ScriptedDevice(
         waypoints=[(0.0, None), (0.5, None), (0.52, (0.475, 0.12, -0.41)), (1.2, (0.45, 0.15, -0.45))],
         presses=[(0.0, "select:grasper"), (0.05, "grasp"), (0.51, "select:palpation")],
     )
-    with MmtSession(cfg) as s:
+    with MmtSession(load_robot("ursula", sections=3), cfg) as s:
         drives = {n: c.drive for n, c in s.slave.robot.compliant.items()}
         assert drives == {"grasper": "tendons", "palpation": "joints", "camera": "joints", "light": "joints"}
         s.run(device, 1.2)
@@ -240,7 +239,7 @@ def test_the_start_pose_is_the_masters_command_and_the_robots_pose_and_bad_ones_
         MmtConfig(start=(("tail", ((0.0, 0.0, 0.6),)),)).start_configs(spec)
     with pytest.raises(ConfigurationError, match=r"start = 'grasper' with 1 segments .* per segment \(2\)"):
         MmtConfig(start=(("grasper", ((0.0, 0.0, 0.3),)),)).start_configs(spec)
-    with MmtSession(replace(cfg, sections=3)) as s:
+    with MmtSession(spec, cfg) as s:
         for name, rows in FOLDED:
             want = [PccConfig(*r) for r in rows]
             assert s.mapping.command[name] == want and s.model.configs[name] == want

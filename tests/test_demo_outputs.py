@@ -65,6 +65,7 @@ def test_ctrl_c_during_start_up_leaves_a_summary_that_says_so(tmp_path) -> None:
     assert summary["status"] == "interrupted" and summary["interrupted_in"] == "start-up"
 
 
+@pytest.mark.slow
 def test_a_second_ctrl_c_while_rendering_leaves_the_summary_and_the_plots(tmp_path) -> None:
     """The session's figures are on disk the moment the loop ends; a Ctrl-C while the GIF renders keeps
     them and the files written, and says the outputs were interrupted."""
@@ -107,6 +108,7 @@ sys.meta_path.insert(0, CtrlCInVtk())
 """
 
 
+@pytest.mark.slow
 def test_a_ctrl_c_while_the_renderer_loads_vtk_ends_the_demo_cleanly(tmp_path) -> None:
     out = tmp_path / "out"
     summary = _demo_with(CTRL_C_IN_VTK, out, 130)
@@ -142,6 +144,7 @@ run.plot_metrics = plot_metrics
 """
 
 
+@pytest.mark.slow
 def test_a_ctrl_c_in_a_garbage_collector_callback_is_not_lost(tmp_path) -> None:
     summary = _demo_with(CTRL_C_IN_GC_CALLBACK, tmp_path / "out", 130, "--no-gif")
     assert summary["status"] == "interrupted" and summary["interrupted_in"] == "outputs"
@@ -169,6 +172,7 @@ teardown = CtrlCAtTeardown()
 """
 
 
+@pytest.mark.slow
 def test_a_ctrl_c_while_the_interpreter_exits_changes_neither_the_status_nor_prints(tmp_path) -> None:
     out = tmp_path / "out"
     summary = _demo_with(LATE_CTRL_C, out, 0)

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="needs a Linux pseudo-terminal")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(sys.platform != "linux", reason="needs a Linux pseudo-terminal"),
+]
 
 
 def _read_until(fd: int, pattern: str, timeout: float, buf: list[str]) -> re.Match[str] | None:

@@ -12,6 +12,8 @@ from pathlib import Path
 import layout
 import pytest
 
+pytestmark = pytest.mark.slow  # every test reads the one site the module builds
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

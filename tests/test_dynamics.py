@@ -138,6 +138,7 @@ print(digest.hexdigest(), contacts)
 """
 
 
+@pytest.mark.slow
 def test_runs_with_contacts_are_bit_identical_across_processes() -> None:
     # PyBullet's sorting of overlapping pairs is off (pccbullet.sim.world): the pair cache must still give the
     # same contact order, hence the same trajectory, in every fresh process

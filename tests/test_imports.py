@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import layout
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 400
@@ -153,6 +154,7 @@ print(json.dumps({"order": names, "skipped": skipped, "failed": failed}))
 """
 
 
+@pytest.mark.slow
 def test_every_module_imports_in_any_order(tmp_path: Path) -> None:
     names = sorted(MODULES)
     procs = [

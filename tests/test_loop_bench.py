@@ -172,8 +172,12 @@ def test_wait_until_spins_short_waits_and_sleeps_long_ones_minus_the_spin_window
 
 def test_a_negative_spin_window_is_refused() -> None:
     from pccbullet.teleop.mmt.session import MmtSession
+    from pccbullet.urdf_gen.spec_loader import load_robot
 
     with World(mode="kinematic") as world, pytest.raises(ConfigurationError, match="spin_window = -0.001 s"):
         Loop(world, realtime=True, spin_window=-0.001)
-    with MmtSession() as session, pytest.raises(ConfigurationError, match="spin_window = -1 s is invalid"):
+    with (
+        MmtSession(load_robot("ursula")) as session,
+        pytest.raises(ConfigurationError, match="spin_window = -1 s is invalid"),
+    ):
         session.run(None, 0.01, spin_window=-1)  # type: ignore[arg-type]

@@ -97,7 +97,7 @@ def test_without_shear_the_export_is_the_worlds_chain_exactly(monkeypatch: pytes
 
     original = dynamics.CompliantLimb.__init__
 
-    def unsheared(self, robot, limb, medium_, *, shear=True, **options):  # noqa: ANN001, ANN202, ARG001
+    def unsheared(self, robot, limb, medium_, *, shear=True, **options):
         original(self, robot, limb, medium_, shear=False, **options)
 
     monkeypatch.setattr(dynamics.CompliantLimb, "__init__", unsheared)

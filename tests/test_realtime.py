@@ -10,10 +10,10 @@ import threading
 import pytest
 
 from pccbullet.teleop.devices.scripted import ScriptedDevice
-from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.realtime import RT_PRIORITY, realtime_priority
 from pccbullet.teleop.slave_process import ROBOT_RT_PRIORITY
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 ROOT = os.geteuid() == 0
 
@@ -56,7 +56,7 @@ def test_without_the_right_the_block_runs_at_normal_priority() -> None:
 def test_a_real_time_session_says_whether_it_had_the_priority_and_gives_it_back() -> None:
     device = ScriptedDevice(waypoints=[(0.0, (0.55, 0.06, -0.40))])
     before = os.sched_getscheduler(0)
-    with MmtSession(MmtConfig(sections=3)) as s:
+    with MmtSession(load_robot("ursula", sections=3)) as s:
         stats = s.run(device, 0.2, realtime=True, priority=True)
         plain = s.run(device, 0.1, realtime=True)
     assert stats["realtime_priority"] is ROOT and plain["realtime_priority"] is False
@@ -65,7 +65,7 @@ def test_a_real_time_session_says_whether_it_had_the_priority_and_gives_it_back(
 
 def test_a_robot_in_its_own_process_runs_under_real_time_scheduling_below_the_master() -> None:
     device = ScriptedDevice(waypoints=[(0.0, (0.55, 0.06, -0.40))])
-    with MmtSession(MmtConfig(sections=3), slave="process") as s:
+    with MmtSession(load_robot("ursula", sections=3), slave="process") as s:
         stats = s.run(device, 0.3, realtime=True, priority=True)
     assert stats["realtime_priority"] is ROOT
     assert stats["slave"]["realtime_priority"] is ROOT  # type: ignore[index]

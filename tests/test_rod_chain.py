@@ -494,6 +494,7 @@ def _errors(case: str, n: int, key: str | None = None, angle: int = 0) -> tuple[
     return err, math.degrees(rotation_angle(R.T @ np.asarray(ref["tip_R"])))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("medium", ["air", "water"])
 def test_straight_rod_sag_does_not_depend_on_the_commanded_plane(medium: str) -> None:
     """Gravity at 0 and 90 deg to the commanded plane: the same tip and the same (material) frame, bit for
@@ -539,7 +540,7 @@ def test_the_shear_makes_the_error_shrink_with_n(monkeypatch: pytest.MonkeyPatch
 
     original = dynamics.CompliantLimb.__init__
 
-    def unsheared(self, robot, limb, medium_, *, shear=True, **options):  # noqa: ANN001, ANN202, ARG001
+    def unsheared(self, robot, limb, medium_, *, shear=True, **options):
         original(self, robot, limb, medium_, shear=False, **options)
 
     monkeypatch.setattr(dynamics.CompliantLimb, "__init__", unsheared)
@@ -551,6 +552,7 @@ def test_the_shear_makes_the_error_shrink_with_n(monkeypatch: pytest.MonkeyPatch
     assert errors == pytest.approx([0.0075, 0.0153], abs=2e-4)
 
 
+@pytest.mark.slow
 def test_tip_torque_twists_the_rod_as_saint_venant() -> None:
     """2 mN m about the tip tangent, no gravity. Straight: twist 29.90 / 30.21 deg at N = 10 / 20 against
     Elastica's 30.34 (Saint-Venant 30.34): within 3 %; the tip stays put. Pre-bent 90 deg: tip within
@@ -759,7 +761,7 @@ def test_the_teleoperation_slave_runs_on_rod_limbs() -> None:
     from pccbullet.teleop.mmt.config import MmtConfig
 
     spec = load_robot("ursula", sections=3)
-    slave = slave_module.Slave(spec, MmtConfig(sections=3))
+    slave = slave_module.Slave(spec, MmtConfig())
     try:
         assert slave.world.chain == "rod"
         command = {n: [PccConfig(0.6, 0.4, s.length) for s in spec.limb(n).segments] for n, _ in slave.shape}

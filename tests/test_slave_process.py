@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from pccbullet.teleop.devices.scripted import ScriptedDevice
-from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.predict import segment_ends
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 
 def test_slave_in_its_own_process_tracks_the_commands_and_reports() -> None:
@@ -22,7 +22,7 @@ def test_slave_in_its_own_process_tracks_the_commands_and_reports() -> None:
         waypoints=[(0.0, (0.475, 0.12, -0.41)), (1.0, (0.44, 0.15, -0.45))],
         presses=[(0.0, "select:palpation")],
     )
-    with MmtSession(MmtConfig(sections=3), slave="process") as s:
+    with MmtSession(load_robot("ursula", sections=3), slave="process") as s:
         # until 8 reports came back and 3 s passed: a loaded machine only takes longer (no speed assumed)
         done = lambda: s.transport.updates >= 8 and s.world.time >= 3.0  # noqa: E731
         stats = s.run(device, 110.0, realtime=True, stop=done)
@@ -37,7 +37,6 @@ def test_slave_in_its_own_process_tracks_the_commands_and_reports() -> None:
 
 def test_compiled_segment_ends_equal_the_model_kinematics() -> None:
     from pccbullet.sim.models.newton_euler.model import LimbModel
-    from pccbullet.urdf_gen.spec_loader import load_robot
 
     m = LimbModel(load_robot("ursula", sections=10).limb("palpation"), 10)
     rng = np.random.default_rng(0)
@@ -75,7 +74,7 @@ def test_udp_force_packets_are_non_zero_while_the_palpation_arm_presses_the_rock
     thread.start()
     time.sleep(0.2)  # the stream flows before the session starts; no fault latches meanwhile
     try:
-        with MmtSession(MmtConfig(sections=3)) as s:
+        with MmtSession(load_robot("ursula", sections=3)) as s:
             s.mapping._select("select:palpation")
             s.run(bridge, 6.0)  # lockstep: the bridge is polled every tick
             depth = s.log["depth_m"]
@@ -97,7 +96,6 @@ def test_the_predictors_compiled_step_and_fit_equal_the_models_own() -> None:
     from pccbullet.teleop.predict import SagPredictor
     from pccbullet.urdf_gen.pcc import PccConfig
     from pccbullet.urdf_gen.pcc_fit import bend_vectors, pcc_from_points
-    from pccbullet.urdf_gen.spec_loader import load_robot
 
     spec = load_robot("ursula", sections=10)
     p = SagPredictor(
@@ -156,7 +154,7 @@ def test_a_killed_robot_is_lost_the_force_fades_and_the_session_says_so() -> Non
         presses=[(0.0, "select:palpation")],
     )
     sent: list[float] = []
-    with MmtSession(MmtConfig(sections=3), slave="process") as s:
+    with MmtSession(load_robot("ursula", sections=3), slave="process") as s:
         stats = s.run(device, 4.5, realtime=True, on_visual=_kill_at(s, [(t_kill, signal.SIGKILL)], sent))
         losses = s.watchdog.summary()["losses"]
         t, f = s.log["t"], np.linalg.norm(s.log["f_m"], axis=1)
@@ -178,7 +176,7 @@ def test_a_killed_robot_is_lost_the_force_fades_and_the_session_says_so() -> Non
 def test_a_stopped_robot_is_lost_and_found_again() -> None:
     """``SIGSTOP`` of the robot's process for 1.5 s (master time) and ``SIGCONT``: lost, then heard again."""
     device = ScriptedDevice(waypoints=[(0.0, (0.475, 0.12, -0.41))], presses=[(0.0, "select:palpation")])
-    with MmtSession(MmtConfig(sections=3), slave="process") as s:
+    with MmtSession(load_robot("ursula", sections=3), slave="process") as s:
         kills = [(1.0, signal.SIGSTOP), (2.5, signal.SIGCONT)]
         stats = s.run(device, 5.0, realtime=True, on_visual=_kill_at(s, kills))
         losses = s.watchdog.summary()["losses"]
@@ -197,7 +195,8 @@ MASTER = """
 import sys, time
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.slave_process import SlaveProcess
-slave = SlaveProcess("ursula", MmtConfig(sections=3))
+from pccbullet.urdf_gen.spec_loader import load_robot
+slave = SlaveProcess(load_robot("ursula", sections=3), MmtConfig())
 if sys.argv[1] == "run":
     slave.start()
 print(slave.pid, flush=True)

@@ -108,7 +108,7 @@ def cluster() -> Iterator[tuple[str, set[tuple[str, int]], dict[str, str]]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")} | auth
     auth["RAY_TMPDIR"] = tmp  # Ray's address file goes there, not to the machine-wide /tmp/ray
     env |= {name: value}
-    log = open(os.path.join(tmp, "start.log"), "w+")  # noqa: SIM115 -- closed below
+    log = open(os.path.join(tmp, "start.log"), "w+")  # closed below
     bindir = Path(sys.executable).parent
     head = subprocess.Popen([str(bindir / args[0]), *args[1:]], cwd=tmp, env=env, stdout=log, stderr=log)
     try:
@@ -137,6 +137,7 @@ def cluster() -> Iterator[tuple[str, set[tuple[str, int]], dict[str, str]]]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_the_documented_start_command_listens_on_127_0_0_1_only(cluster) -> None:
     """Before: ``ray start --head --node-ip-address=127.0.0.1`` (the README's command then) bound the GCS
     and the raylet to every interface (``*:6379``) and named the host's network address as the node's."""
@@ -170,6 +171,7 @@ def _cli(args: list[str], cwd: Path, **env: str) -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_a_sweep_on_a_ray_cluster_equals_the_pool_byte_for_byte(cluster, tmp_path: Path) -> None:
     """The drivers' environment has no ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``: before, Ray dialled the host's
     network address instead of 127.0.0.1 and the sweep hung (rc 124 after 120 s)."""
@@ -230,6 +232,7 @@ def _task_workers() -> list[int]:
     return pids
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_ray_worker_is_a_failed_run_not_a_silent_retry(cluster, tmp_path: Path) -> None:
     cluster, _, auth = cluster
@@ -263,6 +266,7 @@ def test_a_killed_ray_worker_is_a_failed_run_not_a_silent_retry(cluster, tmp_pat
     assert not (tmp_path / "o" / "run_0000" / DONE).exists()
 
 
+@pytest.mark.slow
 def test_a_driver_without_the_clusters_token_fails_with_one_line(cluster, tmp_path: Path) -> None:
     cluster, _, auth = cluster
     sweep = write_sweep(tmp_path, '[[parameters]]\npath = "inputs.bend.end"\nvalues = [30]\n')
@@ -286,6 +290,7 @@ def test_a_driver_without_the_clusters_token_fails_with_one_line(cluster, tmp_pa
     ]
 
 
+@pytest.mark.slow
 def test_a_port_that_answers_but_is_no_ray_cluster_fails_in_bounded_time(tmp_path: Path) -> None:
     """A listener that accepts and never speaks: Ray itself retries for many minutes (before: rc 124 after
     120 s); the probe is killed after --connect-timeout and the sweep ends with one line, exit 2."""

@@ -13,10 +13,10 @@ from pccbullet.sim.bullet import pb
 from pccbullet.sim.objects.environment import add_seabed, add_sphere, contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.channel import Bernoulli, acoustic_link
-from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
 from pccbullet.teleop.demo.scene import demo_config
+from pccbullet.teleop.demo.script import SESSION_S, scripted_operator
 from pccbullet.teleop.devices.scripted import ScriptedDevice
-from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.config import CONTACT_FORCE_N, MmtConfig
 from pccbullet.teleop.mmt.packets import (
     CMD_HEADER,
     decode_configs,
@@ -25,7 +25,7 @@ from pccbullet.teleop.mmt.packets import (
     encode_shape,
 )
 from pccbullet.teleop.mmt.session import MmtSession
-from pccbullet.teleop.slave import CONTACT_FORCE_N, Slave
+from pccbullet.teleop.slave import Slave
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
 
@@ -45,7 +45,7 @@ def demo_session():
         return read(t)
 
     device.read = read_and_look  # type: ignore[method-assign]
-    with MmtSession(demo_config("acoustic", "mixed")) as s:
+    with MmtSession(load_robot("ursula"), demo_config("acoustic", "mixed")) as s:
         slave = s.slave
         assert isinstance(slave, Slave)
 
@@ -53,7 +53,7 @@ def demo_session():
             if k % 5 == 0:
                 bar.append((t, slave.object_report()["bar"]))
 
-        stats = s.run(device, DEFAULT_DURATION_S, on_visual=sample)
+        stats = s.run(device, SESSION_S, on_visual=sample)
         assert gc.get_freeze_count() == 0
         yield s, stats, s.metrics(), frozen, bar
 
@@ -61,7 +61,7 @@ def demo_session():
 def test_the_slave_is_the_dynamic_squid_and_sags_as_the_dynamic_mode_alone() -> None:
     """Straight commands: the slave's limbs sag in seawater exactly as a dynamic World with the same
     seabed and rock does on its own (same numbers, bit for bit)."""
-    cfg = MmtConfig(sections=3)
+    cfg = MmtConfig()
     spec = load_robot("ursula", sections=3)
     slave = Slave(spec, cfg)
     with World(mode="dynamic", medium="seawater") as world:
@@ -79,6 +79,7 @@ def test_the_slave_is_the_dynamic_squid_and_sags_as_the_dynamic_mode_alone() -> 
     slave.close()
 
 
+@pytest.mark.slow
 def test_the_slave_force_comes_from_contact(demo_session) -> None:
     s, _, m, *_ = demo_session
     f = np.linalg.norm(s.log["f_s"], axis=1)
@@ -92,6 +93,7 @@ def test_the_slave_force_comes_from_contact(demo_session) -> None:
     assert raw is not None and np.linalg.norm(raw) > 0.0
 
 
+@pytest.mark.slow
 def test_force_agreement_and_bound_in_steady_contact(demo_session) -> None:
     """Issue 15 item 3: once the rock is located, over the last second of steady contact the operator's
     force and the slave's measured force agree to 0.3 N; the slave never exceeds 1.2 x the 3 N peak."""
@@ -105,6 +107,7 @@ def test_force_agreement_and_bound_in_steady_contact(demo_session) -> None:
     assert m["max_force_n"] <= s.haptics.params.peak_force
 
 
+@pytest.mark.slow
 def test_the_master_predicts_the_sag(demo_session) -> None:
     """The master's model includes the Newton-Euler sag: in free water (first second, before any
     command) its tip follows the slave's far closer than the commanded (straight) shape would."""
@@ -117,6 +120,7 @@ def test_the_master_predicts_the_sag(demo_session) -> None:
     assert err_command > 0.25 and err_model < 0.5 * err_command
 
 
+@pytest.mark.slow
 def test_the_scripted_session_grasps_the_bar_lifts_it_and_holds_it(demo_session) -> None:
     """Issue 27 item 3: the grasper coils round the bar on its posts (the grasp closed at 0.5 s), lifts it
     (from 6 s) and holds it to the end: it rises 10 cm or more above where it was placed and stays held
@@ -134,6 +138,7 @@ def test_the_scripted_session_grasps_the_bar_lifts_it_and_holds_it(demo_session)
     assert s.tendon_report()["objects"]["bar"]["held"] is True  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_the_masters_model_shows_the_bar_where_the_robot_reports_it(demo_session) -> None:
     """The state reports carry the free bar's pose (14 bytes: a report of 118 bytes with the grasper's
     tendons): at the end of the session, with the bar held still, the master's model shows it within
@@ -150,6 +155,7 @@ def test_the_masters_model_shows_the_bar_where_the_robot_reports_it(demo_session
     np.testing.assert_allclose(posts, [o.position for o in s.cfg.objects[1:]], atol=1e-9)
 
 
+@pytest.mark.slow
 def test_session_runs_with_the_objects_alive_at_its_start_out_of_the_collectors_scans(demo_session) -> None:
     frozen = demo_session[3]
     assert len(frozen) == 3 and min(frozen) > 1000
@@ -159,12 +165,12 @@ def test_lockstep_reruns_are_bit_identical() -> None:
     link = acoustic_link(distance=1500.0, bandwidth=10e3, jitter=0.01, loss=Bernoulli(0.2))
     logs = []
     for _ in range(2):
-        cfg = MmtConfig(downlink=link, uplink=link, sections=3, seed=4)
+        cfg = MmtConfig(downlink=link, uplink=link, seed=4)
         device = ScriptedDevice(
             waypoints=[(0.0, (0.725, 0.06, -0.06)), (1.0, (0.5, 0.06, -0.4))],
             presses=[(0.0, "select:palpation")],
         )
-        with MmtSession(cfg) as s:
+        with MmtSession(load_robot("ursula", sections=3), cfg) as s:
             s.run(device, 1.5)
             logs.append({k: s.log[k].copy() for k in ("tip_m", "tip_s", "f_m", "f_s")})
     for key in logs[0]:
@@ -177,8 +183,8 @@ def test_lockstep_reruns_of_the_grasp_are_bit_identical() -> None:
     link = acoustic_link(distance=1500.0, bandwidth=10e3, jitter=0.01, loss=Bernoulli(0.2))
     runs = []
     for _ in range(2):
-        cfg = replace(demo_config("acoustic", "mixed"), downlink=link, uplink=link, sections=3, seed=4)
-        with MmtSession(cfg) as s:
+        cfg = replace(demo_config("acoustic", "mixed"), downlink=link, uplink=link, seed=4)
+        with MmtSession(load_robot("ursula", sections=3), cfg) as s:
             s.run(scripted_operator(), 3.0)
             slave = s.slave
             assert isinstance(slave, Slave)
@@ -219,7 +225,7 @@ def test_a_missed_deadline_fault_clears_after_a_second_on_time_and_the_force_ram
     from pccbullet.teleop.mmt.session import RECOVER_TICKS
 
     device = ScriptedDevice(waypoints=[(0.0, (0.40, 0.18, -0.50))], presses=[(0.0, "select:palpation")])
-    with MmtSession(MmtConfig(sections=3)) as s:
+    with MmtSession(load_robot("ursula", sections=3)) as s:
         for _ in range(4000):  # the model's tip goes into the modelled rock: a force is felt
             f_before = s.tick(device)
         assert np.linalg.norm(f_before) > 0.01
@@ -243,7 +249,7 @@ def test_the_rendered_contact_is_the_posed_limbs_deepest_contact() -> None:
         waypoints=[(0.0, (0.725, 0.06, -0.06)), (1.0, (0.40, 0.18, -0.50))],  # into the modelled rock
         presses=[(0.0, "select:palpation")],
     )
-    with MmtSession(MmtConfig(sections=3)) as s:
+    with MmtSession(load_robot("ursula", sections=3)) as s:
         s.log = SessionLog(3000)
         name = s.cfg.haptic_limb
         checked = touching = 0
@@ -266,7 +272,7 @@ def test_stalls_of_a_few_ms_in_real_time_latch_no_haptic_fault(loop_clock) -> No
     fault (3 in a row) at every stall and the operator felt 0 N most of the session. On a simulated
     clock: 0.2 ms ticks, a 4.5 ms stall every 300 ticks: no fault, and the force is felt throughout."""
     device = ScriptedDevice(waypoints=[(0.0, (0.40, 0.18, -0.50))], presses=[(0.0, "select:palpation")])
-    with MmtSession(MmtConfig(sections=3)) as s:
+    with MmtSession(load_robot("ursula", sections=3)) as s:
         tick = s.tick
         forces: list[float] = []
 

@@ -214,7 +214,7 @@ def test_the_command_delay_is_the_downlinks_delay_for_the_command_packets_it_sen
 
 # ----------------------------------------------------------------------------------------- master model
 def test_master_model_is_the_command_plus_offsets_and_shows_limbs_in_turns(spec) -> None:
-    cfg = MmtConfig(predict=False, sections=3)
+    cfg = MmtConfig(predict=False)
     with World(mode="kinematic") as world:
         robot = world.load_robot(spec)
         T_base = {limb.name: robot.T_world_limbbase(limb.name) for limb in spec.limbs}

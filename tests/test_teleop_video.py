@@ -9,10 +9,11 @@ import pytest
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.channel import Bernoulli, acoustic_link, link_named, optical_link
-from pccbullet.teleop.demo.run import scripted_operator
+from pccbullet.teleop.demo.script import scripted_operator
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.mmt.video import decode_frame, encode_frame, video_plan
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 
 def test_the_links_bandwidth_sets_the_frames() -> None:
@@ -41,7 +42,7 @@ def test_a_frame_fits_its_budget_and_round_trips() -> None:
 @pytest.mark.parametrize("link", ["acoustic", "optical"])
 def test_camera_frames_arrive_late_as_the_link_says(link: str) -> None:
     spec = link_named(link)
-    with MmtSession(MmtConfig(sections=3, downlink=spec, uplink=spec)) as s:
+    with MmtSession(load_robot("ursula", sections=3), MmtConfig(downlink=spec, uplink=spec)) as s:
         s.run(scripted_operator(), 4.0)
         video = s.transport.video
         latency = video.arrived - video.captured
@@ -55,7 +56,7 @@ def test_camera_frames_arrive_late_as_the_link_says(link: str) -> None:
 
 def test_lost_frames_never_arrive() -> None:
     lossy = acoustic_link(loss=Bernoulli(1.0))
-    with MmtSession(MmtConfig(sections=3, uplink=lossy)) as s:
+    with MmtSession(load_robot("ursula", sections=3), MmtConfig(uplink=lossy)) as s:
         s.run(scripted_operator(), 3.0)
         assert s.transport.video.received == 0 and s.transport.video.channel.lost >= 1
 

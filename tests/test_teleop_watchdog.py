@@ -9,11 +9,12 @@ import pytest
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.demo.hud import hud_lines, robot_state
-from pccbullet.teleop.demo.run import scripted_operator
+from pccbullet.teleop.demo.script import scripted_operator
 from pccbullet.teleop.haptics import HapticParams, HapticRenderer, passivity_margin
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.mmt.watchdog import RobotWatchdog, report_timeout
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 FLOOR = report_timeout(5.0, 0.01)  # 0.24 s: the acoustic link's jitter, 5 reports a second
 DELAY = 1.04  # s, about the acoustic link's delay of a report
@@ -130,12 +131,13 @@ def test_after_a_stall_the_margin_widens_within_the_ceiling_and_comes_back_to_th
     assert arrivals[back] - arrivals[30] < 6.0 and max(timeouts[back:]) < FLOOR + 0.005
 
 
+@pytest.mark.slow
 def test_a_silent_robot_is_lost_within_an_interval_plus_the_delay_and_the_force_fades_out_and_back() -> None:
     """The robot's reports stop at 16 s (in contact) and flow again at 18 s: the master declares it lost
     within one report interval, the link delay and the tolerance, the force fades to 0 within the ramp
     (never a step above the renderer's slew limit) and comes back once reports flow again."""
     halt, resume = 16.0, 18.0
-    with MmtSession(MmtConfig(sections=3)) as s:
+    with MmtSession(load_robot("ursula", sections=3)) as s:
         send = s.transport.send_states
 
         def gated(k: int, t: float, slave: object) -> None:
@@ -158,11 +160,12 @@ def test_a_silent_robot_is_lost_within_an_interval_plus_the_delay_and_the_force_
     assert f[t > loss["back_s"] + ramp].max() > 0.05  # back
 
 
+@pytest.mark.slow
 def test_a_slow_robot_keeps_the_force_and_the_hud_and_summary_say_slow() -> None:
     """The robot's reports leave every 0.5 s carrying its clock at 0.4x the master's (a robot at 0.4x real
     time, in lockstep): one loss at the first long interval, none after; the operator feels the contact
     to the end; the HUD says ``SLOW x0.40 real time`` and the summary ``slow``."""
-    with MmtSession(MmtConfig(sections=3)) as s:
+    with MmtSession(load_robot("ursula", sections=3)) as s:
         slave = s.slave
 
         def slow(k: int, t: float, _: object) -> None:

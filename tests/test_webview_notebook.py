@@ -7,6 +7,9 @@ from pathlib import Path
 
 import nbclient
 import nbformat
+import pytest
+
+pytestmark = pytest.mark.slow
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "34_web_view.ipynb"
 

@@ -22,9 +22,10 @@ CLI = "import sys; from pccbullet.teleop.cli import main; sys.exit(main(sys.argv
 START_S = 600.0  # s: a first run compiles the numba kernels in both processes; a loaded machine is slow
 BEND = re.compile(r"command\s+bend\s+(-?\d+\.\d) deg")
 
-pytestmark = pytest.mark.skipif(
-    browser_missing() is not None, reason=f"no headless Chromium: {browser_missing()}"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(browser_missing() is not None, reason=f"no headless Chromium: {browser_missing()}"),
+]
 
 
 def _hud(driver) -> str:  # type: ignore[no-untyped-def]

@@ -63,7 +63,7 @@ def execute(task: RunTask) -> dict[str, Any]:
     (``{"run_id", "error"}``: one line for bad input, the traceback text otherwise), never raised."""
     try:
         return _execute(task)
-    except Exception as exc:  # noqa: BLE001 -- reported, with its traceback, in the sweep's results
+    except Exception as exc:  # reported, with its traceback, in the sweep's results
         text = _traceback_text(exc)
         try:
             write_atomic(task.run_dir / ERROR_NAME, text + "\n")
@@ -132,7 +132,7 @@ def pool_results(tasks: list[RunTask], workers: int) -> Iterator[dict[str, Any]]
         for fut in as_completed(futures):
             try:
                 yield fut.result()
-            except Exception as exc:  # noqa: BLE001 -- a worker that died (BrokenProcessPool)
+            except Exception as exc:  # a worker that died (BrokenProcessPool)
                 text = _traceback_text(exc)
                 yield {"run_id": futures[fut].run_id, "error": text}
 

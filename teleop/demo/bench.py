@@ -19,7 +19,6 @@ run.
 from __future__ import annotations
 
 import multiprocessing as mp
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pccbullet.core.errors import ConfigurationError
@@ -33,10 +32,11 @@ from pccbullet.teleop.demo.flood import (
     fresh_key,
     udp_operator,
 )
-from pccbullet.teleop.demo.run import DEFAULT_DURATION_S, scripted_operator
-from pccbullet.teleop.demo.scene import demo_config
+from pccbullet.teleop.demo.scene import ROBOT, demo_config
+from pccbullet.teleop.demo.script import SESSION_S, scripted_operator
 from pccbullet.teleop.haptics import HapticParams
 from pccbullet.teleop.mmt.session import MmtSession
+from pccbullet.urdf_gen.spec_loader import load_robot
 
 if TYPE_CHECKING:
     from pccbullet.sim.views.web.view import WebView
@@ -48,7 +48,7 @@ START_S = 120.0  # s, longest wait for the device's process to import what it ne
 
 
 def bench_demo(
-    seconds: float = DEFAULT_DURATION_S,
+    seconds: float = SESSION_S,
     sections: int = 10,
     flood_n: int | None = None,
     flood_at: float = FLOOD_AT_S,
@@ -66,8 +66,9 @@ def bench_demo(
         raise ConfigurationError("a flood run with a web view is invalid; allowed: one of the two")
     extra: dict[str, Any] = {}
     web: dict[str, Any] = {}
-    cfg = replace(demo_config("acoustic", "mixed"), sections=sections)  # the demo's scene and robot
-    with MmtSession(cfg, slave="process", record_poses=view is not None) as session:
+    spec = load_robot(ROBOT, sections=sections)  # the demo's robot and scene
+    cfg = demo_config("acoustic", "mixed")
+    with MmtSession(spec, cfg, slave="process", record_poses=view is not None) as session:
         options: dict[str, Any] = {}
         if view is not None:
             from pccbullet.teleop.demo.frames import viewer_frames

@@ -106,7 +106,7 @@ def udp_operator(
     left out: the grasp phase's held rate keys and its grasp (a device that shook hands before would lose
     its session in the grasp phase's seconds without a position), so the flood run's grasper stays
     open and straight."""
-    from pccbullet.teleop.demo.run import scripted_operator
+    from pccbullet.teleop.demo.script import scripted_operator
     from pccbullet.teleop.udp.client import UdpBridgeClient
 
     ready, begin, stop = events

@@ -45,17 +45,19 @@ from pccbullet.teleop.demo.outputs import (
     scene_pose,
     write_camera_image,
 )
-from pccbullet.teleop.demo.scene import demo_config
+from pccbullet.teleop.demo.scene import ROBOT, demo_config
 from pccbullet.teleop.demo.script import SESSION_S, scripted_operator
 from pccbullet.teleop.demo.summary import SummaryFile, sigint_deferred
 from pccbullet.teleop.devices.base import InputDevice
 from pccbullet.teleop.devices.keys import key_table
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.mmt.config import MmtConfig
-from pccbullet.teleop.mmt.objects import load_objects, place_objects
+from pccbullet.teleop.mmt.objects import add_environment, load_objects, place_objects
 from pccbullet.teleop.mmt.session import MmtSession
-from pccbullet.teleop.slave import Slave, add_environment
+from pccbullet.teleop.slave import Slave
 from pccbullet.urdf_gen import naming
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.specs import RobotSpec
 
 if TYPE_CHECKING:
     from pccbullet.sim.objects.spec import ObjectSpec
@@ -64,7 +66,6 @@ if TYPE_CHECKING:
     from pccbullet.teleop.demo.web import DemoWebView
 
 VIEWER_START_S = 60.0  # s, longest wait for the GUI viewer to show the scene
-DEFAULT_DURATION_S = SESSION_S  # s: the scripted session grasps and lifts the bar, touches the rock, holds
 MAX_SESSION_S = 86400.0  # s, longest interactive session (it runs until the operator quits)
 MAX_GIF_FRAMES = 300  # GIF frames kept (the last 30 s at 10 fps)
 STATUS_EVERY = 10  # visual frames between two terminal status lines (5 Hz)
@@ -106,9 +107,9 @@ def run_demo(
             (:func:`pccbullet.teleop.udp.keys.resolve_key`).
         gif: headless: render ``demo.gif`` (after the summary, the plots and the camera image).
         link: ``"acoustic"`` or ``"optical"`` (:func:`~pccbullet.teleop.channel.link_named`), both ways.
-        duration: simulated seconds; ``None``: :data:`DEFAULT_DURATION_S` for the scripted operator, and
-            with any other device until the operator quits (the ``x`` key, or Ctrl-C; at most
-            :data:`MAX_SESSION_S`).
+        duration: simulated seconds; ``None``: :data:`~pccbullet.teleop.demo.script.SESSION_S` for the
+            scripted operator, and with any other device until the operator quits (the ``x`` key, or
+            Ctrl-C; at most :data:`MAX_SESSION_S`).
         view: one of :data:`VIEWS`; ``"web"``: the page in the browser instead of the GUI
             (:mod:`pccbullet.teleop.demo.web`; ``viewer`` may be a started
             :class:`~pccbullet.sim.views.web.view.WebView`), whose keys ``"keyboard"`` (and ``"auto"``) read.
@@ -133,12 +134,13 @@ def run_demo(
     if device == "auto":
         device = "keyboard" if gui or web else "scripted"
     if duration is None:
-        duration = DEFAULT_DURATION_S if device == "scripted" else MAX_SESSION_S
+        duration = SESSION_S if device == "scripted" else MAX_SESSION_S
     out_dir = Path(out_dir)
     mode = "web" if web else "gui" if gui else "headless"
     first: dict[str, object] = {"mode": mode, "device": device, "link": link, "tendons": {"drive": drive}}
     summary = SummaryFile(out_dir, first)
     try:
+        spec = load_robot(ROBOT)  # the robot file, read once: the master, the slave and its process share it
         if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.views.gui import ViewerProcess
             from pccbullet.sim.views.web.view import WebView
@@ -146,13 +148,13 @@ def run_demo(
 
             viewer = viewer or (open_web_view() if web else ViewerProcess(None, gui=True))
             try:
-                with MmtSession(cfg, gui=False, slave="process", record_poses=web) as session:
+                with MmtSession(spec, cfg, gui=False, slave="process", record_poses=web) as session:
                     shown = DemoWebView(viewer, session) if isinstance(viewer, WebView) else viewer
                     _run_gui(session, shown, summary, duration, device, udp_port, udp_key_file)
             finally:
                 viewer.close()
         else:
-            _run_headless(summary, cfg, duration, device, udp_port, udp_key_file, gif)
+            _run_headless(summary, spec, cfg, duration, device, udp_port, udp_key_file, gif)
     except KeyboardInterrupt:
         phase = "start-up" if summary.data["status"] == "starting" else "outputs"
         summary.update(status="interrupted", interrupted_in=phase)
@@ -169,6 +171,7 @@ def run_demo(
 
 def _run_headless(
     summary: SummaryFile,
+    spec: RobotSpec,
     cfg: MmtConfig,
     duration: float,
     device: str,
@@ -183,7 +186,7 @@ def _run_headless(
     # physics. Scripted: everything in lockstep in simulated time (bit-identical reruns).
     realtime = device != "scripted"
     slave_kind = "process" if realtime else "local"
-    with MmtSession(cfg, gui=False, slave=slave_kind, record_poses=realtime) as session:
+    with MmtSession(spec, cfg, gui=False, slave=slave_kind, record_poses=realtime) as session:
         robot = session.robot
         limbs = [limb.name for limb in robot.spec.limbs]
         operator = QuitKey(

@@ -1,5 +1,5 @@
-"""The demo's scene and robot (:func:`demo_config`): the rock, the bar to retrieve, the limbs' drives and
-their start pose.
+"""The demo's robot (:data:`ROBOT`) and scene (:func:`demo_config`): the rock, the bar to retrieve, the
+limbs' drives and their start pose.
 
 The bar is the grasp experiment's (``assets/experiments/grasper_grasp.toml``): a PLA rod on two rock posts
 below the grasper, beside the rock the palpation arm touches. The camera and light tentacles start folded
@@ -16,11 +16,15 @@ import math
 from collections.abc import Sequence
 
 from pccbullet.core.errors import ConfigurationError
-from pccbullet.sim.experiments.grasp import load_grasp
 from pccbullet.sim.experiments.spec import experiments_dir
 from pccbullet.sim.objects.spec import ObjectSpec
 from pccbullet.teleop.channel import link_named
 from pccbullet.teleop.mmt.config import MmtConfig
+from pccbullet.teleop.mmt.objects import load_objects
+
+ROBOT = "ursula"
+"""The demo's robot, a bundled name (:func:`~pccbullet.urdf_gen.spec_loader.load_robot`): read once, by
+:func:`~pccbullet.teleop.demo.run.run_demo`, and handed down to the master and the slave."""
 
 DRIVES = ("mixed", "joints", "tendons")
 """The demo's drives: ``"mixed"`` (the default: the grasper on its tendons, the other limbs on spring
@@ -36,8 +40,9 @@ it brushes the lifted bar, 0.007 N)."""
 
 
 def scene_objects() -> tuple[ObjectSpec, ...]:
-    """The bar on its two rock posts, as the bundled grasp experiment places them."""
-    return load_grasp(experiments_dir() / "grasper_grasp.toml").objects
+    """The bar on its two rock posts, as the bundled grasp experiment places them: its ``[[objects]]``
+    tables (the rest of the experiment, its robot among it, is left unread)."""
+    return load_objects(experiments_dir() / "grasper_grasp.toml", others=True)
 
 
 def demo_config(link: str, drive: str, objects: Sequence[ObjectSpec] | None = None) -> MmtConfig:

@@ -101,8 +101,7 @@ class DemoWebView:
     def load(self, robot: Any, shapes: Any = (), help_lines: Sequence[str] = (), camera: Any = None) -> None:
         """Send the demo's scene (the GUI viewer's ``shapes`` and ``camera``: the page has its own)."""
         from pccbullet.sim.world import World
-        from pccbullet.teleop.mmt.objects import is_free, place_objects
-        from pccbullet.teleop.slave import add_environment
+        from pccbullet.teleop.mmt.objects import add_environment, is_free, place_objects
 
         cfg = self.session.cfg
         with World(mode="kinematic", chain=cfg.chain) as world:  # the robot's chain (its poses come)

@@ -124,12 +124,12 @@ class TouchDevice:
                 with self._lock:
                     self._position = T[3, :3] * 1e-3  # column-major, millimetres -> m
                 hd.set_force(list(self.watchdog.output()))
-            except Exception as exc:  # noqa: BLE001 - any SDK failure becomes a device error
+            except Exception as exc:  # any SDK failure becomes a device error
                 self._error = str(exc)
 
         try:
             self._device = hd_device.HapticDevice(device_name=name, callback=_servo)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise DeviceError(f"could not open the Touch device {name!r}: {exc}") from exc
 
     def read(self, t: float) -> DeviceSample:
@@ -164,7 +164,7 @@ class SpaceMouseDevice:
         """Integrate the puck's deflection; button 0 = next limb, button 1 = next segment."""
         try:
             s = self._sm.read()
-        except Exception:  # noqa: BLE001
+        except Exception:
             return DeviceSample(t=t, position=tuple(self._p), ok=False)  # type: ignore[arg-type]
         dt = 0.0 if self._t is None else max(0.0, t - self._t)
         self._t = t
@@ -201,7 +201,7 @@ class GamepadDevice:
             self._pg.event.pump()
             ax = [self._js.get_axis(i) for i in range(self._js.get_numaxes())]
             bt = [bool(self._js.get_button(i)) for i in range(self._js.get_numbuttons())]
-        except Exception:  # noqa: BLE001
+        except Exception:
             return DeviceSample(t=t, ok=False)
         dz = self.deadzone
         held = set()

@@ -1,5 +1,5 @@
 """The model-mediated teleoperation setup (:class:`MmtConfig`), shared by the master and the slave, and the
-master's bounds that its parts share (:data:`K_ENV_RANGE`, :data:`RING_TICKS`)."""
+bounds their parts share (:data:`K_ENV_RANGE`, :data:`RING_TICKS`, :data:`CONTACT_FORCE_N`)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from pccbullet.sim.objects.spec import ObjectSpec
 from pccbullet.teleop.channel import LinkSpec, acoustic_link
 from pccbullet.teleop.ik import clamp_config
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
-from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.specs import LimbSpec, Payload, RobotSpec
 
 K_ENV_RANGE = (1.0, 2000.0)  # N/m, bounds of the learned contact stiffness
 RING_TICKS = 8192  # master ticks whose predictions are kept for the reports (8.2 s at 1 kHz; > round trip)
+CONTACT_FORCE_N = 0.02  # |F| above which the slave reports contact, and the master counts one (N)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +36,6 @@ class MmtConfig:
             (rad/s), plane (rad/s),
             length (m/s).
         haptic_limb: the limb whose contacts are rendered and whose tip carries the force sensor.
-        sections: N for both worlds (default the robot file's).
         chain: the robot's (slave's) dynamic chain, ``"rod"`` or ``"rrp"`` (:mod:`pccbullet.urdf_gen.rod`).
         drive: what moves the robot's limbs, ``"tendons"`` (each command becomes the tendon controller's
             goal, :mod:`pccbullet.sim.limb.tendons`: the motors' limits set the pace) or ``"joints"`` (spring
@@ -72,7 +72,6 @@ class MmtConfig:
     medium: str = "seawater"
     slave_rates: tuple[float, float, float] = (1.0, 2.0, 0.05)
     haptic_limb: str = "palpation"
-    sections: int | None = None
     chain: str = "rod"
     drive: str = "joints"
     tendon_limbs: tuple[str, ...] = ()
@@ -116,6 +115,13 @@ class MmtConfig:
         """Each of ``limbs``' drive, ``"tendons"`` or ``"joints"`` (``drive`` and ``tendon_limbs``)."""
         every = self.drive == "tendons"
         return {n: "tendons" if every or n in self.tendon_limbs else "joints" for n in limbs}
+
+    def sensor_limb(self, spec: RobotSpec) -> tuple[LimbSpec, Payload]:
+        """The haptic limb of ``spec`` and its force sensor payload, which it must carry."""
+        limb = spec.limb(self.haptic_limb)
+        if limb.payload is None or limb.payload.kind != "force_sensor":
+            raise ConfigurationError(f"haptic limb '{limb.name}' carries no force sensor payload")
+        return limb, limb.payload
 
     def start_configs(self, spec: RobotSpec) -> dict[str, list[PccConfig]]:
         """Every limb's pose at the start (:attr:`start`, the others straight at rest length), checked

@@ -23,7 +23,6 @@ from pccbullet.teleop.mmt.config import K_ENV_RANGE, RING_TICKS, MmtConfig
 from pccbullet.teleop.mmt.corrections import blend_ramp
 from pccbullet.teleop.mmt.transport import StateReport
 from pccbullet.teleop.penetration import ball_penetration
-from pccbullet.teleop.slave import sensor_limb
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.specs import RobotSpec
 
@@ -57,7 +56,7 @@ class ContactModel:
         T_world_base: np.ndarray,
         on_rock_moved: Callable[[np.ndarray], None] | None = None,
     ) -> None:
-        limb, sensor = sensor_limb(spec, cfg.haptic_limb)
+        limb, sensor = cfg.sensor_limb(spec)
         self.cfg = cfg
         self.limb = limb.name
         self.radius = limb.segments[-1].radius_tip

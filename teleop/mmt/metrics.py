@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pccbullet.teleop.channel import Channel
+from pccbullet.teleop.mmt.config import CONTACT_FORCE_N
 from pccbullet.teleop.session_log import SessionLog
-from pccbullet.teleop.slave import CONTACT_FORCE_N
 
 
 @dataclass(frozen=True, slots=True)

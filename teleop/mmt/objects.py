@@ -1,4 +1,5 @@
-"""Objects placed in the teleoperation scene: in the robot's world and in the master's model.
+"""The teleoperation scene's bodies, in the robot's world and in the master's model: the seabed and the rock
+(:func:`add_environment`) and the placed objects.
 
 :attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects` lists them as
 :class:`~pccbullet.sim.objects.spec.ObjectSpec` (the ``[[objects]]`` tables of a grasp experiment:
@@ -14,13 +15,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pccbullet.core.fields import Fields, read_toml
+from pccbullet.sim.objects.environment import add_seabed, add_sphere
 from pccbullet.sim.objects.friction import MATERIALS
 from pccbullet.sim.objects.place import place_box, place_cylinder, place_sphere
 from pccbullet.sim.objects.placed import PlacedObject
 from pccbullet.sim.objects.spec import MAX_OBJECTS, ObjectSpec, object_from_fields
+
+if TYPE_CHECKING:
+    from pccbullet.sim.world import World
+
+
+def add_environment(
+    world: World, rock: tuple[float, float, float], radius: float, seabed_z: float
+) -> tuple[int, int]:
+    """A seabed plane at ``seabed_z`` (m) and a rock sphere of ``radius`` (m) centred at ``rock`` (m, world)
+    in ``world``; returns their body ids."""
+    return add_seabed(world, seabed_z, half_extent=2.0), add_sphere(world, rock, radius)
 
 
 def place_objects(world: Any, objects: Sequence[ObjectSpec], *, fixed: bool = False) -> list[PlacedObject]:
@@ -47,10 +60,11 @@ def is_free(o: ObjectSpec) -> bool:
     return not o.fixed and o.mass != 0.0
 
 
-def load_objects(path: str | Path) -> tuple[ObjectSpec, ...]:
+def load_objects(path: str | Path, *, others: bool = False) -> tuple[ObjectSpec, ...]:
     """The ``[[objects]]`` tables of TOML file ``path`` (the fields of a grasp experiment's objects: ``name``,
     ``shape``, ``radius_mm`` / ``length_mm`` / ``size_mm``, ``mass_kg`` or ``density_kg_m3``,
-    ``material``, ``position_mm``, ``orientation_xyzw``, ``fixed``); nothing else may be in the file.
+    ``material``, ``position_mm``, ``orientation_xyzw``, ``fixed``); nothing else may be in the file, or,
+    with ``others``, whatever else it holds is left unread (a grasp experiment's robot and phases).
     Raises :class:`~pccbullet.core.errors.SpecError` naming the file, the field and what is allowed."""
     path = Path(path)
     f = Fields(read_toml(path), path)
@@ -62,5 +76,6 @@ def load_objects(path: str | Path) -> tuple[ObjectSpec, ...]:
     names = [o.name for o in objects]
     if len(set(names)) != len(names):
         raise f.error("objects", names, "distinct object names")
-    f.finish()
+    if not others:
+        f.finish()
     return objects

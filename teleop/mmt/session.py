@@ -46,13 +46,14 @@ from pccbullet.teleop.mmt.contact import ContactModel
 from pccbullet.teleop.mmt.corrections import Corrections
 from pccbullet.teleop.mmt.metrics import SessionValues, session_metrics
 from pccbullet.teleop.mmt.model import MasterModel
-from pccbullet.teleop.mmt.objects import is_free, place_objects
+from pccbullet.teleop.mmt.objects import add_environment, is_free, place_objects
 from pccbullet.teleop.mmt.transport import StateReport, Transport
 from pccbullet.teleop.mmt.watchdog import RobotWatchdog, report_timeout
 from pccbullet.teleop.realtime import realtime_priority
 from pccbullet.teleop.session_log import SessionLog
-from pccbullet.teleop.slave import Slave, add_environment
+from pccbullet.teleop.slave import Slave
 from pccbullet.teleop.slave_process import SlaveProcess
+from pccbullet.urdf_gen.specs import RobotSpec
 
 IK_MAX_STEP = 1e-3  # rad or m per tick: the command moves at most ~1 rad/s or 1 m/s
 RECOVER_TICKS = 1000  # deadlines met in a row (1 s) that clear a missed-deadline haptic fault
@@ -62,15 +63,18 @@ class MmtSession:
     """Master model + channels + slave, stepped together in simulated time at the master's 1 kHz.
 
     Args:
-        cfg: the setup. robot: bundled name or TOML path. haptic: renderer settings.
+        spec: the robot, already read (:func:`~pccbullet.urdf_gen.spec_loader.load_robot`): the master's
+            model, and the slave's robot (pickled to its process with ``slave="process"``).
+        cfg: the setup (``None``: :class:`~pccbullet.teleop.mmt.config.MmtConfig`'s defaults).
+        haptic: renderer settings.
         gui: open the master world in the PyBullet GUI.
         slave: ``"local"`` (in this process, lockstep) or ``"process"`` (its own process, real time).
         record_poses: with ``slave="process"``, the robot sends its limbs' joints at 10 Hz (the GIF).
 
     Attributes:
-        world, robot: the master world and the robot model in it; rock, env: the modelled rock's body and
-            the bodies of the modelled rock and seabed in it; objects: the placed objects in it
-            (``cfg.objects``, fixed where they were placed).
+        spec: the robot. world, robot: the master world and the robot model in it; rock, env: the
+            modelled rock's body and the bodies of the modelled rock and seabed in it; objects: the placed
+            objects in it (``cfg.objects``, fixed where they were placed).
         tendon_names: the tendons a tendon-driven robot reports, in the reports' order (empty with
             ``drive = "joints"``).
         mapping, model, corrections, contact, haptics, transport: the master's parts (module docstring).
@@ -87,20 +91,17 @@ class MmtSession:
 
     def __init__(
         self,
+        spec: RobotSpec,
         cfg: MmtConfig | None = None,
         *,
-        robot: str = "ursula",
         haptic: HapticParams | None = None,
         gui: bool = False,
         slave: str = "local",
         record_poses: bool = False,
     ) -> None:
-        from pccbullet.urdf_gen.spec_loader import load_robot
-
         if slave not in ("local", "process"):
             raise ConfigurationError(f"slave = {slave!r} is invalid; allowed: 'local', 'process'")
         self.cfg = cfg = cfg or MmtConfig()
-        spec = load_robot(robot, sections=cfg.sections)
         self.spec = spec
         self.world = World(gui=gui, mode="kinematic")
         self.robot = self.world.load_robot(spec)
@@ -130,7 +131,7 @@ class MmtSession:
             1.0 / cfg.state_rate, floor, self.transport.report_delay(), ceiling=cfg.report_timeout
         )
         if slave == "process":
-            self.slave: Slave | SlaveProcess = SlaveProcess(robot, cfg, record_poses=record_poses)
+            self.slave: Slave | SlaveProcess = SlaveProcess(spec, cfg, record_poses=record_poses)
         else:
             self.slave = Slave(spec, cfg)
         self.model = MasterModel(self.robot, cfg, T_base)

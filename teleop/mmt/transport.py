@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pccbullet.teleop.channel import Channel
-from pccbullet.teleop.mmt.config import RING_TICKS, MmtConfig
+from pccbullet.teleop.mmt.config import CONTACT_FORCE_N, RING_TICKS, MmtConfig
 from pccbullet.teleop.mmt.packets import (
     CMD_HEADER,
     CMD_VERSION,
@@ -32,7 +32,7 @@ from pccbullet.teleop.mmt.packets import (
     tendon_block_size,
 )
 from pccbullet.teleop.mmt.video import VideoLink, camera_frame, encode_frame
-from pccbullet.teleop.slave import CONTACT_FORCE_N, Slave
+from pccbullet.teleop.slave import Slave
 from pccbullet.teleop.slave_process import SlaveProcess
 from pccbullet.urdf_gen.pcc import PccConfig
 
@@ -80,7 +80,7 @@ class StateReport:
     @property
     def contact(self) -> bool:
         """Whether the robot reported a contact (``|force|`` above
-        :data:`~pccbullet.teleop.slave.CONTACT_FORCE_N`)."""
+        :data:`~pccbullet.teleop.mmt.config.CONTACT_FORCE_N`)."""
         return self.force_magnitude > CONTACT_FORCE_N
 
 

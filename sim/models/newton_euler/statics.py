@@ -173,7 +173,7 @@ def static_equilibrium(
 
             sh = TimoshenkoShear(model, f) if shear else None
 
-            def residual(x: FloatArray, t: FloatArray = t, f=f, m=m, sh=sh) -> FloatArray:  # noqa: ANN001
+            def residual(x: FloatArray, t: FloatArray = t, f=f, m=m, sh=sh) -> FloatArray:
                 _, Q = model.dynamics(x, zero, f, m, with_mass=False)
                 r = Q + t - model.K * x
                 r = r if sh is None else r + sh.force(x)

@@ -176,7 +176,7 @@ async def _page(ws: Any, state: State, keys: Any, connected: Any) -> None:
                 last_frame = state.frame_no
                 await ws.send(state.frame)
                 state.sent += 1
-    except Exception:  # noqa: BLE001  (a page that went away: websockets' ConnectionClosed and kin)
+    except Exception:  # a page that went away: websockets' ConnectionClosed and kin
         pass
     finally:
         state.wakers.discard(waker)
@@ -199,7 +199,7 @@ def _intake(queues: dict[str, Any], events: dict[str, Any], loop: Any, state: St
     """The intake thread: scenes and frames from the publisher -> encoded messages for the pages."""
     try:
         _take(queues["frames"], queues["scenes"], events, loop, state, counts)
-    except Exception as exc:  # noqa: BLE001  (the report says why the view stopped; the publisher goes on)
+    except Exception as exc:  # the report says why the view stopped; the publisher goes on
         counts["error"] = f"{type(exc).__name__}: {exc}"[:500]
         events["stop"].wait()
 
