@@ -10,8 +10,8 @@ Modules: :mod:`~pccbullet.sim.views.web.scene` (what a page shows, captured from
 :mod:`~pccbullet.sim.views.web.view` (the publishing side), :mod:`~pccbullet.sim.views.web.server` (the view's
 process), :mod:`~pccbullet.sim.views.web.mirror` (link poses from joint vectors there),
 :mod:`~pccbullet.sim.views.web.files` (the scene's files, copied), :mod:`~pccbullet.sim.views.web.live` (a
-world shown), :mod:`~pccbullet.sim.views.web.browser` (headless Chromium for tests and benchmarks), and the
-page (``page/``: ``index.html``, ``app.js`` and three.js r180, vendored: no network at run time).
+world shown), and the page (``page/``: ``index.html``, ``app.js`` and three.js r180, vendored: no network
+at run time).
 
 Why a page of our own on ``websockets`` and three.js, and not viser or pyvista's trame backend (measured on
 this project's 2-core machine, figures in docs/measurements/performance.md): it adds one dependency of
