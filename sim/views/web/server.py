@@ -1,8 +1,8 @@
 """The web view's process: an HTTP + WebSocket server (``websockets``) on one port, fed through queues.
 
-One thread takes the scene and the frames from the publishing process (:class:`~pccbullet.sim.views.web.view.
-WebView`), turns joint vectors into link poses (:class:`~pccbullet.sim.views.web.mirror.Mirror`) and encodes
-each frame once; the asyncio loop serves the page (``/``), its scripts (``/static/...``, vendored: no
+One thread takes the page and the frames from the publishing process (:class:`~pccbullet.sim.views.web.view.
+WebView`), turns joint vectors into link poses (:class:`~pccbullet.sim.views.web.tracked.TrackedLinks`) and
+encodes each frame once; the asyncio loop serves the page (``/``), its scripts (``/static/...``, vendored: no
 network at run time) and the socket (``/ws``). Every page gets the newest frame when it is ready for one:
 a page that lags skips frames (counted), it never holds up the others or the publisher. Key presses and
 releases that the page sends go back through a queue; so do the page's own figures (frames drawn per
@@ -205,9 +205,9 @@ def _intake(queues: dict[str, Any], events: dict[str, Any], loop: Any, state: St
 
 
 def _take(frames: Any, scenes: Any, events: dict[str, Any], loop: Any, state: State, counts: dict) -> None:
-    from pccbullet.sim.views.web.mirror import Mirror
+    from pccbullet.sim.views.web.tracked import TrackedLinks
 
-    mirror: Mirror | None = None
+    mirror: TrackedLinks | None = None
     parent, stop, ready = os.getppid(), events["stop"], events["scenes"]
     while not stop.is_set() and os.getppid() == parent:
         try:
@@ -217,7 +217,7 @@ def _take(frames: Any, scenes: Any, events: dict[str, Any], loop: Any, state: St
         else:
             if mirror is not None:
                 mirror.close()
-            mirror = Mirror(scene)
+            mirror = TrackedLinks(scene)
             loop.call_soon_threadsafe(state.put, "scene", json.dumps(mirror.scene_message()))
             with ready.get_lock():  # the publisher waits for this count (WebView.wait_ready)
                 ready.value += 1
@@ -233,7 +233,7 @@ def _take(frames: Any, scenes: Any, events: dict[str, Any], loop: Any, state: St
             loop.call_soon_threadsafe(state.put, "image", image_message(frame["image"]))
         if mirror is None:
             continue
-        mirror.update(frame.get("joints", {}), frame.get("bases"))
+        mirror.update(frame.get("frames", {}))
         header = {"t": frame.get("t"), "n": counts["received"], "force": _finite(frame.get("force"))}
         loop.call_soon_threadsafe(state.put, "frame", encode_frame(header, mirror.poses()))
         counts["applied"] += 1
