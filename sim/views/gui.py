@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from pccbullet.sim.views.frames import PendingOverlay
 from pccbullet.sim.views.mirror import Mirror
 from pccbullet.sim.views.overlay import Overlay, camera_link, render_inset
+from pccbullet.sim.views.pending import PendingOverlay
 from pccbullet.sim.views.scene import SceneBody, SceneFrame
 
 QUEUE_FRAMES = 2

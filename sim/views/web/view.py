@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pccbullet.core.errors import ConfigurationError
-from pccbullet.sim.views.frames import PendingOverlay
+from pccbullet.sim.views.pending import PendingOverlay
 from pccbullet.sim.views.scene import Rgb, SceneFrame
 from pccbullet.sim.views.web.files import SceneFiles
 from pccbullet.sim.views.web.layout import WebPage
