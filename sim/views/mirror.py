@@ -22,7 +22,7 @@ from pccbullet.sim.views.scene import Pose, SceneBody, SceneFrame, Visual
 PLANE_SIZE = 20.0  # m, the edge of the square a plane visual is drawn as (as the web view's page does)
 
 
-def compose(a: Pose, b: Pose) -> Pose:
+def _compose(a: Pose, b: Pose) -> Pose:
     """Pose ``a * b``."""
     from pccbullet.sim.bullet import pb
 
@@ -30,7 +30,7 @@ def compose(a: Pose, b: Pose) -> Pose:
     return tuple(pos), tuple(orn)  # type: ignore[return-value]
 
 
-def inverse(a: Pose) -> Pose:
+def _inverse(a: Pose) -> Pose:
     """Pose ``a`` inverted."""
     from pccbullet.sim.bullet import pb
 
@@ -76,7 +76,7 @@ def _visual_shape(pb: Any, cid: int, v: Visual) -> int:
     return pb.createVisualShape(pb.GEOM_SPHERE, radius=d[0], **c)
 
 
-def build_shape(pb: Any, cid: int, body: SceneBody) -> int:
+def _build_shape(pb: Any, cid: int, body: SceneBody) -> int:
     """A body of ``body``'s base visual shapes (no mass, no collision) at its pose, in client ``cid``: the
     first on the base, the others on links fixed to it."""
     shapes = [_visual_shape(pb, cid, v) for v in body.visuals if v.link == -1]
@@ -122,12 +122,12 @@ class Mirror:
         self.ids: dict[str, int] = {}
         self.bases: dict[str, Pose] = {}
         for body in bodies:
-            self.bases[body.name] = compose(body.pose, inverse(body.inertial))
+            self.bases[body.name] = _compose(body.pose, _inverse(body.inertial))
             if body.urdf is not None:
                 self.ids[body.name] = pb.loadURDF(body.urdf, useFixedBase=True, physicsClientId=client)
                 pb.resetBasePositionAndOrientation(self.ids[body.name], *body.pose, physicsClientId=client)
             elif shapes:
-                self.ids[body.name] = build_shape(pb, client, body)
+                self.ids[body.name] = _build_shape(pb, client, body)
         self._parts = {  # a limb's first body -> its parts' bodies
             name: [name, *(n for n in self.bodies if n.startswith(f"{name}.part"))] for name in self.bodies
         }
@@ -156,7 +156,7 @@ class Mirror:
                     parent, body.attach[1], computeForwardKinematics=1, physicsClientId=cid
                 )
                 self.bases[name] = (tuple(state[4]), tuple(state[5]))  # type: ignore[assignment]
-                pose = compose(self.bases[name], body.inertial)
+                pose = _compose(self.bases[name], body.inertial)
                 pb.resetBasePositionAndOrientation(self.ids[name], *pose, physicsClientId=cid)
                 self.moved.add(name)
 
@@ -175,7 +175,7 @@ class Mirror:
         self._hang()
         for name, pose in frame.bases.items():
             if name in self.bodies:
-                self.bases[name] = compose(pose, inverse(self.bodies[name].inertial))
+                self.bases[name] = _compose(pose, _inverse(self.bodies[name].inertial))
                 if name in self.ids:
                     self.pb.resetBasePositionAndOrientation(
                         self.ids[name], *pose, physicsClientId=self.client
