@@ -281,7 +281,7 @@ def test_world_show_publishes_after_steps_and_captures_bodies_added_later() -> N
             assert view.wait_ready(60.0) and view.sent >= 1
             add_sphere(world, (0.4, 0.0, -0.3), 0.02)  # a marker: the next frame captures the scene again
             world.step(20)  # one visual period: a frame, if the last one is 20 ms old
-            assert _wait(lambda: (world.step(20), view._scenes == 2)[1])
+            assert _wait(lambda: (world.step(20), view._pages == 2)[1])
             assert view.wait_ready(60.0)
         finally:
             report = view.close()

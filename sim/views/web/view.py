@@ -127,12 +127,12 @@ class WebView:
         self._queues: dict[str, Any] = {
             "frames": ctx.Queue(maxsize=QUEUE_FRAMES),
             "keys": ctx.Queue(maxsize=KEY_QUEUE),
-            "scenes": ctx.Queue(),
+            "pages": ctx.Queue(),
             "address": ctx.Queue(),
             "report": ctx.Queue(),
         }
-        self._events: dict[str, Any] = {"stop": ctx.Event(), "page": ctx.Event(), "scenes": ctx.Value("i", 0)}
-        self._scenes = 0  # scenes sent; the view process counts those it has loaded in events["scenes"]
+        self._events: dict[str, Any] = {"stop": ctx.Event(), "page": ctx.Event(), "loaded": ctx.Value("i", 0)}
+        self._pages = 0  # pages sent; the view process counts those it has loaded in events["loaded"]
         self._files = SceneFiles(Path(tempfile.mkdtemp(prefix="pccbullet_view_")))
         weakref.finalize(self, shutil.rmtree, self._files.root, True)  # also if never closed
         self._held: set[str] = set()
@@ -184,14 +184,14 @@ class WebView:
         """Show ``page`` (replacing the one shown): the pages rebuild their panels."""
         if not isinstance(page, WebPage):
             raise ConfigurationError(f"web view page = {type(page).__name__} is invalid; allowed: a WebPage")
-        self._queues["scenes"].put(self._files.page(page))  # its files copied: the world may close first
-        self._scenes += 1
+        self._queues["pages"].put(self._files.page(page))  # its files copied: the world may close first
+        self._pages += 1
 
     def wait_ready(self, timeout: float = 60.0) -> bool:
         """Wait until the view process has loaded the last page sent (frames before are dropped); False
         after ``timeout`` s, if it ended, or if no page was sent."""
-        scenes = self._events["scenes"]
-        return self._scenes > 0 and self._wait(lambda: scenes.value >= self._scenes, timeout)
+        loaded = self._events["loaded"]
+        return self._pages > 0 and self._wait(lambda: loaded.value >= self._pages, timeout)
 
     def wait_page(self, timeout: float = 60.0) -> bool:
         """Wait until a page has connected (since the view started); False after ``timeout`` s."""
