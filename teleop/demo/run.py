@@ -247,13 +247,13 @@ def _run_headless(
             final: tuple[dict[str, list[float]], float | None]
             if isinstance(slave, Slave):  # the robot's own world; its state now is the final one
                 shown, rock = slave.robot, slave.rock
-                poses = robot_frames
+                recorded = robot_frames
                 final = ({n: shown.tip_pose(n)[:3, 3].tolist() for n in limbs}, session.world.time)
-            else:  # the robot's recorded poses, shown in a world of our own
+            else:  # the robot's recorded frames, shown in a world of our own
                 shown, rock = stack.enter_context(_robot_scene(session))
-                poses = slave.poses
+                recorded = slave.poses
                 final = ({}, None)
-            robot_t, robot_xyz = robot_tips(shown, poses, limbs)
+            robot_t, robot_xyz = robot_tips(shown, recorded, limbs)
             if final[1] is None and len(robot_t):  # the last pose the robot's process sent
                 final = ({n: robot_xyz[-1, i].tolist() for i, n in enumerate(limbs)}, float(robot_t[-1]))
             summary.update(slave_final_tip_positions_m=final[0], slave_final_tip_time_s=final[1])
@@ -272,7 +272,7 @@ def _run_headless(
             bar, on_frame = progress_bar(len(model_frames))
             stack.callback(bar.close)
             path, frames = write_gif(
-                out_dir, session, lamp, shown, rock_at, model_frames, poses, on_frame=on_frame
+                out_dir, session, lamp, shown, rock_at, model_frames, recorded, on_frame=on_frame
             )
             summary.update(gif_frames=frames)
             if path is not None:

@@ -3,8 +3,9 @@
 :class:`DemoWebView` puts a session on a :class:`~pccbullet.sim.views.web.view.WebView` behind the GUI
 viewer's interface (``load``, ``wait_ready``, ``publish``, ``keyboard_events``, ``close``, ``dropped``), so
 that the demo's GUI loop (:func:`pccbullet.teleop.demo.run.run_demo`) drives either. The page shows two
-panels from the master world's bodies: the robot, in dark water lit by its lamp (its limbs' joints as its
-process reports them to the observer at 10 Hz, the true rock), and the operator's model (50 Hz, the rock
+panels of one scene type (:mod:`pccbullet.sim.views.scene`): the robot, captured from a world of its own
+with the robot's chain, in dark water lit by its lamp (its limbs' joints as its process reports them to the
+observer at 10 Hz, the true rock), and the operator's model, the master world's bodies (50 Hz, the rock
 where the master believes it is); the HUD, the camera frames received over the link, the force the
 operator feels (an arrow at the model's sensor, the bar) and the force the robot's sensor reports (an
 arrow at its tip, as it crossed the link). The page's keys are the GUI's key table.
@@ -12,12 +13,13 @@ arrow at its tip, as it crossed the link). The page's keys are the GUI's key tab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pccbullet.sim.views.scene import SceneBody, SceneFrame, body_name, world_bodies
+from pccbullet.core.types import FloatArray
+from pccbullet.sim.views.scene import Pose, SceneBody, SceneFrame, body_name, world_bodies
 from pccbullet.sim.views.web.layout import WebGroup, WebPage
 from pccbullet.teleop.demo.outputs import EXTERNAL_VIEW
 from pccbullet.teleop.demo.render import WATER_RGB
@@ -54,21 +56,21 @@ def _lamp(world: Any, robot: Any) -> tuple[str, int] | None:
 def demo_page(
     session: MmtSession,
     help_lines: Sequence[str] = (),
-    robot_bodies: Any = None,
+    robot_panel: tuple[Sequence[SceneBody], tuple[str, int] | None] | None = None,
     model_bodies: Sequence[SceneBody] | None = None,
 ) -> WebPage:
     """The demo's page: the robot's panel and the model's, the key table as help and as keys.
-    ``robot_bodies``: the robot's panel's bodies and lamp (its limbs with the robot's chain,
+    ``robot_panel``: the robot's panel's bodies and lamp (its limbs with the robot's chain,
     :meth:`DemoWebView.load`); default the model's. ``model_bodies``: the model's panel's; default the
     master world's (:func:`~pccbullet.sim.views.scene.world_bodies`)."""
     bodies = tuple(model_bodies) if model_bodies is not None else world_bodies(session.world)
-    robot_panel, lamp = robot_bodies or (bodies, _lamp(session.world, session.robot))
+    robot_bodies, lamp = robot_panel or (bodies, _lamp(session.world, session.robot))
     limbs = [limb.name for limb in session.spec.limbs]
     keys = tuple(sorted({*RATE_KEYS, *PRESS_KEYS, *limb_keys(limbs)}))
     eye, target, _ = EXTERNAL_VIEW
     return WebPage(
         (
-            WebGroup("robot", ROBOT_TITLE, robot_panel, lamp=lamp, background=WATER_RGB),
+            WebGroup("robot", ROBOT_TITLE, tuple(robot_bodies), lamp=lamp, background=WATER_RGB),
             WebGroup("model", MODEL_TITLE, bodies),
         ),
         title="pccbullet · the squid demo",
@@ -140,11 +142,11 @@ class DemoWebView:
         them."""
         s = self.session
         poses = getattr(s.slave, "poses", None)
-        joints: Any = {}
+        joints: Mapping[str, FloatArray] = {}
         if poses and poses[-1].t != self._robot_pose:  # a new pose from the robot's process
             self._robot_pose = poses[-1].t
             joints = poses[-1].joints
-        bases: dict[str, Any] = {self._robot_rock: (tuple(s.cfg.rock_true), (0.0, 0.0, 0.0, 1.0))}
+        bases: dict[str, Pose] = {self._robot_rock: (s.cfg.rock_true, (0.0, 0.0, 0.0, 1.0))}
         limit = s.haptics.params.peak_force
         force = {"model": [*s.model_tip, *s.haptics.last_force, limit]}
         if s.last_report is not None:
