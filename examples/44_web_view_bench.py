@@ -2,13 +2,13 @@
 
 Runs ``pccbullet bench --demo --json`` and ``pccbullet bench --demo --view web --json`` in turn (``--runs``
 rounds, interleaved, so that a change of the machine's load shows in all), opening the second one's page in
-headless Chromium (Debian's ``chromium`` and ``chromium-driver``, through Selenium) as soon as the bench
-prints its address; the page stays open for the whole timed run. ``--browser-nice 0 10`` runs the web
-bench twice a round, the browser at normal priority and 10 steps below (as the view's process runs): the
-browser on the simulation's own machine competes for its cores, one on the operator's machine does not.
-Prints one line a run: the master's tick p50 / p99 and late ticks, the machine probe (constant 0.5 ms of
-work) measured just before, and with the view the frames published, dropped, sent to the page, and the rate
-the page drew at.
+headless Chromium (Debian's ``chromium`` and ``chromium-driver``, through Selenium: the tests' helper
+``tests/browser.py``, so run it from a checkout) as soon as the bench prints its address; the page stays
+open for the whole timed run. ``--browser-nice 0 10`` runs the web bench twice a round, the browser at
+normal priority and 10 steps below (as the view's process runs): the browser on the simulation's own
+machine competes for its cores, one on the operator's machine does not. Prints one line a run: the
+master's tick p50 / p99 and late ticks, the machine probe (constant 0.5 ms of work) measured just before,
+and with the view the frames published, dropped, sent to the page, and the rate the page drew at.
 
 Usage: ``python examples/44_web_view_bench.py [--runs 2] [--seconds 14] [--browser-nice 0 10]``.
 """
@@ -21,8 +21,10 @@ import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
-from pccbullet.sim.views.web.browser import browser_missing, headless_chromium, wait_for
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' browser helper
+from browser import browser_missing, headless_chromium, wait_for
 
 CLI = "import sys; from pccbullet.teleop.cli import main; sys.exit(main(sys.argv[1:]))"
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from pccbullet.core.errors import ConfigurationError, SimulationDivergedError
 from pccbullet.sim.loop import wait_until
+from pccbullet.sim.views.scene import SceneFrame
 from pccbullet.teleop.mmt.video import camera_frame, encode_frame, video_plan
 from pccbullet.teleop.realtime import RT_PRIORITY
 
@@ -120,7 +121,7 @@ def _slave_loop(
             frames += 1
         if record_poses and k % POSE_EVERY == 0:
             joints = {n: slave.robot.joints(n) for n in slave.robot.bodies}
-            conn.send(("pose", (slave.time, joints)))
+            conn.send(("pose", SceneFrame(slave.time, joints)))
         t1 = clock()
         if len(times) < 3_600_000:  # one hour of tick times at most
             times.append(t1 - t0)
@@ -152,7 +153,7 @@ class SlaveProcess:
     Args:
         spec: the robot, as the master read it: pickled to the process with ``cfg``, the session's config
             (the process reads no file).
-        record_poses: send the limbs' joint vectors at 10 Hz (:attr:`poses`).
+        record_poses: send the limbs' joint vectors at 10 Hz, as scene frames (:attr:`poses`).
         spin_window: the part of each wait of the robot's loop spun, not slept (s; ``None``:
             :data:`ROBOT_SPIN_S`).
     """
@@ -175,7 +176,7 @@ class SlaveProcess:
         self._frames: list[bytes] = []
         self.force = np.zeros(3)
         self._tip = np.full(3, np.nan)
-        self.poses: list[tuple[float, dict[str, np.ndarray]]] = []
+        self.poses: list[SceneFrame] = []
         self.stats: dict[str, object] = {}
         self.error: str | None = None  # why its loop failed, if it did
         self.reflex_ticks = 0

@@ -125,14 +125,15 @@ def test_headless_demo_writes_its_files(tmp_path, capsys, monkeypatch) -> None:
     assert (tmp_path / "tips.png").stat().st_size > 10_000
 
 
-def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
-    """The headless demo renders its GIF after the run from poses recorded in the loop: a recorded pose,
+def test_demo_renders_recorded_scene_frames_as_they_were_live() -> None:
+    """The headless demo renders its GIF after the run from frames recorded in the loop: a recorded frame,
     shown again after the limbs, the rock and the bar moved on, gives the live frame pixel for pixel."""
 
     import numpy as np
 
     from pccbullet.sim.bullet import pb
-    from pccbullet.teleop.demo.outputs import render_view, scene_pose, show_scene
+    from pccbullet.sim.views.scene import body_name, show_frame, world_frame
+    from pccbullet.teleop.demo.outputs import render_view
     from pccbullet.teleop.demo.scene import demo_config
     from pccbullet.teleop.demo.script import scripted_operator
     from pccbullet.teleop.mmt.session import MmtSession
@@ -148,15 +149,15 @@ def test_demo_renders_recorded_scene_poses_as_they_were_live() -> None:
         for robot, bodies in ((s.robot, s.shown_bodies), (s.slave.robot, robot_bodies)):  # model and robot
             cid = robot.world.client
             # one light: the robot's camera frames in between set their lamp's direction in its renderer
-            live, pose = render_view(cid, view, proj, LIGHT), scene_pose(robot, bodies)
+            live, frame = render_view(cid, view, proj, LIGHT), world_frame(robot.world, bodies)
             s.run(operator, 1.0)  # the arms move on
             for body in bodies:
                 pb.resetBasePositionAndOrientation(body, [0.3, 0.2, -0.5], [0, 0, 0, 1], physicsClientId=cid)
             assert np.abs(render_view(cid, view, proj, LIGHT).astype(int) - live).sum() > 10_000
-            show_scene(robot, bodies, pose)
+            show_frame(robot.world, frame, bodies)
             np.testing.assert_array_equal(render_view(cid, view, proj, LIGHT), live)
             got = [pb.getBasePositionAndOrientation(b, physicsClientId=cid) for b in bodies]
-            assert [(tuple(p), tuple(q)) for p, q in got] == list(pose[1])
+            assert [(tuple(p), tuple(q)) for p, q in got] == [frame.bases[body_name(b)] for b in bodies]
 
 
 def test_demo_device_errors_exit_2(tmp_path, capsys, monkeypatch) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from pccbullet.sim.views.gui import ViewerProcess
+from pccbullet.sim.views.scene import robot_bodies, world_frame
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.pcc import PccConfig
 
@@ -21,15 +22,15 @@ from pccbullet.urdf_gen.pcc import PccConfig
 def test_viewer_process_mirrors_the_last_published_joints() -> None:
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)
-        viewer = ViewerProcess(robot, gui=False)
+        viewer = ViewerProcess(robot_bodies(robot), gui=False)
         published = 0
         for k in range(40):
             robot.set_pcc("camera", [PccConfig(math.radians(k), math.radians(30), 0.6)])
             world.step()
-            published += viewer.publish()
+            published += viewer.publish(world_frame(world))
         robot.set_pcc("camera", [PccConfig(math.radians(45), math.radians(30), 0.6)])
         for _ in range(10_000):  # the final frame must get through; the viewer drains the queue
-            if viewer.publish():
+            if viewer.publish(world_frame(world)):
                 break
         report = viewer.close()
     assert 1 <= report["applied"] == viewer.sent == published + 1
@@ -44,11 +45,11 @@ def test_a_viewer_started_before_the_scene_loads_it_later_and_mirrors_it() -> No
     assert not viewer.wait_ready(0.5)  # no scene yet: not ready, but running
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)
-        viewer.load(robot, camera=("camera", "camera_tip"))
+        viewer.load(robot_bodies(robot), camera=("camera", "camera_tip"))
         assert viewer.wait_ready(60.0)
         robot.set_pcc("camera", [PccConfig(math.radians(45), math.radians(30), 0.6)])
         for _ in range(10_000):
-            if viewer.publish():
+            if viewer.publish(world_frame(world)):
                 break
         report = viewer.close()
     assert report["applied"] == 1
@@ -65,7 +66,7 @@ def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
 
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=2)
-        viewer = ViewerProcess(robot, gui=False)
+        viewer = ViewerProcess(robot_bodies(robot), gui=False)
         try:
             a, b = ord("a"), ord("b")
             viewer._keys.put(
@@ -91,53 +92,61 @@ def test_keyboard_events_keep_held_keys_between_viewer_polls() -> None:
             viewer.close()
 
 
-def test_unknown_shape_kind_is_refused() -> None:
+def test_a_scene_body_of_an_unknown_geometry_is_refused() -> None:
     from pccbullet.core.errors import ConfigurationError
-    from pccbullet.sim.views.gui import ViewerShape
+    from pccbullet.sim.views.scene import SceneBody, Visual
 
-    with World(mode="kinematic") as world:
-        robot = world.load_robot("ursula", sections=2)
-        box = ViewerShape("crate", "cone", (0.0, 0.0, 0.0))
-        with pytest.raises(ConfigurationError, match=r"viewer shape 'crate': kind = 'cone' is invalid"):
-            ViewerProcess(robot, gui=False, shapes=(box,))
+    still = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+    cone = Visual(-1, 1, (0.1, 0.1, 0.1), "", still, (1.0, 1.0, 1.0, 1.0))
+    with pytest.raises(
+        ConfigurationError, match=r"scene body 'crate': geom = 1 is invalid; allowed: 2 \(sphere\), 3 \(box\)"
+    ):
+        SceneBody("crate", (cone,), still)
 
 
-def test_box_and_cylinder_shapes_are_shown_and_moved_to_a_pose() -> None:
-    """The demo's bar (a cylinder lying across the limb) and posts (boxes): placed with their orientation,
-    and a frame moves the bar to a new position and orientation (7 numbers) and the rock to a position."""
-    from pccbullet.sim.views.gui import ViewerShape
+def test_box_and_cylinder_bodies_are_shown_and_moved_to_a_pose() -> None:
+    """The demo's rock (a sphere), bar (a cylinder lying across the limb) and post (a box), captured from
+    the world: built from their visual shapes with their orientation, and a frame moves the bar to a new
+    position and orientation and the rock to a new position."""
+    from pccbullet.sim.bullet import pb
+    from pccbullet.sim.objects.environment import add_sphere
+    from pccbullet.sim.views.scene import SceneFrame, body_name, world_bodies
 
     across = (math.sqrt(0.5), 0.0, 0.0, math.sqrt(0.5))
-    shapes = (
-        ViewerShape("rock", "sphere", (0.4, 0.18, -0.54), 0.06),
-        ViewerShape("object:bar", "cylinder", (0.5, 0.0, -0.2), 0.012, length=0.2, orientation=across),
-        ViewerShape("object:post", "box", (0.5, 0.1, -0.3), size=(0.03, 0.02, 0.2)),
-    )
     with World(mode="kinematic") as world:
-        robot = world.load_robot("ursula", sections=2)
-        viewer = ViewerProcess(robot, gui=False, shapes=shapes)
-        bar = [0.4, -0.05, 0.0, 0.0, 0.0, math.sqrt(0.5), math.sqrt(0.5)]
+        world.load_robot("ursula", sections=2)
+        cid = world.client
+        rock = add_sphere(world, (0.4, 0.18, -0.54), 0.06)
+        cylinder = pb.createVisualShape(pb.GEOM_CYLINDER, radius=0.012, length=0.2, physicsClientId=cid)
+        bar = pb.createMultiBody(0, -1, cylinder, [0.5, 0.0, -0.2], across, physicsClientId=cid)
+        box = pb.createVisualShape(pb.GEOM_BOX, halfExtents=[0.015, 0.01, 0.1], physicsClientId=cid)
+        post = pb.createMultiBody(0, -1, box, [0.5, 0.1, -0.3], physicsClientId=cid)
+        viewer = ViewerProcess(world_bodies(world), gui=False)
+        moved = (0.4, -0.05, 0.0), (0.0, 0.0, math.sqrt(0.5), math.sqrt(0.5))
+        still = (0.0, 0.0, 0.0, 1.0)
+        frame = SceneFrame(0.0, bases={body_name(rock): ((0.4, 0.18, -0.5), still), body_name(bar): moved})
         for _ in range(10_000):
-            if viewer.publish({"rock": [0.4, 0.18, -0.5], "object:bar": bar}):
+            if viewer.publish(frame):
                 break
         report = viewer.close()
     assert report["applied"] == 1
-    np.testing.assert_allclose(report["shapes"]["object:bar"], bar, atol=1e-9)
-    np.testing.assert_allclose(report["shapes"]["rock"], [0.4, 0.18, -0.5, 0, 0, 0, 1], atol=1e-9)
-    np.testing.assert_allclose(report["shapes"]["object:post"], [0.5, 0.1, -0.3, 0, 0, 0, 1], atol=1e-9)
+    shapes = report["shapes"]
+    np.testing.assert_allclose(shapes[body_name(bar)], [*moved[0], *moved[1]], atol=1e-9)
+    np.testing.assert_allclose(shapes[body_name(rock)], [0.4, 0.18, -0.5, 0, 0, 0, 1], atol=1e-9)
+    np.testing.assert_allclose(shapes[body_name(post)], [0.5, 0.1, -0.3, 0, 0, 0, 1], atol=1e-9)
 
 
 def test_close_shows_the_queued_frames_of_a_lagging_viewer_and_ends_a_stuck_one() -> None:
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)
         for stuck in (False, True):
-            viewer = ViewerProcess(robot, gui=False)
+            viewer = ViewerProcess(robot_bodies(robot), gui=False)
             assert viewer.wait_ready(60.0)  # connected and waiting for frames
             os.kill(viewer._process.pid, signal.SIGSTOP)  # a viewer that lags (e.g. software rendering)
             newest_queued: list[float] = []
             for k in range(5):  # more frames than the queue holds: the last ones are dropped
                 robot.set_pcc("camera", [PccConfig(math.radians(10 * k), math.radians(30), 0.6)])
-                if viewer.publish():
+                if viewer.publish(world_frame(world)):
                     newest_queued = list(robot.joints("camera"))
             assert viewer.dropped >= 1
             if not stuck:
@@ -160,12 +169,12 @@ def test_close_shows_the_queued_frames_of_a_lagging_viewer_and_ends_a_stuck_one(
 def test_wait_ready_and_a_viewer_that_ended_on_its_own() -> None:
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)
-        viewer = ViewerProcess(robot, gui=False)
+        viewer = ViewerProcess(robot_bodies(robot), gui=False)
         assert viewer.wait_ready(60.0)
-        assert viewer.publish()
+        assert viewer.publish(world_frame(world))
         assert viewer.close()["applied"] == 1
 
-        dead = ViewerProcess(robot, gui=False)
+        dead = ViewerProcess(robot_bodies(robot), gui=False)
         dead._process.kill()  # before it could load anything
         assert dead.wait_ready(30.0) is False
         report = dead.close()
@@ -198,10 +207,10 @@ def xvfb_display(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 def test_gui_viewer_loads_the_scene_and_shows_the_published_joints(xvfb_display: str) -> None:
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=10)
-        viewer = ViewerProcess(robot, gui=True, help_lines=("a help line",))
+        viewer = ViewerProcess(robot_bodies(robot), gui=True, help_lines=("a help line",))
         assert viewer.wait_ready(120.0)
         robot.set_pcc("camera", [PccConfig(math.radians(40), math.radians(-20), 0.58)])
-        assert viewer.publish()
+        assert viewer.publish(world_frame(world))
         shown = list(robot.joints("camera")[:3])
         report = viewer.close()
     assert report["applied"] == 1
@@ -216,12 +225,12 @@ def test_gui_overlay_shows_the_hud_and_the_camera_panel_without_pybullet_panels(
 
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)
-        viewer = ViewerProcess(robot, gui=True, help_lines=("w/s: bend",))
+        viewer = ViewerProcess(robot_bodies(robot), gui=True, help_lines=("w/s: bend",))
         assert viewer.wait_ready(120.0)
         image = np.zeros((60, 80, 3), np.uint8)
         image[:, :, 0] = 255  # red
         hud = [("t 1.00 s", (1.0, 1.0, 1.0)), ("faults: none", (1.0, 1.0, 1.0))]
-        assert viewer.publish(hud=hud, image=(image, "robot camera, 0.5 s old"))
+        assert viewer.publish(world_frame(world), hud=hud, image=(image, "robot camera, 0.5 s old"))
         deadline = time.monotonic() + 120.0
         red = 0
         while red < 1000 and time.monotonic() < deadline:

@@ -17,8 +17,9 @@ from websockets.sync.client import connect
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.views.web import WebGroup, WebScene, WebView, world_bodies
-from pccbullet.sim.views.web.mirror import Mirror
+from pccbullet.sim.views.scene import SceneFrame, world_bodies
+from pccbullet.sim.views.web import WebGroup, WebPage, WebView
+from pccbullet.sim.views.web.tracked import TrackedLinks
 from pccbullet.sim.views.web.view import (
     KEY_IS_DOWN,
     KEY_WAS_RELEASED,
@@ -44,8 +45,8 @@ def _wait(predicate, timeout: float = 60.0):  # type: ignore[no-untyped-def]
         time.sleep(0.02)
 
 
-def _scene(world: World) -> WebScene:
-    return WebScene((WebGroup("world", "world", world_bodies(world)),), keys=("w", "2"))
+def _page(world: World) -> WebPage:
+    return WebPage((WebGroup("world", "world", world_bodies(world)),), keys=("w", "2"))
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "127.0.0.2", "::1"])
@@ -85,11 +86,11 @@ def test_bad_tokens_are_refused(token: str) -> None:
         access_token("127.0.0.1", token)
 
 
-def test_a_scene_needs_distinct_groups_and_single_character_keys() -> None:
+def test_a_page_needs_distinct_groups_and_single_character_keys() -> None:
     with pytest.raises(ConfigurationError, match=r"groups = \['a', 'a'\] are invalid"):
-        WebScene((WebGroup("a", "A", ()), WebGroup("a", "A", ())))
+        WebPage((WebGroup("a", "A", ()), WebGroup("a", "A", ())))
     with pytest.raises(ConfigurationError, match=r"key 'ww' is invalid; allowed: one printable character"):
-        WebScene((WebGroup("a", "A", ()),), keys=("ww",))
+        WebPage((WebGroup("a", "A", ()),), keys=("ww",))
 
 
 def test_the_mirror_puts_every_link_where_the_world_has_it() -> None:
@@ -98,10 +99,10 @@ def test_the_mirror_puts_every_link_where_the_world_has_it() -> None:
         robot = world.load_robot("ursula", sections=3)
         robot.set_pcc("camera", [PccConfig(math.radians(70), math.radians(40), 0.59)])
         robot.set_pcc("grasper", [PccConfig(math.radians(50), math.radians(-90), 0.3)] * 2)
-        scene = _scene(world)
-        rest = Mirror(scene).poses().copy()  # as captured: already the bent pose
-        mirror = Mirror(scene)
-        mirror.update({"world": {limb: robot.joints(limb) for limb in robot.bodies}})
+        page = _page(world)
+        rest = TrackedLinks(page).poses().copy()  # as captured: already the bent pose
+        mirror = TrackedLinks(page)
+        mirror.update({"world": SceneFrame(0.0, {limb: robot.joints(limb) for limb in robot.bodies})})
         poses = mirror.poses()
         assert np.array_equal(poses, rest)
         checked = 0
@@ -120,7 +121,7 @@ def test_the_mirror_puts_every_link_where_the_world_has_it() -> None:
 def test_the_socket_needs_the_token_and_this_origin_and_sends_scene_and_frames() -> None:
     with World(mode="kinematic") as world:
         robot = world.load_robot("ursula", sections=3)
-        with WebView(_scene(world), token=TOKEN) as view:
+        with WebView(_page(world), token=TOKEN) as view:
             assert view.url.endswith(f":{view.port}/?token={TOKEN}")
             page = urllib.request.urlopen(f"http://127.0.0.1:{view.port}/", timeout=30).read().decode()
             assert "three.module.min.js" in page and "app.js" in page
@@ -147,8 +148,7 @@ def test_the_socket_needs_the_token_and_this_origin_and_sends_scene_and_frames()
                 deadline = time.monotonic() + 60
                 while frame is None and time.monotonic() < deadline:
                     view.publish(
-                        {"world": {"camera": robot.joints("camera")}},
-                        t=1.5,
+                        {"world": SceneFrame(1.5, {"camera": robot.joints("camera")})},
                         force={"world": [0, 0, 0, 1, 0, 0, 3]},
                     )
                     try:
@@ -184,7 +184,7 @@ def test_the_page_keys_come_back_as_keyboard_events() -> None:
     with World(mode="kinematic") as world:
         world.load_robot("ursula", sections=3)
         with (
-            WebView(_scene(world)) as view,
+            WebView(_page(world)) as view,
             connect(f"ws://127.0.0.1:{view.port}/ws", open_timeout=30) as socket,
         ):
             for key, down in [("2", True), ("2", False), ("w", True), ("ww", True)]:  # "ww": ignored
@@ -207,14 +207,14 @@ def test_a_scene_keeps_its_files_after_its_world_closed(tmp_path) -> None:  # ty
     files = SceneFiles(tmp_path / "copies")
     with World(mode="kinematic") as world:
         world.load_robot("ursula", sections=2)
-        scene = _scene(world)
-        copied = files.scene(scene)
-        again = files.scene(scene)
+        page = _page(world)
+        copied = files.page(page)
+        again = files.page(page)
     assert copied == again  # the second time nothing is copied again
     bodies = copied.groups[0].bodies
     assert all(b.urdf is None or b.urdf.startswith(str(tmp_path)) for b in bodies)
     assert all(not v.mesh or v.mesh.startswith(str(tmp_path)) for b in bodies for v in b.visuals)
-    mirror = Mirror(copied)  # loads the copied URDFs with their meshes, the world's folder gone
+    mirror = TrackedLinks(copied)  # loads the copied URDFs with their meshes, the world's folder gone
     message = mirror.scene_message()
     mirror.close()
     assert len(message["meshes"]) == 6 and len(message["groups"][0]["items"]) == 18  # 2 sections x 6 segments
@@ -281,7 +281,7 @@ def test_world_show_publishes_after_steps_and_captures_bodies_added_later() -> N
             assert view.wait_ready(60.0) and view.sent >= 1
             add_sphere(world, (0.4, 0.0, -0.3), 0.02)  # a marker: the next frame captures the scene again
             world.step(20)  # one visual period: a frame, if the last one is 20 ms old
-            assert _wait(lambda: (world.step(20), view._scenes == 2)[1])
+            assert _wait(lambda: (world.step(20), view._pages == 2)[1])
             assert view.wait_ready(60.0)
         finally:
             report = view.close()
@@ -327,11 +327,13 @@ def test_every_frame_published_before_close_is_counted_by_the_view() -> None:
     runs. Failed under load while the view stopped with frames still queued (received 1 of 2)."""
     with World(mode="kinematic") as world:
         world.load_robot("ursula", sections=2)
-        view = WebView(_scene(world))
+        view = WebView(_page(world))
         assert view.wait_ready(60.0)
         for k in range(30):
-            view.publish({}, t=0.02 * k)
+            view.publish({"world": SceneFrame(0.02 * k)})
         report = view.close()
         assert report["published"] + report["dropped"] == 30 and report["published"] >= 1
         assert report["received"] == report["published"], report
-        assert view.publish({}, t=1.0) is False and view.dropped == report["dropped"] + 1  # closed
+        assert (
+            view.publish({"world": SceneFrame(1.0)}) is False and view.dropped == report["dropped"] + 1
+        )  # closed

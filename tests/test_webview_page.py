@@ -15,8 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from pccbullet.sim.views.web.browser import browser_missing, headless_chromium, wait_for
+from browser import browser_missing, headless_chromium, wait_for
 
 CLI = "import sys; from pccbullet.teleop.cli import main; sys.exit(main(sys.argv[1:]))"
 START_S = 600.0  # s: a first run compiles the numba kernels in both processes; a loaded machine is slow

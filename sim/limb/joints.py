@@ -148,22 +148,6 @@ class LimbJoints:
         pb.resetBasePositionAndOrientation(at.child, pos, orn, physicsClientId=cid)
         pb.resetBaseVelocity(at.child, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], physicsClientId=cid)
 
-    def frame(self) -> list[tuple[tuple[tuple[float, ...], tuple[float, ...]] | None, list[list[float]]]]:
-        """What a mirror of the limb needs (:mod:`pccbullet.sim.views.gui`): per part its base link frame in
-        the world (position, quaternion; ``None`` for the first part, fixed to the head) and its joints'
-        PyBullet positions."""
-        out: list[tuple[tuple[tuple[float, ...], tuple[float, ...]] | None, list[list[float]]]] = []
-        cid = self.client
-        for p, (body, idx) in enumerate(self.parts):
-            base = None
-            if p > 0:
-                pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
-                inertial = self.attachments[p - 1].base_inertial
-                base = pb.multiplyTransforms(pos, orn, *pb.invertTransform(*inertial))
-            states = pb.getJointStatesMultiDof(body, idx, physicsClientId=cid)
-            out.append((base, [list(s[0]) for s in states]))
-        return out
-
     def send_torques(self, tau: FloatArray) -> None:
         """``TORQUE_CONTROL`` of the velocity-layout torques ``tau (n_dof,)``."""
         cid = self.client

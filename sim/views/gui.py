@@ -1,13 +1,15 @@
-"""A viewer in its own process, mirroring the physics world's joint states.
+"""A viewer in its own process, mirroring a world's scene.
 
 PyBullet holds the GIL and its GUI renders in the calling process, so a GUI client in the physics
 process stalls a 1 kHz loop. The physics runs in DIRECT mode; :class:`ViewerProcess` starts a second
-process with its own PyBullet client (GUI when asked, DIRECT for tests) that loads the same URDFs and
-applies the joint vectors :meth:`ViewerProcess.publish` sends at the visual rate. The queue holds two
-frames: when the viewer falls behind, frames are dropped, never the physics blocked. The GUI viewer
-loads the scene with rendering off, then says it is ready (:meth:`ViewerProcess.wait_ready`), and runs
-at a lower priority: PyBullet's GUI threads spin, and without a GPU they take the cores the physics
-needs.
+process with its own PyBullet client (GUI when asked, DIRECT for tests) that loads the scene's bodies
+(:class:`~pccbullet.sim.views.scene.SceneBody`: the same URDFs, the other bodies built from their visual
+shapes) and poses them by the frames (:class:`~pccbullet.sim.views.scene.SceneFrame`) that
+:meth:`ViewerProcess.publish` sends at the visual rate (:class:`~pccbullet.sim.views.mirror.Mirror`).
+The queue holds two frames: when the viewer falls behind, frames are dropped, never the physics blocked.
+The GUI viewer loads the scene with rendering off, then says it is ready
+(:meth:`ViewerProcess.wait_ready`), and runs at a lower priority: PyBullet's GUI threads spin, and without
+a GPU they take the cores the physics needs.
 """
 
 from __future__ import annotations
@@ -15,17 +17,16 @@ from __future__ import annotations
 import multiprocessing as mp
 import queue
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from pccbullet.core.errors import ConfigurationError
-from pccbullet.sim.views.frames import PendingOverlay
+from pccbullet.sim.views.mirror import Mirror
 from pccbullet.sim.views.overlay import Overlay, camera_link, render_inset
-from pccbullet.sim.views.scene import ViewerBody, bodies_of, limb_frames
+from pccbullet.sim.views.pending import PendingOverlay
+from pccbullet.sim.views.scene import SceneBody, SceneFrame
 
-SHAPE_KINDS = ("plane", "sphere", "box", "cylinder")
 QUEUE_FRAMES = 2
 KEY_QUEUE = 256
 INSET_EVERY = 10  # frames between two camera insets (5 Hz at 50 Hz frames)
@@ -35,58 +36,14 @@ POLL_S = 0.02  # s, keyboard polling period of the viewer while it waits for fra
 VIEWER_NICE = 10  # added to the GUI viewer process's nice value
 
 
-@dataclass(frozen=True, slots=True)
-class ViewerShape:
-    """A static primitive shown by the viewer: ``kind`` ``"plane"`` (horizontal, at ``position`` z),
-    ``"sphere"`` (``radius`` m), ``"box"`` (``size``: edge lengths, m) or ``"cylinder"`` (``radius`` and
-    ``length`` m, along its z axis); ``orientation`` quaternion x, y, z, w; ``rgba`` colour. Frames may
-    move it by name."""
-
-    name: str
-    kind: str
-    position: tuple[float, float, float]
-    radius: float = 0.0
-    rgba: tuple[float, float, float, float] = (0.6, 0.6, 0.6, 1.0)
-    size: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    length: float = 0.0
-    orientation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
-
-
-def _add_shape(pb: Any, cid: int, shape: ViewerShape) -> int:
-    c = {"rgbaColor": shape.rgba, "physicsClientId": cid}
-    if shape.kind == "plane":
-        vis = pb.createVisualShape(pb.GEOM_BOX, halfExtents=[2, 2, 0.001], **c)
-    elif shape.kind == "box":
-        vis = pb.createVisualShape(pb.GEOM_BOX, halfExtents=[0.5 * e for e in shape.size], **c)
-    elif shape.kind == "cylinder":
-        vis = pb.createVisualShape(pb.GEOM_CYLINDER, radius=shape.radius, length=shape.length, **c)
-    else:
-        vis = pb.createVisualShape(pb.GEOM_SPHERE, radius=shape.radius, **c)
-    return pb.createMultiBody(0, -1, vis, list(shape.position), list(shape.orientation), physicsClientId=cid)
-
-
-def _apply_frame(
-    pb: Any,
-    cid: int,
-    bodies: dict[str, ViewerBody],
-    ids: dict[str, int],
-    shape_ids: dict[str, int],
-    frame: dict[str, Any],
-    overlay: Overlay | None = None,
-) -> None:
-    hud, image = frame.pop("hud", None), frame.pop("image", None)
+def _apply_frame(mirror: Mirror, frame: dict[str, Any], overlay: Overlay | None = None) -> None:
+    hud, image = frame.get("hud"), frame.get("image")
     if overlay is not None and hud is not None:
         overlay.text("hud", 0.01, 0.03, [(line, tuple(rgb)) for line, rgb in hud])
     if overlay is not None and image is not None:
         h, w, data, caption = image
         overlay.image(np.frombuffer(data, dtype=np.uint8).reshape(h, w, 3), caption)
-    for name, pose in frame.pop("shapes", {}).items():  # a position, or a position and a quaternion
-        quat = pose[3:] if len(pose) == 7 else [0, 0, 0, 1]
-        pb.resetBasePositionAndOrientation(shape_ids[name], pose[:3], quat, physicsClientId=cid)
-    for name, (base, positions) in frame.items():
-        if base is not None:
-            pb.resetBasePositionAndOrientation(ids[name], base[0], base[1], physicsClientId=cid)
-        pb.resetJointStatesMultiDof(ids[name], list(bodies[name].joints), positions, physicsClientId=cid)
+    mirror.apply(frame["frame"])
 
 
 def _yield_cpu() -> int | None:
@@ -104,8 +61,7 @@ def _yield_cpu() -> int | None:
 
 
 def _viewer_main(
-    bodies: dict[str, ViewerBody] | None,
-    shapes: list[ViewerShape],
+    bodies: tuple[SceneBody, ...] | None,
     help_lines: list[str],
     frames: mp.Queue,
     keys: mp.Queue,
@@ -129,7 +85,7 @@ def _viewer_main(
         )
         while bodies is None and not stop.is_set():
             try:
-                bodies, shapes, help_lines, camera = scene.get(timeout=POLL_S)
+                bodies, help_lines, camera = scene.get(timeout=POLL_S)
             except queue.Empty:
                 pb.getKeyboardEvents(physicsClientId=cid)  # keep the window responsive
         pb.removeUserDebugItem(loading, physicsClientId=cid)
@@ -141,15 +97,11 @@ def _viewer_main(
         # Loading with rendering on redraws the scene for every link (~35 ms a link with software OpenGL,
         # seconds for URSULA, every frame dropped meanwhile); with rendering off a limb loads in ~0.04 s.
         pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 0, physicsClientId=cid)
-    ids = {
-        name: pb.loadURDF(b.urdf, b.position, b.orientation, useFixedBase=True, physicsClientId=cid)
-        for name, b in bodies.items()
-    }
-    shape_ids = {shape.name: _add_shape(pb, cid, shape) for shape in shapes}
+    mirror = Mirror(cid, bodies, shapes=True)
     overlay = Overlay(pb, cid) if gui else None
     if overlay is not None:
         overlay.text("keys", 0.01, 0.86, [(line, (0.85, 0.85, 0.85)) for line in help_lines])
-    inset = camera_link(pb, cid, ids, camera) if gui and camera else None
+    inset = camera_link(pb, cid, mirror.ids, camera) if gui and camera else None
     images = 0  # camera frames that came with the frames: then the viewer renders no inset of its own
     if gui:
         pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=cid)
@@ -180,57 +132,48 @@ def _viewer_main(
                     frame = frames.get_nowait()
                 except queue.Empty:
                     break
-                _apply_frame(pb, cid, bodies, ids, shape_ids, frame, overlay)
+                _apply_frame(mirror, frame, overlay)
                 applied += 1
             break
         images += "image" in frame
-        _apply_frame(pb, cid, bodies, ids, shape_ids, frame, overlay)
+        _apply_frame(mirror, frame, overlay)
         applied += 1
         if inset is not None and overlay is not None and not images and applied % INSET_EVERY == 0:
             render_inset(pb, cid, inset, overlay)
+    ids = mirror.ids
     shown = {  # what the viewer shows at the end: the first three position entries of every limb body
         name: [
             v for s in pb.getJointStatesMultiDof(ids[name], b.joints[:3], physicsClientId=cid) for v in s[0]
         ][:3]
-        for name, b in bodies.items()
+        for name, b in mirror.bodies.items()
         if b.joints
     }
-    placed = {  # and where its shapes are (position, quaternion)
-        name: [v for part in pb.getBasePositionAndOrientation(i, physicsClientId=cid) for v in part]
-        for name, i in shape_ids.items()
+    placed = {  # and where its other bodies are (position, quaternion)
+        name: [v for part in pb.getBasePositionAndOrientation(ids[name], physicsClientId=cid) for v in part]
+        for name, b in mirror.bodies.items()
+        if b.urdf is None
     }
     report.put({"applied": applied, "first_joints": shown, "shapes": placed})
     pb.disconnect(cid)
 
 
-def _check_shapes(shapes: tuple[ViewerShape, ...]) -> None:
-    """Raise :class:`ConfigurationError` for a shape whose kind is not one of :data:`SHAPE_KINDS`."""
-    for shape in shapes:
-        if shape.kind not in SHAPE_KINDS:
-            raise ConfigurationError(
-                f"viewer shape {shape.name!r}: kind = {shape.kind!r} is invalid; allowed: {SHAPE_KINDS}"
-            )
-
-
 class ViewerProcess:
-    """Start a mirror viewer for ``robot``; ``gui=False`` runs it headless (for tests).
+    """Start a mirror viewer of a scene; ``gui=False`` runs it headless (for tests).
 
     Args:
-        robot: the loaded robot whose bodies are mirrored.
+        bodies: the scene's bodies (:func:`~pccbullet.sim.views.scene.world_bodies`,
+            :func:`~pccbullet.sim.views.scene.robot_bodies`); ``None``: sent later with :meth:`load`.
         gui: open a PyBullet GUI window in the viewer process.
-        shapes: static primitives to show (seabed, rocks); frames can move them by name.
         help_lines: text overlay lines.
     """
 
     def __init__(
         self,
-        robot: Any = None,
+        bodies: Sequence[SceneBody] | None = None,
         *,
         gui: bool = True,
-        shapes: tuple[ViewerShape, ...] = (),
         help_lines: tuple[str, ...] = (),
     ) -> None:
-        _check_shapes(shapes)
         ctx = mp.get_context("spawn")
         self._frames: mp.Queue = ctx.Queue(maxsize=QUEUE_FRAMES)
         self._keys: mp.Queue = ctx.Queue(maxsize=KEY_QUEUE)
@@ -243,12 +186,10 @@ class ViewerProcess:
         self._overlay = PendingOverlay()  # HUD and image not yet in a frame the viewer got
         self.dropped = 0
         self.sent = 0
-        self._robot = robot
         self._process = ctx.Process(
             target=_viewer_main,
             args=(
-                None if robot is None else bodies_of(robot),
-                list(shapes),
+                None if bodies is None else tuple(bodies),
                 list(help_lines),
                 self._frames,
                 self._keys,
@@ -264,17 +205,14 @@ class ViewerProcess:
 
     def load(
         self,
-        robot: Any,
-        shapes: tuple[ViewerShape, ...] = (),
-        help_lines: tuple[str, ...] = (),
+        bodies: Sequence[SceneBody],
+        help_lines: Sequence[str] = (),
         camera: tuple[str, str] | None = None,
     ) -> None:
-        """Send the scene to a viewer started without one (``robot=None``: it shows a loading text
-        meanwhile, so a window appears at once while the worlds are built). ``camera``: (body, link)
-        whose view the GUI's side panel shows (5 Hz)."""
-        _check_shapes(shapes)
-        self._robot = robot
-        self._scene.put((bodies_of(robot), list(shapes), list(help_lines), camera))
+        """Send the scene's ``bodies`` to a viewer started without them (``bodies=None``: it shows a
+        loading text meanwhile, so a window appears at once while the worlds are built). ``camera``: (body
+        name, link name) whose view the GUI's side panel shows (5 Hz)."""
+        self._scene.put((tuple(bodies), list(help_lines), camera))
 
     def wait_ready(self, timeout: float = 60.0) -> bool:
         """Wait until the viewer has loaded the scene and shows frames; False after ``timeout`` s or if
@@ -287,21 +225,17 @@ class ViewerProcess:
 
     def publish(
         self,
-        shapes: dict[str, list[float]] | None = None,
+        frame: SceneFrame,
         *,
-        hud: list[tuple[str, tuple[float, float, float]]] | None = None,
+        hud: Sequence[tuple[str, Sequence[float]]] | None = None,
         image: tuple[np.ndarray, str] | None = None,
     ) -> bool:
-        """Send the robot's current joint vectors (and shapes' poses by name: a position, m, or a position
-        and a quaternion x, y, z, w); returns False (and counts a drop) if the viewer lags. ``hud``: lines
-        (text, rgb 0..1) shown at the top left of the window; ``image``: an RGB image ``(h, w, 3) uint8``
-        and its caption, shown in the panel at the top right (instead of the viewer's own camera
-        inset)."""
-        frame: dict[str, Any] = limb_frames(self._robot)
-        if shapes:
-            frame["shapes"] = shapes
+        """Send ``frame`` (:func:`~pccbullet.sim.views.scene.world_frame`); returns False (and counts a
+        drop) if the viewer lags. ``hud``: lines (text, rgb 0..1) shown at the top left of the window;
+        ``image``: an RGB image ``(h, w, 3) uint8`` and its caption, shown in the panel at the top right
+        (instead of the viewer's own camera inset)."""
         self._overlay.note(hud, image)  # kept until a frame carries it (a dropped frame must not lose it)
-        if not self._overlay.offer(self._frames, frame):
+        if not self._overlay.offer(self._frames, {"frame": frame}):
             self.dropped += 1
             return False
         self.sent += 1
@@ -333,7 +267,7 @@ class ViewerProcess:
 
     def close(self, timeout: float = 10.0) -> dict[str, Any]:
         """Stop the viewer; returns its report (frames applied, first joint positions of each limb body,
-        each shape's position and quaternion).
+        each other body's position and quaternion, ``"shapes"``).
 
         The viewer shows every frame already queued, then ends; the stop request needs no room in the
         (possibly full) frame queue. A viewer that does not answer within ``timeout`` s is killed;

@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.sim.views.scene import Rgb
+
 DEPTH = 0.05  # m in front of the camera where the overlay lies (nearer than anything in the scene)
 TEXT_SIZE = 1.0  # PyBullet's debug text size at DEPTH
 LINE_STEP = 0.032  # screen heights between two text lines
 PANEL_WIDTH = 0.30  # screen widths of the image panel
 FAR = 10000.0  # PyBullet's far distance of getDebugVisualizerCamera's horizontal and vertical vectors
-Rgb = tuple[float, float, float]  # a colour, 0..1 each
 INSET_SIZE = (320, 240)  # px, the viewer's own camera inset
 INSET_FOV_DEG = 100.0  # the camera arm's wide-angle lens (as the demo's camera_tip.png)
 

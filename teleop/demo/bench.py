@@ -71,11 +71,12 @@ def bench_demo(
     with MmtSession(spec, cfg, slave="process", record_poses=view is not None) as session:
         options: dict[str, Any] = {}
         if view is not None:
+            from pccbullet.sim.views.scene import world_bodies
             from pccbullet.teleop.demo.frames import viewer_frames
             from pccbullet.teleop.demo.web import DemoWebView
 
             shown = DemoWebView(view, session)
-            shown.load(session.robot)
+            shown.load(world_bodies(session.world))
             web["page_opened"] = view.wait_ready(PAGE_WAIT_S) and view.wait_page(PAGE_WAIT_S)
             options = {"on_visual": viewer_frames(session, shown), "spin_window": shown.spin_window}
         probe = machine_jitter()

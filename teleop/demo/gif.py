@@ -1,10 +1,11 @@
 """The demo's GIF, rendered after its summary, plots and camera image: ``demo.gif``.
 
-The GIF shows the robot (rendered from its own world, or from recorded poses shown in a world of our own
+The GIF shows the robot (rendered from its own world, or from recorded frames shown in a world of our own
 when it ran in its own process) in the sea, lit by its lamp (:class:`~pccbullet.teleop.demo.render.
-SpotlitRenderer`), beside the operator's model (PyBullet's TinyRenderer), one frame per recorded scene
-pose, each panel captioned. Frames become palette images as they are rendered, so memory stays bounded;
-a progress bar on stderr counts them (on a terminal). Both files are written atomically.
+SpotlitRenderer`), beside the operator's model (PyBullet's TinyRenderer), one GIF frame per recorded
+scene frame (:class:`~pccbullet.sim.views.scene.SceneFrame`), each panel captioned. Frames become palette
+images as they are rendered, so memory stays bounded; a progress bar on stderr counts them (on a
+terminal). Both files are written atomically.
 """
 
 from __future__ import annotations
@@ -19,16 +20,9 @@ import numpy as np
 from pccbullet.core.atomic import atomic_path
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE
-from pccbullet.teleop.demo.outputs import (
-    EXTERNAL_VIEW,
-    GIF_EVERY,
-    IMAGE_SIZE,
-    ScenePose,
-    caption,
-    render_view,
-    scene_pose,
-    show_scene,
-)
+from pccbullet.sim.robot import pose_matrix
+from pccbullet.sim.views.scene import SceneFrame, show_frame, world_frame
+from pccbullet.teleop.demo.outputs import EXTERNAL_VIEW, GIF_EVERY, IMAGE_SIZE, caption, render_view
 from pccbullet.teleop.demo.render import SpotlitRenderer
 
 if TYPE_CHECKING:
@@ -68,34 +62,34 @@ def write_gif(
     lamp: SpotlitRenderer,
     shown: Robot,
     rock_at: object,
-    model_poses: list[tuple[float, ScenePose]],
-    robot_poses: list[tuple[float, dict[str, np.ndarray]]],
+    model_frames: list[SceneFrame],
+    robot_frames: list[SceneFrame],
     *,
     on_frame: Callable[[int, int], None] | None = None,
-    object_poses: list[list[np.ndarray]] | None = None,
 ) -> tuple[str | None, int]:
-    """Write ``demo.gif``: the robot beside the operator's model at each recorded model pose (the robot's
-    pose nearest in time; ``object_poses``: the placed objects' ``(4, 4)`` poses with each robot pose,
-    else they stay where they were placed). ``on_frame(i, n)`` after each frame. Returns the path
-    (``None`` without frames) and the frames written; the model's world is put back as it was."""
+    """Write ``demo.gif``: the robot beside the operator's model at each recorded model frame (the
+    robot's frame nearest in time: its limbs, and the placed objects at the poses it has for them, in
+    the order they were placed; without, they stay where they were placed). ``on_frame(i, n)`` after each
+    frame. Returns the path (``None`` without frames) and the frames written; both worlds are put back as
+    they were."""
     robot, bodies = session.robot, session.shown_bodies
     proj = pb.computeProjectionMatrixFOV(55, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
     view = pb.computeViewMatrix(*EXTERNAL_VIEW)
-    final_model = scene_pose(robot, bodies)
-    final_robot = {n: shown.joints(n) for n in shown.bodies}
-    robot_t = np.array([t for t, _ in robot_poses])
+    final_model = world_frame(session.world, bodies)
+    final_robot = world_frame(shown.world)
+    robot_t = np.array([frame.t for frame in robot_frames])
     from PIL import Image
 
     frames = []
     delay = session.transport.command_delay()
-    for i, (t, pose_m) in enumerate(model_poses):
-        show_scene(robot, bodies, pose_m)
+    for i, frame in enumerate(model_frames):
+        t = frame.t
+        show_frame(session.world, frame, bodies)
         objects = None
-        if len(robot_t):  # the robot's pose nearest in time
+        if len(robot_t):  # the robot's frame nearest in time
             k = int(np.abs(robot_t - t).argmin())
-            for name, q in robot_poses[k][1].items():
-                shown.set_joints(name, q)
-            objects = object_poses[k] if object_poses else None
+            show_frame(shown.world, robot_frames[k])
+            objects = [pose_matrix(*pose) for pose in robot_frames[k].bases.values()] or None
         left = caption(  # the robot in the sea, lit by its own lamp (pyvista: PyBullet has no spot light)
             _labels(lamp.render(shown, rock_at, objects), shown, view, proj, (235, 235, 235)),
             [f"ROBOT (remote): soft-arm physics in seawater   t = {t:5.1f} s"],
@@ -108,10 +102,9 @@ def write_gif(
         # a palette frame (1 byte a pixel) at once: 300 RGB frames of 1280 x 480 would hold 550 MB
         frames.append(Image.fromarray(np.concatenate([left, right], axis=1)).quantize(colors=255))
         if on_frame is not None:
-            on_frame(i + 1, len(model_poses))
-    show_scene(robot, bodies, final_model)
-    for name, q in final_robot.items():
-        shown.set_joints(name, q)
+            on_frame(i + 1, len(model_frames))
+    show_frame(session.world, final_model, bodies)
+    show_frame(shown.world, final_robot)
     if not frames:
         return None, 0
     path = out_dir / "demo.gif"

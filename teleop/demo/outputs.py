@@ -1,8 +1,9 @@
 """The demo's plots (``metrics.png``, ``tips.png``) and what the run records for them and for the GIF.
 
-The run records as it goes: the limb tips at the visual rate (:class:`TipLog`) and the scene poses of the
-model and the robot (:data:`ScenePose`, :func:`scene_pose`); :mod:`pccbullet.teleop.demo.gif` renders the
-camera image and the GIF from them after the plots. Every file is written atomically.
+The run records as it goes: the limb tips at the visual rate (:class:`TipLog`) and the scene frames of the
+model and the robot (:class:`~pccbullet.sim.views.scene.SceneFrame`,
+:func:`~pccbullet.sim.views.scene.world_frame`); :mod:`pccbullet.teleop.demo.gif` renders the GIF from them
+after the plots and the camera image. Every file is written atomically.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from pccbullet.core.atomic import atomic_path
 from pccbullet.sim.bullet import pb
+from pccbullet.sim.views.scene import SceneFrame, show_frame
 
 if TYPE_CHECKING:
     from pccbullet.sim.robot import Robot
@@ -24,11 +26,6 @@ GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (640, 480)  # px, one GIF panel and the camera image
 EXTERNAL_VIEW = ([1.25, -1.05, 0.15], [0.45, 0.0, -0.42], [0, 0, 1])  # eye, target, up (m, world)
 MAX_TIP_ROWS = 30_000  # rows of the tip log (a longer session keeps every k-th visual frame)
-
-
-ScenePose = tuple[dict[str, np.ndarray], tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]]
-"""What a world shows: every limb's joint vector and the position and quaternion of each other body that
-moves (the rock, the free objects)."""
 
 
 class TipLog:
@@ -54,23 +51,6 @@ class TipLog:
     def last(self) -> dict[str, list[float]]:
         """The last recorded tip of every limb (m)."""
         return {name: self.xyz[max(self.n - 1, 0), i].tolist() for i, name in enumerate(self.limbs)}
-
-
-def scene_pose(robot: Robot, bodies: Sequence[int]) -> ScenePose:
-    """A world's pose now: the limbs' joints (read back exactly as PyBullet holds them) and ``bodies``'."""
-    cid = robot.world.client
-    poses = tuple(pb.getBasePositionAndOrientation(b, physicsClientId=cid) for b in bodies)
-    return {name: robot.joints(name) for name in robot.bodies}, tuple((tuple(p), tuple(q)) for p, q in poses)
-
-
-def show_scene(robot: Robot, bodies: Sequence[int], pose: ScenePose) -> None:
-    """Put a world back into ``pose`` (joints reset, ``bodies`` moved) to render it."""
-    joints, placed = pose
-    for name, q in joints.items():
-        robot.set_joints(name, q)
-    for body, (position, orientation) in zip(bodies, placed, strict=True):
-        pb.resetBasePositionAndOrientation(body, position, orientation, physicsClientId=robot.world.client)
-    robot.world.mark_moved()
 
 
 def render_view(
@@ -168,15 +148,14 @@ def plot_metrics(out_dir: Path, session: MmtSession) -> str:
 
 
 def robot_tips(
-    shown: Robot, robot_poses: list[tuple[float, dict[str, np.ndarray]]], limbs: list[str]
+    shown: Robot, robot_frames: Sequence[SceneFrame], limbs: list[str]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The robot's limb tips along its recorded poses, posed in ``shown`` (a world of our own): times
-    ``(n,)`` (s) and tips ``(n, limbs, 3)`` (m, world); ``shown`` is left in the last pose."""
-    t = np.array([t for t, _ in robot_poses])
-    xyz = np.full((len(robot_poses), len(limbs), 3), np.nan)
-    for k, (_, joints) in enumerate(robot_poses):
-        for name, q in joints.items():
-            shown.set_joints(name, q)
+    """The robot's limb tips along its recorded frames, posed in ``shown`` (the robot's world, or one of our
+    own): times ``(n,)`` (s) and tips ``(n, limbs, 3)`` (m, world); ``shown`` is left in the last frame."""
+    t = np.array([frame.t for frame in robot_frames])
+    xyz = np.full((len(robot_frames), len(limbs), 3), np.nan)
+    for k, frame in enumerate(robot_frames):
+        show_frame(shown.world, frame)
         xyz[k] = [shown.tip_pose(n)[:3, 3] for n in limbs]
     return t, xyz
 

@@ -11,7 +11,7 @@ the keys. With ``view="web"`` a page in the browser takes its place (:mod:`pccbu
 demo writes into ``out_dir``, in this order: ``summary.json`` (at once, then with the session's figures the
 moment the loop ends: :mod:`pccbullet.teleop.demo.summary`), ``metrics.png``, and
 headless ``tips.png``, ``camera_tip.png`` and ``demo.gif`` (the robot beside the operator's model, from
-scene poses recorded in the loop, with a progress bar: :mod:`pccbullet.teleop.demo.gif`).
+scene frames recorded in the loop, with a progress bar: :mod:`pccbullet.teleop.demo.gif`).
 """
 
 from __future__ import annotations
@@ -25,24 +25,21 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
 from pccbullet.sim.robot import Robot
+from pccbullet.sim.views.scene import SceneFrame, world_bodies, world_frame
 from pccbullet.sim.world import PHYSICS_DT, World
 from pccbullet.teleop.demo.console import QuitKey, open_operator, status_printer
-from pccbullet.teleop.demo.frames import viewer_frames, viewer_shape
+from pccbullet.teleop.demo.frames import viewer_frames
 from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_gif
 from pccbullet.teleop.demo.outputs import (
     GIF_EVERY,
-    ScenePose,
     TipLog,
     plot_metrics,
     plot_tips,
     robot_tips,
-    scene_pose,
     write_camera_image,
 )
 from pccbullet.teleop.demo.scene import ROBOT, demo_config
@@ -195,9 +192,8 @@ def _run_headless(
             else open_operator(device, limbs, udp_port, udp_key_file)
         )
         slave = session.slave
-        model_poses: list[tuple[float, ScenePose]] = []
-        robot_poses: list[tuple[float, dict[str, np.ndarray]]] = []
-        object_poses: list[list[np.ndarray]] = []  # the placed objects' with each robot pose (lockstep)
+        model_frames: list[SceneFrame] = []
+        robot_frames: list[SceneFrame] = []  # with the placed objects' poses (lockstep)
         tips = TipLog(limbs, int(round(duration * VISUAL_RATE)) + 1)
         status = status_printer(session) if device == "terminal" else None
 
@@ -206,12 +202,11 @@ def _run_headless(
             # the GIF frames are rendered after the run (a frame takes tens of ms); the last
             # MAX_GIF_FRAMES are kept, so a long session holds bounded memory
             if k % GIF_EVERY == 0:
-                model_poses.append((t, scene_pose(robot, session.shown_bodies)))
-                del model_poses[:-MAX_GIF_FRAMES]
+                model_frames.append(world_frame(session.world, session.shown_bodies))
+                del model_frames[:-MAX_GIF_FRAMES]
                 if isinstance(slave, Slave):  # the robot in its own process records its own poses
-                    robot_poses.append((t, {n: slave.robot.joints(n) for n in limbs}))
-                    object_poses.append([o.pose() for o in slave.objects])
-                    del robot_poses[:-MAX_GIF_FRAMES], object_poses[:-MAX_GIF_FRAMES]
+                    robot_frames.append(world_frame(slave.world, [o.body for o in slave.objects]))
+                    del robot_frames[:-MAX_GIF_FRAMES]
             if status is not None and k % STATUS_EVERY == 0:
                 status()
 
@@ -255,13 +250,13 @@ def _run_headless(
             final: tuple[dict[str, list[float]], float | None]
             if isinstance(slave, Slave):  # the robot's own world; its state now is the final one
                 shown, rock = slave.robot, slave.rock
-                poses = robot_poses
+                recorded = robot_frames
                 final = ({n: shown.tip_pose(n)[:3, 3].tolist() for n in limbs}, session.world.time)
-            else:  # the robot's recorded poses, shown in a world of our own
+            else:  # the robot's recorded frames, shown in a world of our own
                 shown, rock = stack.enter_context(_robot_scene(session))
-                poses = slave.poses
+                recorded = slave.poses
                 final = ({}, None)
-            robot_t, robot_xyz = robot_tips(shown, poses, limbs)
+            robot_t, robot_xyz = robot_tips(shown, recorded, limbs)
             if final[1] is None and len(robot_t):  # the last pose the robot's process sent
                 final = ({n: robot_xyz[-1, i].tolist() for i, n in enumerate(limbs)}, float(robot_t[-1]))
             summary.update(slave_final_tip_positions_m=final[0], slave_final_tip_time_s=final[1])
@@ -277,18 +272,10 @@ def _run_headless(
             with sigint_deferred():
                 lamp = lamp_for(session)
             stack.callback(lamp.close)
-            bar, on_frame = progress_bar(len(model_poses))
+            bar, on_frame = progress_bar(len(model_frames))
             stack.callback(bar.close)
             path, frames = write_gif(
-                out_dir,
-                session,
-                lamp,
-                shown,
-                rock_at,
-                model_poses,
-                poses,
-                on_frame=on_frame,
-                object_poses=object_poses if isinstance(slave, Slave) else None,
+                out_dir, session, lamp, shown, rock_at, model_frames, recorded, on_frame=on_frame
             )
             summary.update(gif_frames=frames)
             if path is not None:
@@ -326,16 +313,10 @@ def _run_gui(
     udp_port: int,
     udp_key_file: Path | None = None,
 ) -> None:
-    from pccbullet.sim.views.gui import ViewerShape
     from pccbullet.teleop.devices.keyboard import KeyboardDevice
 
-    robot, cfg = session.robot, session.cfg
+    robot = session.robot
     n_sub = compute_n_steps(VISUAL_RATE, PHYSICS_DT)
-    shapes = (
-        ViewerShape("seabed", "plane", (0.0, 0.0, cfg.seabed_z), rgba=(0.76, 0.7, 0.5, 1.0)),
-        ViewerShape("rock", "sphere", tuple(session.contact.rock), cfg.rock_radius, (0.45, 0.45, 0.5, 1.0)),
-        *(viewer_shape(o) for o in cfg.objects),
-    )
     limbs = [limb.name for limb in robot.spec.limbs]
     device: InputDevice | None = None
     if device_name == "scripted":
@@ -345,7 +326,7 @@ def _run_gui(
     # the key table at the bottom left, the HUD at the top left, the camera arm's view at the top right
     # (PyBullet's GUI has one directional light and no spot light: the light arm cannot light it there)
     keys = (*key_table(limbs), "mouse: turn, zoom and pan the view")
-    viewer.load(robot, shapes, keys, camera=("camera", naming.tip_link("camera")))
+    viewer.load(world_bodies(session.world), keys, camera=("camera", naming.tip_link("camera")))
     if not viewer.wait_ready(VIEWER_START_S):  # the operator sees the scene before the loop starts
         logging.getLogger(__name__).warning(
             "the viewer is not ready after %g s; starting without it", VIEWER_START_S

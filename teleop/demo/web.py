@@ -3,8 +3,9 @@
 :class:`DemoWebView` puts a session on a :class:`~pccbullet.sim.views.web.view.WebView` behind the GUI
 viewer's interface (``load``, ``wait_ready``, ``publish``, ``keyboard_events``, ``close``, ``dropped``), so
 that the demo's GUI loop (:func:`pccbullet.teleop.demo.run.run_demo`) drives either. The page shows two
-panels from the master world's bodies: the robot, in dark water lit by its lamp (its limbs' joints as its
-process reports them to the observer at 10 Hz, the true rock), and the operator's model (50 Hz, the rock
+panels of one scene type (:mod:`pccbullet.sim.views.scene`): the robot, captured from a world of its own
+with the robot's chain, in dark water lit by its lamp (its limbs' joints as its process reports them to the
+observer at 10 Hz, the true rock), and the operator's model, the master world's bodies (50 Hz, the rock
 where the master believes it is); the HUD, the camera frames received over the link, the force the
 operator feels (an arrow at the model's sensor, the bar) and the force the robot's sensor reports (an
 arrow at its tip, as it crossed the link). The page's keys are the GUI's key table.
@@ -12,12 +13,14 @@ arrow at its tip, as it crossed the link). The page's keys are the GUI's key tab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pccbullet.sim.views.web.scene import WebGroup, WebScene, split_vectors, world_bodies
+from pccbullet.core.types import FloatArray
+from pccbullet.sim.views.scene import Pose, SceneBody, SceneFrame, body_name, world_bodies
+from pccbullet.sim.views.web.layout import WebGroup, WebPage
 from pccbullet.teleop.demo.outputs import EXTERNAL_VIEW
 from pccbullet.teleop.demo.render import WATER_RGB
 from pccbullet.teleop.devices.keys import PRESS_KEYS, RATE_KEYS, limb_keys
@@ -50,18 +53,24 @@ def _lamp(world: Any, robot: Any) -> tuple[str, int] | None:
     return None if index is None else (LAMP_LIMB, index)
 
 
-def demo_scene(session: MmtSession, help_lines: Sequence[str] = (), robot_bodies: Any = None) -> WebScene:
+def demo_page(
+    session: MmtSession,
+    help_lines: Sequence[str] = (),
+    robot_panel: tuple[Sequence[SceneBody], tuple[str, int] | None] | None = None,
+    model_bodies: Sequence[SceneBody] | None = None,
+) -> WebPage:
     """The demo's page: the robot's panel and the model's, the key table as help and as keys.
-    ``robot_bodies``: the robot's panel's bodies and lamp (its limbs with the robot's chain,
-    :meth:`DemoWebView.load`); default the model's."""
-    bodies = world_bodies(session.world)
-    robot_panel, lamp = robot_bodies or (bodies, _lamp(session.world, session.robot))
+    ``robot_panel``: the robot's panel's bodies and lamp (its limbs with the robot's chain,
+    :meth:`DemoWebView.load`); default the model's. ``model_bodies``: the model's panel's; default the
+    master world's (:func:`~pccbullet.sim.views.scene.world_bodies`)."""
+    bodies = tuple(model_bodies) if model_bodies is not None else world_bodies(session.world)
+    robot_bodies, lamp = robot_panel or (bodies, _lamp(session.world, session.robot))
     limbs = [limb.name for limb in session.spec.limbs]
     keys = tuple(sorted({*RATE_KEYS, *PRESS_KEYS, *limb_keys(limbs)}))
     eye, target, _ = EXTERNAL_VIEW
-    return WebScene(
+    return WebPage(
         (
-            WebGroup("robot", ROBOT_TITLE, robot_panel, lamp=lamp, background=WATER_RGB),
+            WebGroup("robot", ROBOT_TITLE, tuple(robot_bodies), lamp=lamp, background=WATER_RGB),
             WebGroup("model", MODEL_TITLE, bodies),
         ),
         title="pccbullet · the squid demo",
@@ -85,21 +94,18 @@ class DemoWebView:
 
     def __init__(self, view: WebView, session: MmtSession) -> None:
         self.view, self.session = view, session
-        self._rock = f"body{session.rock}"
         self._robot_pose = -1.0  # time of the robot's pose last sent
-        self._robot_bodies: Any = ()  # the robot's panel's bodies (load)
-        self._model_bodies: Any = ()  # the model's panel's
-        self._robot_rock = self._rock
-        self._robot_free: list[str] = []  # the free objects' bodies in each panel (load)
-        self._model_free: list[str] = []
+        self._robot_rock = ""  # the robot's panel's rock and free objects (load)
+        self._robot_free: list[str] = []
 
     @property
     def dropped(self) -> int:
         """Frames the view dropped (its process had not taken the previous ones)."""
         return self.view.dropped
 
-    def load(self, robot: Any, shapes: Any = (), help_lines: Sequence[str] = (), camera: Any = None) -> None:
-        """Send the demo's scene (the GUI viewer's ``shapes`` and ``camera``: the page has its own)."""
+    def load(self, bodies: Sequence[SceneBody], help_lines: Sequence[str] = (), camera: Any = None) -> None:
+        """Send the demo's page: ``bodies`` (the master world's) in the model's panel, the robot's panel
+        built here (the GUI viewer's ``camera``: the page has its own)."""
         from pccbullet.sim.world import World
         from pccbullet.teleop.mmt.objects import add_environment, is_free, place_objects
 
@@ -110,12 +116,10 @@ class DemoWebView:
             placed = place_objects(world, cfg.objects, fixed=True)
             # the free objects: where the robot reports them, in both panels
             free = [o.body for o, spec in zip(placed, cfg.objects, strict=True) if is_free(spec)]
-            self._robot_free = [f"body{b}" for b in free]
-            self._model_free = [f"body{b}" for b in self.session.shown_bodies[1:]]
-            self._robot_bodies = world_bodies(world)
-            self._robot_rock = f"body{rock}"
-            self._model_bodies = world_bodies(self.session.world)
-            self.view.load(demo_scene(self.session, help_lines, (self._robot_bodies, _lamp(world, robot))))
+            self._robot_free = [body_name(b) for b in free]
+            self._robot_rock = body_name(rock)
+            robot_panel = (world_bodies(world), _lamp(world, robot))
+            self.view.load(demo_page(self.session, help_lines, robot_panel, bodies))
 
     def wait_ready(self, timeout: float = 60.0) -> bool:
         """Wait until the view process has the scene."""
@@ -127,33 +131,29 @@ class DemoWebView:
 
     def publish(
         self,
-        shapes: Any = None,
+        frame: SceneFrame,
         *,
         hud: list[tuple[str, tuple[float, float, float]]] | None = None,
         image: tuple[np.ndarray, str] | None = None,
     ) -> bool:
-        """A frame of both panels (the GUI viewer's ``shapes``: the model's rock is read here)."""
+        """A frame of both panels: the model's ``frame`` (the master world's), and the robot's, its limbs
+        as its process last reported them, the true rock and the free objects where the robot reports
+        them."""
         s = self.session
-        robot, cfg = s.robot, s.cfg
-        model = split_vectors(self._model_bodies, {n: robot.joints(n) for n in robot.bodies})
-        joints: dict[str, dict[str, Any]] = {"model": model}
         poses = getattr(s.slave, "poses", None)
-        if poses and poses[-1][0] != self._robot_pose:  # a new pose from the robot's process
-            self._robot_pose = poses[-1][0]
-            joints["robot"] = split_vectors(self._robot_bodies, poses[-1][1])
-        still = (0.0, 0.0, 0.0, 1.0)
-        bases = {
-            "model": {self._rock: (tuple(s.contact.rock), still)},
-            "robot": {self._robot_rock: (tuple(cfg.rock_true), still)},
-        }
+        joints: Mapping[str, FloatArray] = {}
+        if poses and poses[-1].t != self._robot_pose:  # a new pose from the robot's process
+            self._robot_pose = poses[-1].t
+            joints = poses[-1].joints
+        bases: dict[str, Pose] = {self._robot_rock: (s.cfg.rock_true, (0.0, 0.0, 0.0, 1.0))}
         limit = s.haptics.params.peak_force
         force = {"model": [*s.model_tip, *s.haptics.last_force, limit]}
         if s.last_report is not None:
             force["robot"] = [*s.last_report.tip, *s.last_report.force, limit]
-            for names, side in ((self._model_free, "model"), (self._robot_free, "robot")):
-                for name, p in zip(names, s.last_report.objects.tolist(), strict=True):
-                    bases[side][name] = (tuple(p[:3]), tuple(p[3:]))
-        return self.view.publish(joints, bases=bases, t=s.world.time, hud=hud, image=image, force=force)
+            for name, p in zip(self._robot_free, s.last_report.objects.tolist(), strict=True):
+                bases[name] = (tuple(p[:3]), tuple(p[3:]))
+        robot = SceneFrame(poses[-1].t if poses else s.world.time, joints, bases)
+        return self.view.publish({"model": frame, "robot": robot}, hud=hud, image=image, force=force)
 
     def close(self) -> dict[str, Any]:
         """Stop the view; its report (:meth:`~pccbullet.sim.views.web.view.WebView.close`)."""

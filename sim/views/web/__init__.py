@@ -6,12 +6,12 @@ environment's ``render_mode="web"`` its world, and ``pccbullet demo --view web``
 the page takes. The loop that publishes never waits: a frame the view process has not taken is dropped and
 counted.
 
-Modules: :mod:`~pccbullet.sim.views.web.scene` (what a page shows, captured from worlds),
-:mod:`~pccbullet.sim.views.web.view` (the publishing side), :mod:`~pccbullet.sim.views.web.server` (the view's
-process), :mod:`~pccbullet.sim.views.web.mirror` (link poses from joint vectors there),
-:mod:`~pccbullet.sim.views.web.files` (the scene's files, copied), :mod:`~pccbullet.sim.views.web.live` (a
-world shown), :mod:`~pccbullet.sim.views.web.browser` (headless Chromium for tests and benchmarks), and the
-page (``page/``: ``index.html``, ``app.js`` and three.js r180, vendored: no network at run time).
+Modules: :mod:`~pccbullet.sim.views.web.layout` (how a page lays out the scene's bodies,
+:mod:`pccbullet.sim.views.scene`), :mod:`~pccbullet.sim.views.web.view` (the publishing side),
+:mod:`~pccbullet.sim.views.web.server` (the view's process), :mod:`~pccbullet.sim.views.web.tracked` (the
+page's geometry and its link poses from the frames there), :mod:`~pccbullet.sim.views.web.files` (the
+page's files, copied), :mod:`~pccbullet.sim.views.web.live` (a world shown), and the page (``page/``:
+``index.html``, ``app.js`` and three.js r180, vendored: no network at run time).
 
 Why a page of our own on ``websockets`` and three.js, and not viser or pyvista's trame backend (measured on
 this project's 2-core machine, figures in docs/measurements/performance.md): it adds one dependency of
@@ -22,27 +22,8 @@ the demo's scene took 300 ms a frame at 640x480 here, a core for 3 frames per se
 reported in the docs.
 """
 
+from pccbullet.sim.views.web.layout import WebGroup, WebPage
 from pccbullet.sim.views.web.live import WorldFeed, attach, finish, show
-from pccbullet.sim.views.web.scene import (
-    WebBody,
-    WebGroup,
-    WebScene,
-    WebVisual,
-    robot_bodies,
-    world_bodies,
-)
 from pccbullet.sim.views.web.view import WebView
 
-__all__ = [
-    "WebBody",
-    "WebGroup",
-    "WebScene",
-    "WebView",
-    "WebVisual",
-    "WorldFeed",
-    "attach",
-    "finish",
-    "robot_bodies",
-    "show",
-    "world_bodies",
-]
+__all__ = ["WebGroup", "WebPage", "WebView", "WorldFeed", "attach", "finish", "show"]

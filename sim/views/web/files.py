@@ -1,10 +1,10 @@
-"""A scene's files, copied for the view process: it must not depend on the world's own folders.
+"""A page's files, copied for the view process: it must not depend on the world's own folders.
 
 A world removes its temporary URDF folder when it closes, which can be before the view process has read
-the scene (a short experiment). :func:`portable_scene` copies, synchronously, every URDF of a scene with the
-files it references (``filename=`` attributes, relative to the URDF) and every visual mesh file into a
-folder of the view's own, and returns the scene with its paths pointing there. Files already copied (same
-source path, size and modification time) are not copied again.
+the page (a short experiment). :meth:`SceneFiles.page` copies, synchronously, every URDF of a page's bodies
+with the files it references (``filename=`` attributes, relative to the URDF) and every visual mesh file
+into a folder of the view's own, and returns the page with its paths pointing there. Files already copied
+(same source path, size and modification time) are not copied again.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree
 
-from pccbullet.sim.views.web.scene import WebBody, WebScene
+from pccbullet.sim.views.scene import SceneBody
+from pccbullet.sim.views.web.layout import WebPage
 
 
 class SceneFiles:
@@ -41,7 +42,7 @@ class SceneFiles:
             self._copied[key] = target
         return self._copied[key]
 
-    def body(self, body: WebBody) -> WebBody:
+    def body(self, body: SceneBody) -> SceneBody:
         """``body`` with its URDF and visual mesh files copied under :attr:`root`."""
         index = len(self._copied)
         visuals = tuple(
@@ -60,7 +61,7 @@ class SceneFiles:
             urdf = str(self._copy(Path(urdf), self.root / f"urdf{len(self._copied)}" / Path(urdf).name))
         return replace(body, visuals=visuals, urdf=urdf)
 
-    def scene(self, scene: WebScene) -> WebScene:
-        """``scene`` with every body's files copied (:meth:`body`)."""
-        groups = tuple(replace(g, bodies=tuple(self.body(b) for b in g.bodies)) for g in scene.groups)
-        return replace(scene, groups=groups)
+    def page(self, page: WebPage) -> WebPage:
+        """``page`` with every body's files copied (:meth:`body`)."""
+        groups = tuple(replace(g, bodies=tuple(self.body(b) for b in g.bodies)) for g in page.groups)
+        return replace(page, groups=groups)

@@ -1,13 +1,13 @@
 """A world shown live: :func:`show` (``World.show()``) hooks a :class:`WorldFeed` into a world's steps.
 
-The feed captures every body of the world with a visual shape (:func:`~pccbullet.sim.views.web.scene.
-world_bodies`) into a one-panel scene, then, after the world's steps, publishes the robots' joint vectors and
-the other bodies' base poses: at most :data:`~pccbullet.sim.loop.VISUAL_RATE` frames per second of wall
-clock and one per visual period of simulated time, so that a batch run faster than real time is shown at
-the page's pace and one paced to real time at 50 Hz. Bodies added later (a target marker) are captured at
-the next frame. A frame costs the stepping loop the joint reads and a queue put (the link poses are
-computed in the view's process); between frames a step pays one counter and, once per visual period, one
-clock read.
+The feed captures every body of the world with a visual shape (:func:`~pccbullet.sim.views.scene.
+world_bodies`) into a one-panel page, then, after the world's steps, publishes its frame
+(:func:`~pccbullet.sim.views.scene.world_frame`: the robots' joint vectors and the other bodies' base
+poses): at most :data:`~pccbullet.sim.loop.VISUAL_RATE` frames per second of wall clock and one per visual
+period of simulated time, so that a batch run faster than real time is shown at the page's pace and one
+paced to real time at 50 Hz. Bodies added later (a target marker) are captured at the next frame. A frame
+costs the stepping loop the joint reads and a queue put (the link poses are computed in the view's
+process); between frames a step pays one counter and, once per visual period, one clock read.
 """
 
 from __future__ import annotations
@@ -16,19 +16,12 @@ import time
 from typing import Any
 
 from pccbullet.sim.loop import VISUAL_RATE, compute_n_steps
-from pccbullet.sim.views.web.scene import (
-    Pose,
-    WebBody,
-    WebGroup,
-    WebScene,
-    robot_prefixes,
-    split_vectors,
-    world_bodies,
-)
+from pccbullet.sim.views.scene import other_bodies, world_bodies, world_frame
+from pccbullet.sim.views.web.layout import WebGroup, WebPage
 from pccbullet.sim.views.web.view import WebView
 
 FINAL_TRIES = 500  # tries, 10 ms apart, to publish a run's last frame
-READY_S = 60.0  # s, longest wait in show() for the view process to load the world's scene
+READY_S = 60.0  # s, longest wait in show() for the view process to load the world's page
 
 
 class WorldFeed:
@@ -45,22 +38,16 @@ class WorldFeed:
         self._steps = 0
         self._last = -float("inf")
         self._bodies: tuple[int, int] = (-1, -1)  # (bodies in the client, robots) when captured
-        self._free: dict[str, int] = {}  # other bodies: name -> id
-        self._scene_bodies: tuple[WebBody, ...] = ()
+        self._free: list[int] = []  # the other bodies' ids
 
     def _capture(self) -> None:
         from pccbullet.sim.bullet import pb
 
         cid = self.world.client
         bodies = world_bodies(self.world)
-        ids = {
-            f"body{pb.getBodyUniqueId(i, physicsClientId=cid)}"
-            for i in range(pb.getNumBodies(physicsClientId=cid))
-        }
-        self._free = {b.name: int(b.name[4:]) for b in bodies if b.urdf is None and b.name in ids}
-        self._scene_bodies = bodies
+        self._free = other_bodies(self.world)
         self._bodies = (pb.getNumBodies(physicsClientId=cid), len(self.world.robots))
-        self.view.load(WebScene((WebGroup("world", self.title, bodies),), title=f"pccbullet · {self.title}"))
+        self.view.load(WebPage((WebGroup("world", self.title, bodies),), title=f"pccbullet · {self.title}"))
 
     def publish(self) -> bool:
         """Publish the world now (capturing it first if bodies were added); False if the view dropped it."""
@@ -69,20 +56,9 @@ class WorldFeed:
         world, cid = self.world, self.world.client
         if (pb.getNumBodies(physicsClientId=cid), len(world.robots)) != self._bodies:
             self._capture()
-        joints = split_vectors(
-            self._scene_bodies,
-            {
-                prefix + limb: robot.joints(limb)
-                for robot, prefix in zip(world.robots, robot_prefixes(world), strict=True)
-                for limb in robot.bodies
-            },
-        )
-        bases: dict[str, Pose] = {}
-        for name, body in self._free.items():
-            pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
-            bases[name] = (tuple(pos), tuple(orn))  # type: ignore[assignment]
+        frame = world_frame(world, self._free)
         self._last = time.perf_counter()
-        return self.view.publish({"world": joints}, bases={"world": bases}, t=world.time)
+        return self.view.publish({"world": frame})
 
     def __call__(self) -> None:
         """The step hook: publish once per visual period, if the last frame is old enough."""
@@ -93,7 +69,7 @@ class WorldFeed:
 
 def show(world: Any, view: WebView | None = None, **options: Any) -> WebView:
     """Show ``world`` live in a web view, from now on (a step hook publishes it); returns the view once
-    it has loaded the world's scene (or after :data:`READY_S`).
+    it has loaded the world's page (or after :data:`READY_S`).
 
     In a notebook, the view as a cell's last value shows the page in the cell (``world.show()``).
 
@@ -108,7 +84,7 @@ def show(world: Any, view: WebView | None = None, **options: Any) -> WebView:
     view = view if view is not None else WebView(**options)
     feed = WorldFeed(world, view)
     world.step_hooks.append(feed)
-    feed.publish()  # the scene, captured and sent
+    feed.publish()  # the page, captured and sent
     view.wait_ready(READY_S)  # loaded: the page shows the world from its first steps on
     feed.publish()
     return view

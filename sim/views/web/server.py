@@ -1,8 +1,8 @@
 """The web view's process: an HTTP + WebSocket server (``websockets``) on one port, fed through queues.
 
-One thread takes the scene and the frames from the publishing process (:class:`~pccbullet.sim.views.web.view.
-WebView`), turns joint vectors into link poses (:class:`~pccbullet.sim.views.web.mirror.Mirror`) and encodes
-each frame once; the asyncio loop serves the page (``/``), its scripts (``/static/...``, vendored: no
+One thread takes the page and the frames from the publishing process (:class:`~pccbullet.sim.views.web.view.
+WebView`), turns joint vectors into link poses (:class:`~pccbullet.sim.views.web.tracked.TrackedLinks`) and
+encodes each frame once; the asyncio loop serves the page (``/``), its scripts (``/static/...``, vendored: no
 network at run time) and the socket (``/ws``). Every page gets the newest frame when it is ready for one:
 a page that lags skips frames (counted), it never holds up the others or the publisher. Key presses and
 releases that the page sends go back through a queue; so do the page's own figures (frames drawn per
@@ -196,29 +196,29 @@ def _finite(force: Any) -> dict[str, list[float]]:
 
 
 def _intake(queues: dict[str, Any], events: dict[str, Any], loop: Any, state: State, counts: dict) -> None:
-    """The intake thread: scenes and frames from the publisher -> encoded messages for the pages."""
+    """The intake thread: pages and frames from the publisher -> encoded messages for the pages."""
     try:
-        _take(queues["frames"], queues["scenes"], events, loop, state, counts)
+        _take(queues["frames"], queues["pages"], events, loop, state, counts)
     except Exception as exc:  # the report says why the view stopped; the publisher goes on
         counts["error"] = f"{type(exc).__name__}: {exc}"[:500]
         events["stop"].wait()
 
 
-def _take(frames: Any, scenes: Any, events: dict[str, Any], loop: Any, state: State, counts: dict) -> None:
-    from pccbullet.sim.views.web.mirror import Mirror
+def _take(frames: Any, pages: Any, events: dict[str, Any], loop: Any, state: State, counts: dict) -> None:
+    from pccbullet.sim.views.web.tracked import TrackedLinks
 
-    mirror: Mirror | None = None
-    parent, stop, ready = os.getppid(), events["stop"], events["scenes"]
+    tracked: TrackedLinks | None = None
+    parent, stop, ready = os.getppid(), events["stop"], events["loaded"]
     while not stop.is_set() and os.getppid() == parent:
         try:
-            scene = scenes.get_nowait()
+            page = pages.get_nowait()
         except queue.Empty:
             pass
         else:
-            if mirror is not None:
-                mirror.close()
-            mirror = Mirror(scene)
-            loop.call_soon_threadsafe(state.put, "scene", json.dumps(mirror.scene_message()))
+            if tracked is not None:
+                tracked.close()
+            tracked = TrackedLinks(page)
+            loop.call_soon_threadsafe(state.put, "scene", json.dumps(tracked.scene_message()))
             with ready.get_lock():  # the publisher waits for this count (WebView.wait_ready)
                 ready.value += 1
         try:
@@ -231,11 +231,11 @@ def _take(frames: Any, scenes: Any, events: dict[str, Any], loop: Any, state: St
             loop.call_soon_threadsafe(state.put, "hud", json.dumps({"type": "hud", "lines": lines}))
         if frame.get("image") is not None:
             loop.call_soon_threadsafe(state.put, "image", image_message(frame["image"]))
-        if mirror is None:
+        if tracked is None:
             continue
-        mirror.update(frame.get("joints", {}), frame.get("bases"))
+        tracked.update(frame.get("frames", {}))
         header = {"t": frame.get("t"), "n": counts["received"], "force": _finite(frame.get("force"))}
-        loop.call_soon_threadsafe(state.put, "frame", encode_frame(header, mirror.poses()))
+        loop.call_soon_threadsafe(state.put, "frame", encode_frame(header, tracked.poses()))
         counts["applied"] += 1
     while True:  # frames published before the stop arrived: received, not drawn (the report adds up)
         try:
@@ -243,8 +243,8 @@ def _take(frames: Any, scenes: Any, events: dict[str, Any], loop: Any, state: St
         except queue.Empty:
             break
         counts["received"] += 1
-    if mirror is not None:
-        mirror.close()
+    if tracked is not None:
+        tracked.close()
 
 
 async def _serve(

@@ -1,4 +1,4 @@
-"""The publishing side of a web view: start its process, send scenes and frames, read the page's keys.
+"""The publishing side of a web view: start its process, send pages and frames, read the page's keys.
 
 :class:`WebView` starts the server (:mod:`pccbullet.sim.views.web.server`) in a process of its own at once
 (the page says it is loading until a scene arrives) and returns when the port is bound. :meth:`WebView.
@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from pccbullet.core.errors import ConfigurationError
-from pccbullet.sim.views.frames import PendingOverlay
+from pccbullet.sim.views.pending import PendingOverlay
+from pccbullet.sim.views.scene import Rgb, SceneFrame
 from pccbullet.sim.views.web.files import SceneFiles
-from pccbullet.sim.views.web.scene import Pose, Rgb, WebScene
+from pccbullet.sim.views.web.layout import WebPage
 
 QUEUE_FRAMES = 2
 KEY_QUEUE = 256
@@ -96,7 +97,7 @@ class WebView:
     """A live 3D view in the browser, served by its own process (module docstring).
 
     Args:
-        scene: what to show; ``None``: send it later with :meth:`load`.
+        page: what to show; ``None``: send it later with :meth:`load`.
         host: the address to listen on; ``127.0.0.1`` (the default) serves this machine only. Any other
             host needs a token: ``token=None`` then makes one (:attr:`url` carries it).
         port: the port; 0 for any free one (:attr:`port` says which).
@@ -109,7 +110,7 @@ class WebView:
 
     def __init__(
         self,
-        scene: WebScene | None = None,
+        page: WebPage | None = None,
         *,
         host: str = LOCAL_HOST,
         port: int = 0,
@@ -126,12 +127,12 @@ class WebView:
         self._queues: dict[str, Any] = {
             "frames": ctx.Queue(maxsize=QUEUE_FRAMES),
             "keys": ctx.Queue(maxsize=KEY_QUEUE),
-            "scenes": ctx.Queue(),
+            "pages": ctx.Queue(),
             "address": ctx.Queue(),
             "report": ctx.Queue(),
         }
-        self._events: dict[str, Any] = {"stop": ctx.Event(), "page": ctx.Event(), "scenes": ctx.Value("i", 0)}
-        self._scenes = 0  # scenes sent; the view process counts those it has loaded in events["scenes"]
+        self._events: dict[str, Any] = {"stop": ctx.Event(), "page": ctx.Event(), "loaded": ctx.Value("i", 0)}
+        self._pages = 0  # pages sent; the view process counts those it has loaded in events["loaded"]
         self._files = SceneFiles(Path(tempfile.mkdtemp(prefix="pccbullet_view_")))
         weakref.finalize(self, shutil.rmtree, self._files.root, True)  # also if never closed
         self._held: set[str] = set()
@@ -152,8 +153,8 @@ class WebView:
             raise OSError(bound.errno, f"cannot serve the web view on {host}:{port}: {bound.strerror}")
         self.port: int = bound[1]
         """The port the view listens on."""
-        if scene is not None:
-            self.load(scene)
+        if page is not None:
+            self.load(page)
 
     def _wait_address(self, timeout: float) -> Any:
         """The bound ``(host, port)`` (or the OSError) the process sends once it serves."""
@@ -179,20 +180,18 @@ class WebView:
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}/" + (f"?token={self.token}" if self.token else "")
 
-    def load(self, scene: WebScene) -> None:
-        """Show ``scene`` (replacing the one shown): the pages rebuild their panels."""
-        if not isinstance(scene, WebScene):
-            raise ConfigurationError(
-                f"web view scene = {type(scene).__name__} is invalid; allowed: a WebScene"
-            )
-        self._queues["scenes"].put(self._files.scene(scene))  # its files copied: the world may close first
-        self._scenes += 1
+    def load(self, page: WebPage) -> None:
+        """Show ``page`` (replacing the one shown): the pages rebuild their panels."""
+        if not isinstance(page, WebPage):
+            raise ConfigurationError(f"web view page = {type(page).__name__} is invalid; allowed: a WebPage")
+        self._queues["pages"].put(self._files.page(page))  # its files copied: the world may close first
+        self._pages += 1
 
     def wait_ready(self, timeout: float = 60.0) -> bool:
-        """Wait until the view process has loaded the last scene sent (frames before are dropped); False
-        after ``timeout`` s, if it ended, or if no scene was sent."""
-        scenes = self._events["scenes"]
-        return self._scenes > 0 and self._wait(lambda: scenes.value >= self._scenes, timeout)
+        """Wait until the view process has loaded the last page sent (frames before are dropped); False
+        after ``timeout`` s, if it ended, or if no page was sent."""
+        loaded = self._events["loaded"]
+        return self._pages > 0 and self._wait(lambda: loaded.value >= self._pages, timeout)
 
     def wait_page(self, timeout: float = 60.0) -> bool:
         """Wait until a page has connected (since the view started); False after ``timeout`` s."""
@@ -209,10 +208,8 @@ class WebView:
 
     def publish(
         self,
-        joints: Mapping[str, Mapping[str, Sequence[float]]],
+        frames: Mapping[str, SceneFrame],
         *,
-        bases: Mapping[str, Mapping[str, Pose]] | None = None,
-        t: float | None = None,
         hud: Sequence[tuple[str, Rgb]] | None = None,
         image: tuple[np.ndarray, str] | None = None,
         force: Mapping[str, Sequence[float]] | None = None,
@@ -220,9 +217,8 @@ class WebView:
         """Send a frame; False (and a drop counted) when the view process lags. Never waits.
 
         Args:
-            joints: joint vectors by group, then body (URDF bodies). bases: base poses ``(position,
-                quaternion xyzw)`` (m, world; the base's inertial frame) by group, then body.
-            t: the frame's time (s, simulated). hud: lines (text, rgb 0..1) shown over the panels.
+            frames: each panel's :class:`~pccbullet.sim.views.scene.SceneFrame` by group name; the page
+                shows the first one's time. hud: lines (text, rgb 0..1) shown over the panels.
             image: ``(h, w, 3) uint8`` and its caption: a camera frame shown beside the panels.
             force: by group, ``[x, y, z, fx, fy, fz, limit]``: an arrow of force ``f`` (N) at ``x, y, z``
                 (m, world), scaled to ``limit`` (N); the first group's also fills the page's force bar.
@@ -231,7 +227,8 @@ class WebView:
             self.dropped += 1
             return False
         self._overlay.note(hud, image)  # kept until a frame carries it (a dropped frame must not lose it)
-        frame = {"joints": joints, "bases": bases, "t": t, "force": force}
+        t = next(iter(frames.values())).t if frames else None
+        frame = {"frames": frames, "t": t, "force": force}
         if not self._overlay.offer(self._queues["frames"], frame):
             self.dropped += 1
             return False

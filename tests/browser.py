@@ -1,4 +1,5 @@
-"""A headless Chromium on a web view's page, for tests and benchmarks (Selenium and the system browser).
+"""A headless Chromium on a web view's page, for the tests (``import browser``: a module beside them) and
+the web view's bench (``examples/44_web_view_bench.py``), through Selenium and the system browser.
 
 Uses Debian's ``chromium`` and ``chromium-driver`` (``apt-get install chromium chromium-driver``) through
 Selenium (``pip install selenium``), with the driver's path given so that Selenium's manager never tries

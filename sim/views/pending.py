@@ -1,6 +1,9 @@
-"""What the viewers (the GUI's :class:`~pccbullet.sim.views.gui.ViewerProcess`, the web view's
-:class:`~pccbullet.sim.views.web.view.WebView`) are sent: frames offered without waiting, and overlay content
-(HUD lines, a camera image) kept until a frame carries it, so that a dropped frame does not lose it."""
+"""What a viewer has not taken yet: the HUD lines and camera image waiting for a frame to carry them.
+
+The viewers (the GUI's :class:`~pccbullet.sim.views.gui.ViewerProcess`, the web view's
+:class:`~pccbullet.sim.views.web.view.WebView`) are offered their frames without waiting, and drop the ones
+they cannot take; the overlay content is kept until a frame that is taken carries it, so that a dropped
+frame does not lose it."""
 
 from __future__ import annotations
 
