@@ -295,6 +295,12 @@ class Robot:
             raise ConfigurationError(f"robot '{self.spec.name}' has no link {link!r}")
         return body_link_pose(self.world.client, *self._links[link])
 
+    def link_index(self, link: str) -> tuple[int, int]:
+        """The body and PyBullet link index (-1: the body's base) of a URDF link."""
+        if link not in self._links:
+            raise ConfigurationError(f"robot '{self.spec.name}' has no link {link!r}")
+        return self._links[link]
+
     def tip_pose(self, limb: str) -> Transform:
         """World pose of a limb's tip frame, ``(4, 4) float``: on a rod chain its material frame (see
         :class:`Robot`)."""
