@@ -8,11 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pccbullet.core.errors import ConfigurationError
+from pccbullet.sim.limb.drive import Drive
+from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.objects.spec import ObjectSpec
 from pccbullet.teleop.channel import LinkSpec, acoustic_link
 from pccbullet.teleop.ik import clamp_config
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 
 K_ENV_RANGE = (1.0, 2000.0)  # N/m, bounds of the learned contact stiffness
 RING_TICKS = 8192  # master ticks whose predictions are kept for the reports (8.2 s at 1 kHz; > round trip)
@@ -73,8 +76,8 @@ class MmtConfig:
     slave_rates: tuple[float, float, float] = (1.0, 2.0, 0.05)
     haptic_limb: str = "palpation"
     sections: int | None = None
-    chain: str = "rod"
-    drive: str = "joints"
+    chain: Topology | str = Topology.ROD
+    drive: Drive | str = Drive.JOINTS
     tendon_limbs: tuple[str, ...] = ()
     estimate_contacts: tuple[str, ...] = ()
     start: tuple[tuple[str, tuple[tuple[float, float, float], ...]], ...] = ()
@@ -86,10 +89,12 @@ class MmtConfig:
     report_timeout: float | None = None
 
     def __post_init__(self) -> None:
-        tendons = self.drive == "tendons" or bool(self.tendon_limbs)
-        if self.drive not in ("tendons", "joints") or (tendons and self.chain != "rod"):
+        drive = Drive(self.drive) if self.drive in list(Drive) else None
+        tendons = drive is Drive.TENDONS or bool(self.tendon_limbs)
+        if drive is None or (tendons and not limb_topology(self.chain).tendons):
+            drive_, chain = str(self.drive), str(self.chain)
             raise ConfigurationError(
-                f"drive = {self.drive!r} with chain = {self.chain!r} is invalid; allowed: 'joints', or "
+                f"drive = {drive_!r} with chain = {chain!r} is invalid; allowed: 'joints', or "
                 "'tendons' on the rod chain"
             )
         if not (self.blend_time >= 0.1 and self.cmd_rate > 0 and self.state_rate > 0):
@@ -112,10 +117,10 @@ class MmtConfig:
                 f"{K_ENV_RANGE[1]:g} N/m"
             )
 
-    def drives(self, limbs: Sequence[str]) -> dict[str, str]:
+    def drives(self, limbs: Sequence[str]) -> dict[str, Drive]:
         """Each of ``limbs``' drive, ``"tendons"`` or ``"joints"`` (``drive`` and ``tendon_limbs``)."""
-        every = self.drive == "tendons"
-        return {n: "tendons" if every or n in self.tendon_limbs else "joints" for n in limbs}
+        every = Drive.of(self.drive) is Drive.TENDONS
+        return {n: Drive.TENDONS if every or n in self.tendon_limbs else Drive.JOINTS for n in limbs}
 
     def start_configs(self, spec: RobotSpec) -> dict[str, list[PccConfig]]:
         """Every limb's pose at the start (:attr:`start`, the others straight at rest length), checked
