@@ -90,11 +90,12 @@ class MmtConfig:
 
     def __post_init__(self) -> None:
         drive = Drive(self.drive) if self.drive in list(Drive) else None
+        chain = Topology(self.chain) if self.chain in list(Topology) else None
         tendons = drive is Drive.TENDONS or bool(self.tendon_limbs)
-        if drive is None or (tendons and not limb_topology(self.chain).tendons):
-            drive_, chain = str(self.drive), str(self.chain)
+        if drive is None or (tendons and (chain is None or not limb_topology(chain).tendons)):
+            shown = [v.value if isinstance(v, Drive | Topology) else v for v in (self.drive, self.chain)]
             raise ConfigurationError(
-                f"drive = {drive_!r} with chain = {chain!r} is invalid; allowed: 'joints', or "
+                f"drive = {shown[0]!r} with chain = {shown[1]!r} is invalid; allowed: 'joints', or "
                 "'tendons' on the rod chain"
             )
         if not (self.blend_time >= 0.1 and self.cmd_rate > 0 and self.state_rate > 0):
