@@ -33,10 +33,10 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from pccbullet.sim.mjcf.peer import MujocoRobot
-from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.pcc import PccConfig, rot_z, rotation_angle
 from pccbullet.urdf_gen.rod import node_quaternions, node_rotation
+from pccbullet.urdf_gen.topology import Topology
 
 _spec = importlib.util.spec_from_file_location("cmp3d", Path(__file__).with_name("63_3d_comparison.py"))
 cmp3d = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
@@ -80,7 +80,7 @@ def balls(robot: MujocoRobot, rest: list[PccConfig]) -> MujocoRobot:
 
 def _nodes(robot: MujocoRobot) -> dict[str, int]:
     """Node joint name -> index of its first Euler angle in the joint vector (one segment)."""
-    names = naming.limb_joint_names(robot.spec.limb(LIMB), "rod")
+    names = Topology.ROD.joint_names(robot.spec.limb(LIMB))
     return {n: 4 * i for i, n in enumerate(names[0::2])}
 
 

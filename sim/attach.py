@@ -49,19 +49,19 @@ import numpy as np
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray, Transform
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.limb.chain.positions import pcc_joint_vector
 from pccbullet.sim.limb.chain.solve import moving_spring_torques
 from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.sim.limb.joints import LimbJoints
 from pccbullet.sim.limb.parts import CONSTRAINT_FORCE, load_limb
+from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.robot import body_link_pose, limit_free_urdf, pose_matrix
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.pcc import PccConfig
-from pccbullet.urdf_gen.rod import check_chain
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 FLANGE_MASS = 0.068  # kg: an aluminium disk (2700 kg/m^3) of FLANGE_DIAMETER, FLANGE_THICKNESS
@@ -116,7 +116,7 @@ class Attached:
     """What :func:`attach` loaded into a client: limbs by name, driven like a dynamic
     :class:`~pccbullet.sim.robot.Robot`'s. Call :meth:`apply` before every ``stepSimulation``."""
 
-    def __init__(self, client: int, spec: RobotSpec, chain: str, medium_: Medium, folder: Path) -> None:
+    def __init__(self, client: int, spec: RobotSpec, chain: Topology, medium_: Medium, folder: Path) -> None:
         params = pb.getPhysicsEngineParameters(physicsClientId=client)
         self.client = client
         self.spec = spec
@@ -152,7 +152,7 @@ class Attached:
 
     def pcc_joints(self, limb: str, configs: Sequence[PccConfig]) -> FloatArray:
         """Joint vector of ``limb`` for per-segment PCC ``configs`` (unchecked)."""
-        return pcc_joint_vector(self.limb(limb), configs, self.chain)
+        return limb_topology(self.chain).joint_vector(self.limb(limb), configs)
 
     def T_world_limbbase(self, limb: str) -> Transform:
         """World pose of the limb's base (flange) frame, ``(4, 4) float``."""
@@ -278,7 +278,7 @@ def attach(
     position: Sequence[float] = (0.0, 0.0, 0.0),
     orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0),
     sections: int | None = None,
-    chain: str = "rod",
+    chain: Topology | str = Topology.ROD,
     medium: str | Medium = "air",
     flange_mass: float = FLANGE_MASS,
     external_loads: bool = False,
@@ -304,7 +304,7 @@ def attach(
         ConfigurationError: a client, body, link, limb or flange that is not there or not allowed.
     """
     _check_mount(client, parent, link, flange_mass)
-    check_chain(chain)
+    chain = Topology.of(chain)
     medium_ = medium if isinstance(medium, Medium) else medium_by_name(medium)
     spec = robot if isinstance(robot, RobotSpec) else load_robot(robot, sections=sections)
     if limb is not None:

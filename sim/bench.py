@@ -21,10 +21,12 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.loop import Loop
-from pccbullet.sim.world import StepTiming, World
+from pccbullet.sim.world import StepTiming, World, WorldMode
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.topology import Topology
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +44,7 @@ def _sweep(robot: Any, mode: str | None = None) -> tuple[Any, Any]:
     """
     limbs = [(limb.name, limb.segments) for limb in robot.spec.limbs]
     if mode is None:
-        tendons = any(c.drive == "tendons" for c in robot.compliant.values())
+        tendons = any(c.drive is Drive.TENDONS for c in robot.compliant.values())
         mode = "goal" if tendons else "target" if robot.compliant else "reset"
 
     latest: dict[str, list[PccConfig]] = {}
@@ -70,14 +72,15 @@ def bench_world(
     sections: int,
     medium: str = "water",
     seconds: float = 1.0,
-    chain: str = "rod",
-    drive: str = "joints",
+    chain: Topology | str = Topology.ROD,
+    drive: Drive | str = Drive.JOINTS,
 ) -> dict[str, Any]:
     """One row of the table: run ``seconds`` of simulated time in batch mode and return the loop stats.
     ``chain`` and ``drive`` apply to the dynamic mode (kinematic worlds pose RRP chains)."""
-    chain = chain if mode == "dynamic" else "rrp"
-    drive = drive if mode == "dynamic" else "joints"
-    with World(mode=mode, medium=medium, chain=chain) as world:
+    world_mode = WorldMode.of(mode)
+    chain = Topology.of(chain) if world_mode.integrates else world_mode.default_chain
+    drive = Drive.of(drive) if world_mode.integrates else Drive.JOINTS
+    with World(mode=world_mode, medium=medium, chain=chain) as world:
         handle = world.load_robot(robot, sections=sections, drive=drive)
         joints = sum(handle.joint_count(limb.name) for limb in handle.spec.limbs)
         on_tick, on_visual = _sweep(handle)
@@ -161,7 +164,7 @@ def bench_mujoco(
     seconds: float = 1.0,
     dt: float = 1e-3,
     medium: str = "water",
-    chain: str = "rod",
+    chain: Topology | str = Topology.ROD,
 ) -> dict[str, Any]:
     """Run ``robot``'s MJCF export (:class:`~pccbullet.sim.mjcf.peer.MujocoRobot`, no tendons) in MuJoCo at
     ``dt`` for ``seconds``, after the same warm-up, moving every limb's spring targets every tick as the
@@ -209,8 +212,8 @@ def run_bench(
     seconds: float = 1.0,
     peer: str | None = None,
     models: bool = True,
-    chain: str = "rod",
-    drive: str = "joints",
+    chain: Topology | str = Topology.ROD,
+    drive: Drive | str = Drive.JOINTS,
 ) -> dict[str, Any]:
     """The whole benchmark as a dict: ``rows`` (PyBullet), ``peer`` rows, ``models`` (model step costs);
     ``chain``: the dynamic rows' chain, ``"rrp"`` or ``"rod"``; ``drive``: their actuation, ``"joints"``
@@ -221,7 +224,8 @@ def run_bench(
     rows, peers = [], []
     for r, m, n in tqdm(jobs, desc="bench", unit="run", leave=False):
         rows.append(bench_world(r, m, n, medium, seconds, chain, drive))
-        if peer == "mujoco" and m == "dynamic":  # right after its PyBullet row: the same machine load
+        # right after its PyBullet row: the same machine load
+        if peer == "mujoco" and WorldMode.of(m).integrates:
             peers.append(bench_mujoco(r, n, seconds, medium=medium, chain=chain))
         log.info(
             "bench %s %s N=%d: %.0f steps/s, %.2fx real time",
@@ -259,7 +263,7 @@ def format_table(result: dict[str, Any]) -> str:
             f" {r['pybullet_ms']:>6.3f} {r['controller_ms']:>6.3f} {r['other_ms']:>6.3f}"
         )
         p = peer.get((r["robot"], r["sections"]))
-        if p is not None and r["mode"] == "dynamic":
+        if p is not None and WorldMode.of(r["mode"]).integrates:
             ratio = r["physics_rate_hz"] / p["physics_rate_hz"]
             line += f"  {p['physics_rate_hz']:>14.0f}  {p.get('step_p99_ms', math.nan):>6.3f}  {ratio:.2f}"
         lines.append(line)

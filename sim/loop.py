@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -77,6 +78,24 @@ def frozen_gc() -> Iterator[None]:
             gc.unfreeze()
 
 
+class LoopWorld(Protocol):
+    """What a :class:`Loop` uses of the world it drives (:class:`pccbullet.sim.world.World`)."""
+
+    @property
+    def dt(self) -> float:
+        """Physics step (s)."""
+        ...
+
+    @property
+    def time(self) -> float:
+        """Simulated time (s)."""
+        ...
+
+    def step(self) -> None:
+        """Advance by one physics step."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class LoopStats:
     """What a run of :class:`Loop` achieved (rates in Hz, times in ms)."""
@@ -101,7 +120,8 @@ class Loop:
     """Drive a world: ``on_tick(t)`` before every physics step, ``on_visual(t)`` every visual period.
 
     Args:
-        world: a :class:`pccbullet.sim.world.World` (anything with ``dt``, ``time`` and ``step()``).
+        world: a :class:`pccbullet.sim.world.World` (:class:`LoopWorld`: anything with ``dt``, ``time`` and
+            ``step()``).
         visual_rate: visual frames per second; must divide the physics rate.
         realtime: pace to absolute deadlines (True) or run as fast as possible (False).
         spin_window: real time: a wait's last seconds that are spun, not slept (:func:`wait_until`);
@@ -124,7 +144,7 @@ class Loop:
 
     def __init__(
         self,
-        world: object,
+        world: LoopWorld,
         *,
         visual_rate: float = VISUAL_RATE,
         realtime: bool = False,
@@ -137,13 +157,13 @@ class Loop:
         if not spin_window >= 0:
             raise ConfigurationError(f"spin_window = {spin_window!r} s is invalid; allowed: >= 0")
         self.spin_window = spin_window
-        self.step = step if step is not None else world.step  # type: ignore[attr-defined]
+        self.step = step if step is not None else world.step
         self.stop = stop
         self.deadline_met = True
         self.losing_ground = False
         self.interrupted = False
         self.world = world
-        self.dt: float = world.dt  # type: ignore[attr-defined]
+        self.dt: float = world.dt
         self.visual_every = compute_n_steps(visual_rate, self.dt)
         self.realtime = realtime
         self.on_tick = on_tick
@@ -171,7 +191,7 @@ class Loop:
         late_before = 0.0  # how late the previous step ended (s; <= 0: in time)
         for i in range(steps):
             t0 = clock()
-            now = world.time  # type: ignore[attr-defined]
+            now = world.time
             if self.on_tick is not None:
                 self.on_tick(now)
             if i % self.visual_every == 0:

@@ -19,16 +19,15 @@ from scipy.spatial.transform import Rotation
 from pccbullet.core.errors import ConfigurationError, WorldClosedError
 from pccbullet.core.types import FloatArray, Transform
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.limb.chain.positions import pcc_joint_vector
 from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.sim.limb.joints import LimbJoints
 from pccbullet.sim.limb.parts import load_limb
+from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.pcc import PccConfig, check_config, pcc_from_joints, rest_configs
-from pccbullet.urdf_gen.pcc_fit import pcc_from_points
-from pccbullet.urdf_gen.rod import check_chain, joints_per_segment
+from pccbullet.urdf_gen.pcc import PccConfig, check_config, rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_writer import UrdfOutput
 
 
@@ -36,8 +35,6 @@ class RobotWorld(Protocol):
     """What a :class:`Robot` and the code around it use of the world the robot is loaded in
     (:class:`pccbullet.sim.world.World` has all of it)."""
 
-    mode: str
-    """``"kinematic"`` or ``"dynamic"``."""
     client: int
     """PyBullet physics client id."""
     dt: float
@@ -121,12 +118,13 @@ def limit_free_urdf(urdf: Path, folder: Path) -> Path:
 class Robot:
     """A PCC robot loaded into a world (:class:`RobotWorld`); limbs addressed by name.
 
-    ``chain`` is the limbs' topology, ``"rrp"`` or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`; the URDFs in
-    ``urdfs`` must be written for it). Joint vectors (:meth:`joints`, :meth:`pcc_joints`) are the
-    chain's. Link frames are the chain's link frames: on a rod chain the slices, segment ends, the tip
-    and payloads report *material* frames, which do not turn with the commanded bending plane; their
-    PCC frame is the material frame times ``Rz(sum of the planes)`` about the backbone
-    (:func:`pccbullet.urdf_gen.rod.pcc_frame`). Positions are the same either way.
+    ``chain`` is the limbs' topology, ``"rrp"`` or ``"rod"`` (a
+    :class:`~pccbullet.urdf_gen.topology.Topology` or its name; the URDFs in ``urdfs`` must be written for
+    it). Joint vectors (:meth:`joints`, :meth:`pcc_joints`) are the chain's. Link frames are the chain's
+    link frames: on a rod chain the slices, segment ends, the tip and payloads report *material* frames,
+    which do not turn with the commanded bending plane; their PCC frame is the material frame times
+    ``Rz(sum of the planes)`` about the backbone (:func:`pccbullet.urdf_gen.rod.pcc_frame`). Positions
+    are the same either way.
     """
 
     def __init__(
@@ -137,12 +135,14 @@ class Robot:
         position: Sequence[float],
         *,
         joint_limits: bool = True,
-        chain: str = "rrp",
+        chain: Topology | str = Topology.RRP,
     ) -> None:
         self.world = world
         self.spec = spec
         self.urdfs = urdfs
-        self.chain = check_chain(chain)
+        self.chain: Topology = Topology.of(chain)
+        """The limbs' topology (:mod:`pccbullet.urdf_gen.topology`)."""
+        self._topology = limb_topology(self.chain)
         cid = world.client
         # Compliant limbs are loaded without PyBullet's joint-limit constraints (see limit_free_urdf).
         loaded = dict(urdfs.limbs)
@@ -209,7 +209,7 @@ class Robot:
         if check_limits:
             for s, (c, seg) in enumerate(zip(configs, spec.segments, strict=True), start=1):
                 check_config(c, seg, f"limb '{limb}' segment {s}")
-        return pcc_joint_vector(spec, configs, self.chain)
+        return self._topology.joint_vector(spec, configs)
 
     def set_pcc(
         self, limb: str, configs: Sequence[PccConfig], *, mode: str = "reset", force: float = 1e3
@@ -226,14 +226,12 @@ class Robot:
         if self.world.closed:
             raise WorldClosedError("Robot")
         compliant = self.compliant.get(limb)
-        if compliant is not None and compliant.drive == "tendons" and mode in ("reset", "target"):
-            if mode == "reset":
-                self.set_joints(limb, self.pcc_joints(limb, configs), mode="reset")
-            compliant.tendons.set_pcc(configs)  # type: ignore[union-attr]  # the goal of its shape loop too
-            return
-        if mode == "target" and compliant is not None:
+        if compliant is not None and mode in ("reset", "target"):
             # the per-tick path: pcc_joints returns a fresh vector of the limb's length, nothing to copy
-            compliant.command(self.pcc_joints(limb, configs))
+            q = self.pcc_joints(limb, configs)
+            if mode == "reset":
+                self.set_joints(limb, q, mode="reset")
+            compliant.command_pcc(configs, q)  # the springs' targets or the tendons' goal
             return
         self.set_joints(limb, self.pcc_joints(limb, configs), mode=mode, force=force)
 
@@ -295,6 +293,12 @@ class Robot:
             raise ConfigurationError(f"robot '{self.spec.name}' has no link {link!r}")
         return body_link_pose(self.world.client, *self._links[link])
 
+    def link_index(self, link: str) -> tuple[int, int]:
+        """The body and PyBullet link index (-1: the body's base) of a URDF link."""
+        if link not in self._links:
+            raise ConfigurationError(f"robot '{self.spec.name}' has no link {link!r}")
+        return self._links[link]
+
     def tip_pose(self, limb: str) -> Transform:
         """World pose of a limb's tip frame, ``(4, 4) float``: on a rod chain its material frame (see
         :class:`Robot`)."""
@@ -304,21 +308,7 @@ class Robot:
         """One PCC arc per segment of the limb's current shape: on the RRP chain the fit of its joints
         (:func:`pccbullet.urdf_gen.pcc.pcc_from_joints`), on the rod chain the arcs through the segments'
         end points (:func:`pccbullet.urdf_gen.pcc_fit.pcc_from_points`; exact for a PCC shape)."""
-        spec = self.limb(limb)
-        if self.chain == "rod":
-            T_base = self.T_world_limbbase(limb)
-            ends = [
-                self.link_pose(naming.segment_end_link(spec.name, s))[:3, 3]
-                for s in range(1, len(spec.segments) + 1)
-            ]
-            return pcc_from_points((np.asarray(ends) - T_base[:3, 3]) @ T_base[:3, :3])
-        q = self.joints(limb)
-        configs, i = [], 0
-        for seg in spec.segments:
-            n = joints_per_segment(seg.sections, self.chain)
-            configs.append(pcc_from_joints(q[i : i + n]))
-            i += n
-        return configs
+        return self._topology.measure(self, limb)
 
     def section_poses(self, limb: str) -> FloatArray:
         """World poses of a limb's slice bodies base to tip, ``(N_total, 4, 4) float``."""

@@ -1,6 +1,6 @@
 """The PyBullet world: connect, load a PCC robot, pose its limbs, step at 1 ms, read poses.
 
-A world runs in one of two modes. ``"kinematic"``: nothing is integrated; a limb is where
+A world runs in one of two modes (:class:`WorldMode`). ``"kinematic"``: nothing is integrated; a limb is where
 :meth:`pccbullet.sim.robot.Robot.set_pcc` put its section joints (PCC is the truth) and a step refreshes
 contacts. ``"dynamic"``: PyBullet integrates the chains, each joint a material spring-damper towards the
 target that ``set_pcc`` sets (:mod:`pccbullet.sim.limb.dynamics`), or a PyBullet position motor when the robot
@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from numbers import Integral, Real
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,12 +37,13 @@ from pccbullet.sim.bullet_internals.process_globals import (
     CONTACT_BREAKING_SYMBOL,
     BulletGlobals,
 )
+from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.robot import Robot
-from pccbullet.urdf_gen.rod import check_chain
 from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 if TYPE_CHECKING:
@@ -70,6 +72,38 @@ def _is_integer(value: object) -> bool:
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
+class WorldMode(StrEnum):
+    """What a world's step does (see the module docstring); parse a user's name with :meth:`of`. A
+    ``str``: it prints and serializes as its name."""
+
+    KINEMATIC = "kinematic"
+    """Nothing is integrated: PCC (or a model) is the truth, the joints are set."""
+    DYNAMIC = "dynamic"
+    """PyBullet integrates the chains, their joints material springs."""
+
+    @classmethod
+    def of(cls, name: object) -> WorldMode:
+        """The mode named ``name`` (or a :class:`WorldMode`); else a one-line
+        :class:`~pccbullet.core.errors.ConfigurationError` naming the value and the modes allowed."""
+        if isinstance(name, WorldMode):
+            return name
+        if isinstance(name, str) and name in {m.value for m in cls}:
+            return cls(name)
+        allowed = ", ".join(repr(m.value) for m in cls)
+        raise ConfigurationError(f"mode = {repr(name)[:80]} is invalid; allowed: {allowed}")
+
+    @property
+    def integrates(self) -> bool:
+        """Whether a step integrates the dynamics (a robot's limbs are compliant by default then)."""
+        return self is WorldMode.DYNAMIC
+
+    @property
+    def default_chain(self) -> Topology:
+        """The limbs' chain unless one is asked for: the rod where the dynamics are integrated (a rod
+        bends, twists and stretches), the paper's RRP sections where PCC is the truth."""
+        return Topology.ROD if self.integrates else Topology.RRP
+
+
 @dataclass
 class StepTiming:
     """Wall time spent inside :meth:`World.step`, summed over steps (s).
@@ -92,16 +126,17 @@ class World:
         gui: open the PyBullet GUI (needs a display) instead of DIRECT.
         dt: physics step (s).
         gravity: gravity vector ``(3,)`` in the world frame (m/s^2).
-        mode: ``"kinematic"``: the limbs are where their joints were set (PCC is the truth); a step
-            advances time and refreshes contacts without integrating dynamics. ``"dynamic"``: PyBullet
-            integrates the chains: every joint a material spring-damper towards its target
-            (:mod:`pccbullet.sim.limb.dynamics`), or PyBullet position motors with ``load_robot(...,
-            compliant=False)``.
+        mode: a :class:`WorldMode` or its name. ``"kinematic"``: the limbs are where their joints were set
+            (PCC is the truth); a step advances time and refreshes contacts without integrating dynamics.
+            ``"dynamic"``: PyBullet integrates the chains: every joint a material spring-damper towards
+            its target (:mod:`pccbullet.sim.limb.dynamics`), or PyBullet position motors with
+            ``load_robot(..., compliant=False)``.
         medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy, drag and added mass in dynamic mode.
-        chain: the limbs' topology: ``"rod"``, sections that bend about both axes, twist, stretch and shear
-            (:mod:`pccbullet.urdf_gen.rod`; the default in dynamic mode), or ``"rrp"``, the paper's sections
-            (exact for PCC kinematics, not a rod: the default in kinematic mode, kept in dynamic mode for
-            comparison).
+        chain: the limbs' topology (a :class:`~pccbullet.urdf_gen.topology.Topology` or its name):
+            ``"rod"``, sections that bend about both axes, twist, stretch and shear
+            (:mod:`pccbullet.urdf_gen.rod`; the default in dynamic mode), or ``"rrp"``, the paper's
+            sections (exact for PCC kinematics, not a rod: the default in kinematic mode, kept in dynamic
+            mode for comparison).
     """
 
     def __init__(
@@ -110,9 +145,9 @@ class World:
         gui: bool = False,
         dt: float = PHYSICS_DT,
         gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
-        mode: str = "dynamic",
+        mode: WorldMode | str = WorldMode.DYNAMIC,
         medium: str = "air",
-        chain: str | None = None,
+        chain: Topology | str | None = None,
     ) -> None:
         if not (_is_real(dt) and 0.0 < dt <= MAX_DT):  # NaN fails too
             raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step in (0, {MAX_DT:g}] s")
@@ -121,11 +156,10 @@ class World:
             raise ConfigurationError(
                 f"gravity = {g!r} is invalid; allowed: 3 finite numbers of at most {MAX_GRAVITY:g} m/s^2"
             )
-        if mode not in ("kinematic", "dynamic"):
-            raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
-        self.chain = check_chain(chain if chain is not None else ("rod" if mode == "dynamic" else "rrp"))
-        """The limbs' topology, ``"rod"`` or ``"rrp"``."""
-        self.mode = mode
+        self.mode: WorldMode = WorldMode.of(mode)
+        """What a step does, ``"kinematic"`` or ``"dynamic"``."""
+        self.chain: Topology = self.mode.default_chain if chain is None else Topology.of(chain)
+        """The limbs' topology, ``"rod"`` or ``"rrp"`` (:mod:`pccbullet.urdf_gen.topology`)."""
         self.gravity = tuple(float(v) for v in g)
         self._closed = False
         self.medium = medium_by_name(medium)
@@ -174,7 +208,7 @@ class World:
         compliant: bool | None = None,
         limbs: Sequence[str] | None = None,
         external_loads: bool | Mapping[str, bool] = False,
-        drive: str | Mapping[str, str] = "joints",
+        drive: Drive | str | Mapping[str, Drive | str] = Drive.JOINTS,
     ) -> Robot:
         """Generate the robot's URDF and load it with a fixed head.
 
@@ -220,7 +254,7 @@ class World:
         drives = drive if isinstance(drive, Mapping) else dict.fromkeys(loaded, drive)
         loads = external_loads
         estimates = loads if isinstance(loads, Mapping) else dict.fromkeys(loaded, loads)
-        compliant = compliant if compliant is not None else self.mode == "dynamic"
+        compliant = compliant if compliant is not None else self.mode.integrates
         urdfs = write_urdf(spec, urdf_dir, chain=self.chain)
         with self.holding_globals():  # Bullet sizes a body's first tree box with the threshold
             handle = Robot(self, spec, urdfs, position, joint_limits=not compliant, chain=self.chain)
@@ -231,7 +265,7 @@ class World:
                     limb.name,
                     self.medium,
                     external_loads=bool(estimates.get(limb.name, False)),
-                    drive=drives.get(limb.name, "joints"),
+                    drive=drives.get(limb.name, Drive.JOINTS),
                 )
                 for limb in spec.limbs
             }
@@ -283,7 +317,7 @@ class World:
             raise WorldClosedError()
         if not (_is_integer(n) and n >= 0):
             raise ConfigurationError(f"n = {n!r} steps is invalid; allowed: an integer >= 0")
-        if not contacts and self.mode != "kinematic":
+        if not contacts and self.mode.integrates:
             raise ConfigurationError(
                 "contacts = False is invalid in dynamic mode; allowed: True (integration collides)"
             )
@@ -292,7 +326,7 @@ class World:
         enter, leave = self.bullet_globals.enter, self.bullet_globals.leave
         for _ in range(n):
             t0 = clock()
-            if self.mode == "kinematic":
+            if not self.mode.integrates:
                 # Nothing is integrated: contacts can only change when something was moved.
                 if self._moved and contacts:
                     found = enter()

@@ -41,6 +41,7 @@ from pccbullet.teleop.demo.script import SESSION_S
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.interrupts import ctrl_c_guarded
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
+from pccbullet.urdf_gen.topology import Topology
 
 log = logging.getLogger("pccbullet.cli")
 MAX_DEMO_S = 86400.0  # s, longest demo (--duration)
@@ -83,7 +84,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--medium", default="water", choices=["air", "water", "seawater"], help="dynamic-mode medium"
     )
-    b.add_argument("--chain", default="rod", choices=["rod", "rrp"], help="dynamic-mode chain (default rod)")
+    chains = sorted(t.value for t in Topology)
+    b.add_argument("--chain", default=Topology.ROD, choices=chains, help="dynamic-mode chain (default rod)")
     b.add_argument(
         "--drive",
         default="joints",

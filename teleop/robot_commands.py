@@ -22,12 +22,12 @@ from pccbullet.core.atomic import removed_on_failure
 from pccbullet.core.cli_args import integer, out_dir, real
 from pccbullet.core.errors import ConfigurationError, PccBulletError, UsageError, clip
 from pccbullet.teleop.pose_args import apply_sets, check_limits, parse_set
-from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
 from pccbullet.urdf_gen.pose_file import load_pose_file
 from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_parts import MESH_URI_FORMS, check_mesh_uri
 
 SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
@@ -237,7 +237,7 @@ def _limb_reports(spec: RobotSpec, poses: dict[str, list[PccConfig]]) -> list[di
             T_base_tip = limb_transform(configs)
             T_head_tip = limb.T_head_base() @ T_base_tip
             error = float(np.linalg.norm((T_world_base @ T_base_tip)[:3, 3] - T_world_tip[:3, 3]))
-            names = naming.limb_joint_names(limb)
+            names = Topology.RRP.joint_names(limb)
             values = limb_joints(configs, [s.sections for s in limb.segments])
             reports.append(
                 {

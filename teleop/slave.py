@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pccbullet.sim.bullet import pb
+from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.objects.environment import contact_forces
 from pccbullet.sim.world import World
 from pccbullet.teleop.ik import clamp_config
@@ -85,7 +86,7 @@ class Slave:
         start = cfg.start_configs(spec)
         for name, _ in cfg.start:
             self.robot.set_pcc(name, start[name], mode="reset")
-        self._tendon_limbs = {n for n, d in drives.items() if d == "tendons"}
+        self._tendon_limbs = {n for n, d in drives.items() if d is Drive.TENDONS}
         seabed, self.rock = add_environment(self.world, cfg.rock_true, cfg.rock_radius, cfg.seabed_z)
         self.objects = place_objects(self.world, cfg.objects)  # as placed: free ones sink, float, are held
         self._placed_z = [o.position()[2] for o in self.objects]

@@ -29,11 +29,10 @@ from pccbullet.sim.limb.joints import LimbJoints
 from pccbullet.sim.medium import AIR, VACUUM
 from pccbullet.sim.robot import limit_free_urdf
 from pccbullet.sim.world import STANDARD_GRAVITY, World
-from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.pcc import rot_y
-from pccbullet.urdf_gen.rod import joint_kinds
 from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_writer import write_urdf
 from tests.test_rod_chain import CAMERA, _camera_only, rod_static
 
@@ -92,13 +91,12 @@ def test_moving_base_kernels_match_pybullets_forward_dynamics(client, tmp_path, 
     for j in range(-1, pb.getNumJoints(body, physicsClientId=client)):
         pb.changeDynamics(body, j, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
         pb.setCollisionFilterGroupMask(body, j, 0, 0, physicsClientId=client)
-    names = naming.limb_joint_names(spec.limb(limb), "rod")
+    names = Topology.ROD.joint_names(spec.limb(limb))
     count = pb.getNumJoints(body, physicsClientId=client)
     index = {pb.getJointInfo(body, j, physicsClientId=client)[1].decode(): j for j in range(count)}
     idx = tuple(index[n] for n in names)
-    sections = tuple(seg.sections for seg in spec.limb(limb).segments)
-    spherical = tuple(k == "spherical" for k in joint_kinds(spec.limb(limb), "rod"))
-    joints = LimbJoints(client, "rod", sections, ((body, idx),), spherical)
+    spherical = tuple(k == "spherical" for k in Topology.ROD.joint_kinds(spec.limb(limb)))
+    joints = LimbJoints(client, ((body, idx),), spherical)
     joints.release_motors()
     chain = ChainModel.from_urdf(path, names)
     R = Rotation.from_quat(orn).as_matrix()

@@ -17,6 +17,7 @@ from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.catalog import write_robot_urdf
 from pccbullet.urdf_gen.pcc import PccConfig, chain_transform
 from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_writer import write_urdf
 
 mujoco = pytest.importorskip("mujoco")
@@ -47,11 +48,11 @@ def scene(tmp_path_factory):
             ]
             values = robot.pcc_joints(limb.name, cfg)
             robot.set_joints(limb.name, values)
-            q.update(zip(naming.limb_joint_names(limb), values.tolist(), strict=True))
+            q.update(zip(Topology.RRP.joint_names(limb), values.tolist(), strict=True))
             tips[limb.name] = np.linalg.inv(robot.T_world_head) @ robot.tip_pose(limb.name)
     exact = {}
     for limb in spec.limbs:
-        T, values = limb.T_head_base(), [q[n] for n in naming.limb_joint_names(limb)]
+        T, values = limb.T_head_base(), [q[n] for n in Topology.RRP.joint_names(limb)]
         i = 0
         for seg in limb.segments:
             T = T @ chain_transform(np.array(values[i : i + 3 * seg.sections + 1]))

@@ -11,7 +11,7 @@ import pytest
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.limb.dynamics import joint_stiffness
+from pccbullet.sim.limb.topology import joint_stiffness
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 from pccbullet.urdf_gen.spec_loader import load_robot

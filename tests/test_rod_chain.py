@@ -31,7 +31,7 @@ from inertia_check import inertia_is_physical
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.limb.chain.solve import diagonal_armature, implicit_solve
-from pccbullet.sim.limb.dynamics import joint_stiffness
+from pccbullet.sim.limb.topology import joint_stiffness
 from pccbullet.sim.world import STANDARD_GRAVITY, World
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.pcc import (
@@ -52,11 +52,13 @@ from pccbullet.urdf_gen.rod import (
     node_rotation,
     pcc_frame,
     rod_frames,
-    rod_joint_states,
+    rod_joint_kinds,
     rod_limb_joints,
-    rod_vector,
+    states_from_vector,
+    vector_from_states,
 )
 from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_writer import limb_link_count, write_urdf
 
 DATA = json.loads((Path(__file__).parent / "data" / "elastica_3d_reference.json").read_text())
@@ -131,7 +133,7 @@ def test_rod_urdf_joints_links_and_masses(rod_urdfs) -> None:
     for limb in SPEC.limbs:
         root = ET.parse(rod_urdfs.limbs[limb.name]).getroot()
         movable = [j for j in root.findall("joint") if j.get("type") != "fixed"]
-        assert [j.get("name") for j in movable] == naming.limb_joint_names(limb, "rod")
+        assert [j.get("name") for j in movable] == Topology.ROD.joint_names(limb)
         assert len(movable) == sum(2 * s.sections + 1 for s in limb.segments)
         assert len(root.findall("link")) - 1 == limb_link_count(limb, "rod")
         kinds = [j.get("type") for j in movable]
@@ -191,7 +193,7 @@ def test_a_kinematic_world_poses_rod_limbs_exactly() -> None:
 
 def test_rod_stiffness_per_node_and_the_saint_venant_twist() -> None:
     limb = load_robot("ursula", sections=10).limb(CAMERA)
-    K = joint_stiffness(limb, "rod")
+    K = joint_stiffness(limb, Topology.ROD)
     E, G, h, L = 69e3, 69e3 / (2 * 1.49), 0.06, 0.6
     r = lambda s: 0.03 - 0.02 * s / L  # noqa: E731
     # node 0 covers [0, h/2], node k [k h - h/2, k h + h/2], the tip node [L - h/2, L]
@@ -208,7 +210,7 @@ def test_rod_stiffness_per_node_and_the_saint_venant_twist() -> None:
         DATA["cases"]["straight_torque"]["saint_venant_twist_deg"]
     )
     for n, err in ((10, -0.0144), (20, -0.0043)):
-        K = joint_stiffness(load_robot("ursula", sections=n).limb(CAMERA), "rod")
+        K = joint_stiffness(load_robot("ursula", sections=n).limb(CAMERA), Topology.ROD)
         assert sum(2e-3 / k for k in K[2::4]) / saint_venant - 1 == pytest.approx(err, abs=5e-4)
 
 
@@ -253,20 +255,22 @@ def test_node_quaternions_angles_and_rates() -> None:
         assert np.abs(node_angle_rates(a, omega) - r).max() < 1e-6
     sections = [3, 2]
     q = rod_limb_joints([PccConfig(0.8, 0.4, 0.3), PccConfig(-0.6, 1.9, 0.28)], sections)
-    states = rod_joint_states(q, sections)
+    spherical = [k == "spherical" for k in rod_joint_kinds(sections)]
+    states = states_from_vector(q, spherical)
     assert [len(v) for v in states[:3]] == [4, 1, 4] and len(states) == 2 * 5 + 2
-    assert np.abs(rod_vector(states, sections) - q).max() < 1e-14
+    assert np.abs(vector_from_states(states, spherical) - q).max() < 1e-14
     # the kernels' conversion of a whole limb's vector equals PyBullet's per-joint positions
     chain = ChainModel.from_urdf(
         write_urdf(
             load_robot("ursula", sections=3), Path(__import__("tempfile").mkdtemp()), chain="rod"
         ).limbs["grasper"],
-        naming.limb_joint_names(load_robot("ursula", sections=3).limb("grasper"), "rod"),
+        Topology.ROD.joint_names(load_robot("ursula", sections=3).limb("grasper")),
     )
     q3 = rod_limb_joints([PccConfig(0.8, 0.4, 0.3), PccConfig(-0.6, 1.9, 0.28)], [3, 3])
     out = np.empty(chain.n_q)
     positions_from_vector(chain.jtype, chain.dof, chain.qpos, q3, out)
-    assert np.abs(out - np.concatenate(rod_joint_states(q3, [3, 3]))).max() < 1e-15
+    nodes = [k == "spherical" for k in rod_joint_kinds([3, 3])]
+    assert np.abs(out - np.concatenate(states_from_vector(q3, nodes))).max() < 1e-15
 
 
 def test_node_spring_torque_is_the_gradient_of_its_potential() -> None:

@@ -72,16 +72,6 @@ def rod_segment_joint_names(limb: str, segment: int, sections: int) -> list[str]
     return names + [f"{rod_tip_prefix(limb, segment)}_{ROD_NODE}"]
 
 
-def limb_joint_names(limb: LimbSpec, chain: str = "rrp") -> list[str]:
-    """Names of a whole limb's movable joints in chain order, for the ``"rrp"`` or the ``"rod"`` chain (on
-    the RRP chain one per joint-vector entry; a rod node's spherical joint stands for three)."""
-    per_segment = rod_segment_joint_names if chain == "rod" else segment_joint_names
-    names: list[str] = []
-    for s, seg in enumerate(limb.segments, start=1):
-        names += per_segment(limb.name, s, seg.sections)
-    return names
-
-
 def section_body_links(limb: LimbSpec) -> list[str]:
     """The slice body links of a limb, base to tip."""
     return [

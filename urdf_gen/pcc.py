@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -202,9 +202,18 @@ def pcc_from_joints(q: FloatArray) -> PccConfig:
     return PccConfig(bend=bend, plane=float(q[0]), length=length)
 
 
-def rest_configs(segments: Sequence[object]) -> list[PccConfig]:
+class RestLength(Protocol):
+    """A segment as :func:`rest_configs` reads it (a :class:`~pccbullet.urdf_gen.specs.SegmentSpec`)."""
+
+    @property
+    def length(self) -> float:
+        """Rest arc length (m)."""
+        ...
+
+
+def rest_configs(segments: Sequence[RestLength]) -> list[PccConfig]:
     """Straight configurations at rest length, one per segment (``SegmentSpec``-like: ``.length``)."""
-    return [PccConfig(0.0, 0.0, seg.length) for seg in segments]  # type: ignore[attr-defined]
+    return [PccConfig(0.0, 0.0, seg.length) for seg in segments]
 
 
 def check_config(config: PccConfig, segment: Any, where: str) -> None:

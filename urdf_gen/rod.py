@@ -27,7 +27,7 @@ where ``a_k, b_k, c_k`` are the x-y-z Euler angles of the node at the base of se
 ``Rx(a) Ry(b) Rz(c)``: two bends and a twist, regular for the small turns of a node), converted to and
 from the spherical joints' quaternions by :func:`node_quaternions` and :func:`node_angles_from_quaternions`.
 Stiffness: ``E I / l``, ``E I / l``, ``G J / l`` per node (``l`` the length it represents) and ``E A / h``
-per chord (:func:`pccbullet.sim.limb.dynamics.joint_stiffness`); shear ``kappa G A`` per chord
+per chord (:func:`pccbullet.sim.limb.topology.joint_stiffness`); shear ``kappa G A`` per chord
 (:mod:`pccbullet.sim.limb.chain.solve`).
 
 Rest shape. Chord k of the PCC discretization leaves the base tangent at ``(2k - 1) bend / 2N``, so
@@ -56,22 +56,6 @@ import numpy as np
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray, Transform
 from pccbullet.urdf_gen.pcc import PccConfig, rot_x, rot_y, rot_z, sinc
-from pccbullet.urdf_gen.specs import LimbSpec
-
-CHAINS = ("rrp", "rod")  # the dynamic-chain topologies a world can load
-
-
-def check_chain(chain: object) -> str:
-    """``chain`` if it names a topology in :data:`CHAINS`, else a :class:`ConfigurationError`."""
-    if not isinstance(chain, str) or chain not in CHAINS:
-        allowed = ", ".join(repr(c) for c in CHAINS)
-        raise ConfigurationError(f"chain = {repr(chain)[:80]} is invalid; allowed: {allowed}")
-    return chain
-
-
-def joints_per_segment(sections: int, chain: str) -> int:
-    """Length of one segment's joint vector: ``3 N + 1`` (RRP) or ``4 N + 3`` (rod)."""
-    return 4 * sections + 3 if chain == "rod" else 3 * sections + 1
 
 
 def node_angles(turn: float, plane: float) -> tuple[float, float, float]:
@@ -226,26 +210,15 @@ def rod_joint_kinds(sections: Sequence[int]) -> list[str]:
     return kinds
 
 
-def joint_kinds(limb: LimbSpec, chain: str) -> list[str]:
-    """The URDF joint types of a limb's movable joints in chain order, on the ``"rrp"`` or ``"rod"``
-    chain."""
-    kinds: list[str] = []
-    for seg in limb.segments:
-        if chain == "rod":
-            kinds += rod_joint_kinds([seg.sections])
-        else:
-            kinds += ["revolute", "revolute", "prismatic"] * seg.sections + ["revolute"]
-    return kinds
-
-
-def rod_joint_states(q: FloatArray, sections: Sequence[int]) -> list[list[float]]:
-    """A rod limb's joint vector ``(sum(4 N_s + 3),)`` as PyBullet's per-joint positions, chain order: a
-    quaternion ``[x, y, z, w]`` per node, ``[length]`` per chord (``resetJointStatesMultiDof``)."""
+def states_from_vector(q: FloatArray, spherical: Sequence[bool]) -> list[list[float]]:
+    """A joint vector ``(n_dof,)`` as PyBullet's per-joint positions, chain order: a quaternion ``[x, y, z,
+    w]`` per spherical joint (``spherical``: per movable joint, whether it is one; its three x-y-z Euler
+    angles in the vector), ``[value]`` per other joint (``resetJointStatesMultiDof``)."""
     q = np.asarray(q, dtype=float)
     out: list[list[float]] = []
     i = 0
-    for kind in rod_joint_kinds(sections):
-        if kind == "spherical":
+    for sph in spherical:
+        if sph:
             out.append(node_quaternions(q[i : i + 3]).tolist())
             i += 3
         else:
@@ -254,23 +227,23 @@ def rod_joint_states(q: FloatArray, sections: Sequence[int]) -> list[list[float]
     return out
 
 
-def rod_vector(positions: Sequence[Sequence[float]], sections: Sequence[int]) -> FloatArray:
-    """The inverse of :func:`rod_joint_states`: PyBullet's per-joint positions (a quaternion per node, a
-    length per chord) as the rod joint vector."""
+def vector_from_states(positions: Sequence[Sequence[float]], spherical: Sequence[bool]) -> FloatArray:
+    """The inverse of :func:`states_from_vector`: PyBullet's per-joint positions (a quaternion per
+    spherical joint, a value per other) as the joint vector."""
     out: list[float] = []
-    for kind, value in zip(rod_joint_kinds(sections), positions, strict=True):
-        out += node_angles_from_quaternions(np.asarray(value)).tolist() if kind == "spherical" else [value[0]]
+    for sph, value in zip(spherical, positions, strict=True):
+        out += node_angles_from_quaternions(np.asarray(value)).tolist() if sph else [value[0]]
     return np.array(out)
 
 
-def rod_vector_rates(
-    positions: Sequence[Sequence[float]], velocities: Sequence[Sequence[float]], sections: Sequence[int]
+def rates_from_states(
+    positions: Sequence[Sequence[float]], velocities: Sequence[Sequence[float]], spherical: Sequence[bool]
 ) -> FloatArray:
-    """Rates of the rod joint vector from PyBullet's per-joint positions and velocities (the nodes'
-    angular velocities in child axes turned into Euler-angle rates, :func:`node_angle_rates`)."""
+    """Rates of the joint vector from PyBullet's per-joint positions and velocities (a spherical joint's
+    angular velocity in child axes turned into Euler-angle rates, :func:`node_angle_rates`)."""
     out: list[float] = []
-    for kind, value, rate in zip(rod_joint_kinds(sections), positions, velocities, strict=True):
-        if kind == "spherical":
+    for sph, value, rate in zip(spherical, positions, velocities, strict=True):
+        if sph:
             out += node_angle_rates(
                 node_angles_from_quaternions(np.asarray(value)), np.asarray(rate)
             ).tolist()

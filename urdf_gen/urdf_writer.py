@@ -5,12 +5,13 @@ Why one URDF per limb: PyBullet's state holds 128 entries per body (bullet3 issu
 root link is its flange (``{limb}_base``); the simulator places it at the head's mount pose, as one body
 or, where the limb is larger than a body holds, in parts (:mod:`pccbullet.sim.limb.parts`).
 
-Chains (``chain=``): ``"rrp"`` (default, the paper's, what ``pccbullet urdf`` writes and kinematic worlds
-load): per section three joints (``plane`` revolute z, ``bend`` revolute y, ``chord`` prismatic z, see
+Chains (``chain=``, a :class:`~pccbullet.urdf_gen.topology.Topology` or its name, which writes the
+segments): ``"rrp"`` (default, the paper's, what ``pccbullet urdf`` writes and kinematic worlds load): per
+section three joints (``plane`` revolute z, ``bend`` revolute y, ``chord`` prismatic z, see
 :mod:`pccbullet.urdf_gen.naming`) and per segment one ``tip_bend`` joint that aligns the last chord with
-the arc's tip tangent (:mod:`pccbullet.urdf_gen.pcc`). ``"rod"`` (dynamic worlds): sections that bend
-about both axes, twist and stretch (:mod:`pccbullet.urdf_gen.rod`, written by
-:mod:`pccbullet.urdf_gen.rod_urdf`).
+the arc's tip tangent (:mod:`pccbullet.urdf_gen.pcc`, written by :mod:`pccbullet.urdf_gen.rrp_urdf`).
+``"rod"`` (dynamic worlds): sections that bend about both axes, twist and stretch
+(:mod:`pccbullet.urdf_gen.rod`, written by :mod:`pccbullet.urdf_gen.rod_urdf`).
 
 Mass: each section is the frustum slice of rest length ``L / N``, split between the slice body and the
 nearly massless links of its joints (:func:`pccbullet.urdf_gen.urdf_parts.section_links`); the links of a
@@ -39,13 +40,10 @@ import numpy as np
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.geometry import MassProperties
-from pccbullet.urdf_gen.pcc import sinc
-from pccbullet.urdf_gen.rod import check_chain
-from pccbullet.urdf_gen.rod_urdf import rod_segment
-from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec, SegmentSpec
+from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_parts import (
     HEAD_RGBA,
-    INTERMEDIATE_FRACTION,
     MARKER_MASS,
     MESH_DIR,
     Meshes,
@@ -55,11 +53,8 @@ from pccbullet.urdf_gen.urdf_parts import (
     apply_mesh_uri,
     check_mesh_uri,
     marker,
-    section_links,
     write_slice_meshes,
 )
-
-PLANE_LIMIT_INNER = 0.5 * math.pi  # rad, plane joints of sections k > 1 (0 in pure PCC, torsion in dynamics)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,25 +73,14 @@ class UrdfOutput:
         return [self.head, *self.limbs.values(), *([self.combined] if self.combined else [])]
 
 
-def section_limits(seg: SegmentSpec) -> dict[str, tuple[float, float]]:
-    """Joint limits of one segment by role: ``plane_first``, ``plane``, ``bend_half``, ``bend``, ``chord``."""
-    n = seg.sections
-    half = seg.bend_max / (2 * n)
-    return {
-        "plane_first": (-seg.plane_max, seg.plane_max),
-        "plane": (-PLANE_LIMIT_INNER, PLANE_LIMIT_INNER),
-        "bend_half": (-half, half),
-        "bend": (-2 * half, 2 * half),
-        "chord": (seg.length_min / n * sinc(half), seg.length_max / n),
-    }
-
-
 class _Builder:
     """Accumulates the URDF tree and the distinct slice meshes; limbs as ``chain`` sections."""
 
-    def __init__(self, spec: RobotSpec, name: str, *, fusestatic: bool = True, chain: str = "rrp") -> None:
+    def __init__(
+        self, spec: RobotSpec, name: str, *, fusestatic: bool = True, chain: Topology = Topology.RRP
+    ) -> None:
         self.spec = spec
-        self.chain = check_chain(chain)
+        self.chain = chain
         self.meshes: Meshes = {}
         self.robot = ux.robot(name)
         ux.mujoco_hint(self.robot, MESH_DIR, fusestatic=fusestatic)
@@ -130,7 +114,7 @@ class _Builder:
         )
         parent = naming.base_link(name)
         for s, seg in enumerate(limb.segments, start=1):
-            parent = self.segment(limb, s, seg, parent)
+            parent = self.chain.write_segment(self.robot, self.meshes, limb, s, seg, parent)
         r_tip = limb.segments[-1].radius_tip
         add_link(self.robot, naming.tip_link(name), marker(MARKER_MASS, r_tip))
         add_joint(self.robot, f"{name}_tip_fixed", "fixed", parent, naming.tip_link(name))
@@ -142,41 +126,13 @@ class _Builder:
                 add_geometry(payload, "visual", ux.sphere(r_tip), (0, 0, 0), HEAD_RGBA)
             add_joint(self.robot, f"{p.frame}_fixed", "fixed", naming.tip_link(name), p.frame, xyz=p.offset)
 
-    def segment(self, limb: LimbSpec, s: int, seg: SegmentSpec, parent: str) -> str:
-        if self.chain == "rod":
-            return rod_segment(self.robot, self.meshes, limb, s, seg, parent)
-        n = seg.sections
-        lim = section_limits(seg)
-        for k in range(1, n + 1):
-            last_slice = section_links(self.robot, self.meshes, limb, s, seg, k, inner=2, after_last=1)
-            p = naming.section_prefix(limb.name, s, k)
-            plane_lim = lim["plane_first"] if k == 1 else lim["plane"]
-            bend_lim = lim["bend_half"] if k == 1 else lim["bend"]
-            robot = self.robot
-            add_joint(robot, f"{p}_plane", "revolute", parent, f"{p}_a", axis=(0, 0, 1), limits=plane_lim)
-            add_joint(robot, f"{p}_bend", "revolute", f"{p}_a", f"{p}_b", axis=(0, 1, 0), limits=bend_lim)
-            add_joint(robot, f"{p}_chord", "prismatic", f"{p}_b", p, axis=(0, 0, 1), limits=lim["chord"])
-            parent = p
-        end = naming.segment_end_link(limb.name, s)
-        add_link(self.robot, end, last_slice.scaled(INTERMEDIATE_FRACTION))
-        add_joint(
-            self.robot,
-            f"{limb.name}_s{s}_tip_bend",
-            "revolute",
-            parent,
-            end,
-            axis=(0, 1, 0),
-            limits=lim["bend_half"],
-        )
-        return end
 
-
-def limb_link_count(limb: LimbSpec, chain: str = "rrp") -> int:
+def limb_link_count(limb: LimbSpec, chain: Topology | str = Topology.RRP) -> int:
     """Links of a limb URDF besides its root: per segment ``3 N + 1`` (RRP: 3 per section, the end link)
     or ``2 N + 1`` (rod: 2 per section, the end link); then the tip frame and the payload."""
-    per_section, per_segment = (2, 1) if chain == "rod" else (3, 1)
+    per_section = Topology.of(chain).links_per_section
     frames = 1 + (limb.payload is not None)
-    return sum(per_section * seg.sections + per_segment for seg in limb.segments) + frames
+    return sum(per_section * seg.sections + 1 for seg in limb.segments) + frames
 
 
 def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
@@ -186,18 +142,20 @@ def build_head_urdf(spec: RobotSpec) -> ET.ElementTree:
     return ET.ElementTree(b.robot)
 
 
-def build_limb_urdf(spec: RobotSpec, limb: LimbSpec, chain: str = "rrp") -> tuple[ET.ElementTree, Meshes]:
+def build_limb_urdf(
+    spec: RobotSpec, limb: LimbSpec, chain: Topology | str = Topology.RRP
+) -> tuple[ET.ElementTree, Meshes]:
     """The URDF tree of one limb (root link ``{limb}_base``) and its meshes: file name -> (r0, r1, h) (m).
 
     Args:
-        chain: ``"rrp"`` (the paper's sections) or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`).
+        chain: ``"rrp"`` (the paper's sections) or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`), a
+            :class:`~pccbullet.urdf_gen.topology.Topology` or its name.
 
     Raises:
         ConfigurationError: ``chain`` is unknown. (A limb larger than a PyBullet body holds is loaded in
         parts: :mod:`pccbullet.sim.limb.parts`.)
     """
-    check_chain(chain)
-    b = _Builder(spec, f"{spec.name}_{limb.name}", chain=chain)
+    b = _Builder(spec, f"{spec.name}_{limb.name}", chain=Topology.of(chain))
     b.limb(limb)
     return ET.ElementTree(b.robot), b.meshes
 
@@ -231,7 +189,7 @@ def write_urdf(
     *,
     mesh_sections: int = 32,
     combined: bool = False,
-    chain: str = "rrp",
+    chain: Topology | str = Topology.RRP,
     mesh_uri: str | None = None,
 ) -> UrdfOutput:
     """Write ``{name}_head.urdf``, ``{name}_{limb}.urdf`` per limb and the meshes under ``meshes/``.
@@ -242,8 +200,9 @@ def write_urdf(
         mesh_sections: polygon sides of the slice meshes.
         combined: also write ``{name}.urdf``, the whole robot in one file (:func:`build_combined_urdf`,
             always RRP sections).
-        chain: the limb files' sections: ``"rrp"`` (the paper's, for users and kinematic worlds) or
-            ``"rod"`` (dynamic worlds, :mod:`pccbullet.urdf_gen.rod`).
+        chain: the limb files' sections, a :class:`~pccbullet.urdf_gen.topology.Topology` or its name:
+            ``"rrp"`` (the paper's, for users and kinematic worlds) or ``"rod"`` (dynamic worlds,
+            :mod:`pccbullet.urdf_gen.rod`).
         mesh_uri: the files' mesh references: ``None`` (``meshes/NAME.stl``, relative), ``package://PKG/meshes``
             or ``file://`` (see :func:`pccbullet.urdf_gen.urdf_parts.apply_mesh_uri`).
 

@@ -13,9 +13,11 @@ per tendon its tension ``{tendon}_tension_n``, its motor's force ``{tendon}_moto
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from pccbullet.core.types import FloatArray
+from pccbullet.sim.experiments.spec import ExperimentSpec
+from pccbullet.sim.limb.drive import Drive
+from pccbullet.sim.robot import Robot, RobotWorld
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
 
@@ -24,8 +26,8 @@ PARAM_UNITS = {"bend": "rad", "plane": "rad", "length": "m"}
 
 
 def record(
-    robot: Any,
-    spec: Any,
+    robot: Robot,
+    spec: ExperimentSpec,
     current: dict[str, tuple[PccConfig, ...]],
     t: float,
     columns: dict[str, list[float]],
@@ -40,7 +42,7 @@ def record(
         commanded = robot.T_world_limbbase(name) @ limb_transform(list(current[name]))
         for axis, v in zip("xyz", commanded[:3, 3], strict=True):
             row[f"{name}_cmd_tip_{axis}_m"] = float(v)
-        configs = robot.measured_pcc(name) if spec.mode == "dynamic" else list(current[name])
+        configs = robot.measured_pcc(name) if spec.mode.world.integrates else list(current[name])
         for s, c in enumerate(configs, start=1):
             pos = robot.link_pose(naming.segment_end_link(name, s))[:3, 3]
             for axis, v in zip("xyz", pos, strict=True):
@@ -60,11 +62,12 @@ def record(
         columns.setdefault(key, []).append(v)
 
 
-def shape_loop(world: Any, robot: Any, rate_hz: int) -> Callable[[], None]:
+def shape_loop(world: RobotWorld, robot: Robot, rate_hz: int) -> Callable[[], None]:
     """A step hook running every tendon-driven limb's shape loop
     (:meth:`pccbullet.sim.limb.tendons.TendonDrive.follow_shape`) at ``rate_hz``."""
     every = round(1.0 / (rate_hz * world.dt))
-    drives = [c.tendons for c in robot.compliant.values() if c.drive == "tendons"]
+    limbs = robot.compliant.values()
+    drives = [c.tendons for c in limbs if c.drive is Drive.TENDONS and c.tendons is not None]
     count = [0]
 
     def hook() -> None:

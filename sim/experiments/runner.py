@@ -43,7 +43,9 @@ from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet_internals import symbols
 from pccbullet.sim.experiments.outputs import Manifest, remove_recorded, save_csv, save_npz, write_json
 from pccbullet.sim.experiments.record import PARAMS, record, shape_loop
-from pccbullet.sim.experiments.spec import PHYSICS_HZ, ExperimentSpec, load_experiment
+from pccbullet.sim.experiments.spec import PHYSICS_HZ, ExperimentMode, ExperimentSpec, load_experiment
+from pccbullet.sim.limb.drive import Drive
+from pccbullet.sim.robot import Robot
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen.pcc import PccConfig
 
@@ -229,8 +231,9 @@ def run_experiment(
     t_steps = np.arange(spec.n_steps + 1, dtype=float) * dt
     commands = command_schedule(spec, t_steps, seed)
     channels = _channel_schedule(spec, t_steps, seed)
-    pcc_model = (model(spec) if model is not None else resolve_model(spec)) if spec.mode == "model" else None
-    world_mode = "dynamic" if spec.mode == "dynamic" else "kinematic"
+    is_model = spec.mode is ExperimentMode.MODEL
+    pcc_model = (model(spec) if model is not None else resolve_model(spec)) if is_model else None
+    world_mode = spec.mode.world
     rec_steps = range(0, spec.n_steps + 1, spec.substeps)
     columns: dict[str, list[float]] = {"time_s": []}
     sections: dict[str, list[FloatArray]] = {name: [] for name in spec.limbs}
@@ -239,7 +242,8 @@ def run_experiment(
         {"medium": spec.medium} if "medium" in inspect.signature(World).parameters else {}
     )
     with World(mode=world_mode, chain=spec.chain, **medium) as world:
-        robot = world.load_robot(spec.robot, drive=spec.drive if spec.mode == "dynamic" else "joints")
+        drive = spec.drive if world_mode.integrates else Drive.JOINTS
+        robot = world.load_robot(spec.robot, drive=drive)
         physics = {
             "broadphase_margin_m": world.broadphase_margin,
             "contact_breaking_threshold_m": world.contact_breaking_threshold,
@@ -249,7 +253,7 @@ def run_experiment(
                 name: ("c_api" if limb.direct_io else "python") for name, limb in robot.compliant.items()
             },
             "chain": world.chain,
-            "drive": spec.drive if spec.mode == "dynamic" else None,
+            "drive": drive if world_mode.integrates else None,
             "shape_loop_hz": spec.shape_loop_hz,
             "added_mass_kg": {name: limb.added_mass for name, limb in robot.compliant.items()},
         }
@@ -291,7 +295,7 @@ def run_experiment(
 
 
 def _apply(
-    robot: Any,
+    robot: Robot,
     spec: ExperimentSpec,
     commands: dict[str, FloatArray],
     channels: dict[str, FloatArray],
@@ -302,7 +306,7 @@ def _apply(
 ) -> dict[str, tuple[PccConfig, ...]]:
     cmd = {name: _configs(c[k]) for name, c in commands.items()}
     if pcc_model is None:
-        mode = "target" if spec.mode == "dynamic" else "reset"
+        mode = "target" if spec.mode.world.integrates else "reset"
         for name, configs in cmd.items():
             if k == 1 or configs != current[name]:
                 robot.set_pcc(name, configs, mode=mode)

@@ -47,6 +47,7 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -54,19 +55,37 @@ from typing import Any
 from pccbullet.core.errors import ConfigurationError, PccBulletError, SpecError, cap
 from pccbullet.core.fields import Fields, read_toml
 from pccbullet.sim.experiments.inputs import Profile, parse_profile
+from pccbullet.sim.limb.drive import Drive
+from pccbullet.sim.limb.topology import limb_topology
+from pccbullet.sim.world import WorldMode
 from pccbullet.urdf_gen.spec_loader import load_robot, resolve_robot_path
 from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 
 PHYSICS_HZ = 1000  # Hz, the world's physics rate (dt = 1 ms)
-MODES = ("kinematic", "dynamic", "model")
 MEDIA = ("air", "water")
-CHAINS = ("rrp", "rod")  # pccbullet.urdf_gen.rod.CHAINS
-DRIVES = ("joints", "tendons")  # pccbullet.sim.limb.tendons.DRIVES
 OUTPUTS = ("csv", "npz", "plots")
 PARAMETERS = {"bend": 1.0, "plane": 1.0, "length": 1.0, "bend_deg": math.pi / 180.0}
 PARAMETERS |= {"plane_deg": math.pi / 180.0, "length_mm": 1e-3}
 _TARGET = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\.s([0-9]{1,6})\.([a-z_]+)$")
 MAX_RECORD_BYTES = 2**30  # bytes, largest estimated size of the recorded samples of one run (float64)
+
+
+class ExperimentMode(StrEnum):
+    """What runs an experiment: a kinematic or a dynamic :class:`~pccbullet.sim.world.World`, or a model
+    whose shapes pose a kinematic one. A ``str``: it prints and serializes as its name."""
+
+    KINEMATIC = "kinematic"
+    """The inputs' PCC arcs are the limbs' joints (PCC is the truth)."""
+    DYNAMIC = "dynamic"
+    """The inputs drive compliant limbs (spring targets or tendons); PyBullet integrates."""
+    MODEL = "model"
+    """A model (:data:`pccbullet.sim.experiments.runner.MODELS`) turns the inputs into shapes."""
+
+    @property
+    def world(self) -> WorldMode:
+        """The mode of the world the run loads (a model's shapes pose a kinematic world)."""
+        return WorldMode.DYNAMIC if self is ExperimentMode.DYNAMIC else WorldMode.KINEMATIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +127,7 @@ class ExperimentSpec:
     robot: RobotSpec
     robot_path: Path
     robot_sha256: str
-    mode: str
+    mode: ExperimentMode
     model: str
     medium: str
     duration: float
@@ -121,8 +140,8 @@ class ExperimentSpec:
     source: str
     sections: int | None = None
     table: dict[str, Any] = field(default_factory=dict, compare=False)
-    chain: str = "rrp"
-    drive: str = "joints"
+    chain: Topology = Topology.RRP
+    drive: Drive = Drive.JOINTS
     shape_loop_hz: int = 0
 
     @property
@@ -134,6 +153,11 @@ class ExperimentSpec:
     def n_steps(self) -> int:
         """Physics steps in the whole run."""
         return round(self.duration * PHYSICS_HZ)
+
+
+def _values(kind: type[StrEnum]) -> tuple[str, ...]:
+    """The names a TOML field of ``kind`` (a mode's enum) takes, in the enum's order."""
+    return tuple(member.value for member in kind)
 
 
 def experiments_dir() -> Path:
@@ -182,17 +206,17 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
         )
     name = f.identifier("name", default=Path(source).stem.replace("-", "_") or "experiment")
     robot, robot_path, sections = read_robot(f, base_dir)
-    mode = f.string("mode", choices=MODES, default="kinematic")
+    mode = ExperimentMode(f.string("mode", choices=_values(ExperimentMode), default=ExperimentMode.KINEMATIC))
     model = f.identifier("model") if f.has("model") else ""
-    if mode == "model" and not model:
+    if mode is ExperimentMode.MODEL and not model:
         raise f.error("model", None, "a model name (required when mode = 'model')")
     medium = f.string("medium", choices=MEDIA, default="air")
-    chain = f.string("chain", choices=CHAINS, default="rod" if mode == "dynamic" else "rrp")
-    drive = f.string("drive", choices=DRIVES, default="joints")
-    if drive == "tendons" and (mode != "dynamic" or chain != "rod"):
-        raise f.error("drive", drive, "'joints' unless mode = 'dynamic' and chain = 'rod'")
+    chain = Topology(f.string("chain", choices=_values(Topology), default=mode.world.default_chain))
+    drive = Drive(f.string("drive", choices=_values(Drive), default=Drive.JOINTS))
+    if drive is Drive.TENDONS and not (mode.world.integrates and limb_topology(chain).tendons):
+        raise f.error("drive", drive.value, "'joints' unless mode = 'dynamic' and chain = 'rod'")
     shape_loop_hz = f.integer("shape_loop_hz", 0, PHYSICS_HZ, default=0)
-    if shape_loop_hz and (drive != "tendons" or PHYSICS_HZ % shape_loop_hz):
+    if shape_loop_hz and (drive is not Drive.TENDONS or PHYSICS_HZ % shape_loop_hz):
         raise f.error(
             "shape_loop_hz", shape_loop_hz, f"0, or with drive = 'tendons' a divisor of {PHYSICS_HZ}"
         )

@@ -21,23 +21,13 @@ to read the joint states and to send the torques; where PyBullet's C API is foun
 (:mod:`pccbullet.sim.bullet_internals.capi`) both calls and the torque kernel run in one compiled function,
 else ``getJointStates`` and ``setJointMotorControlArray`` are used (the same numbers, bit for bit).
 
-Two chains (``World(chain=...)``). ``"rrp"``: the paper's sections ``Rz(plane) Ry(bend) Tz(chord)``, exact
-for PCC kinematics but not a rod (nothing bends about a section's own x axis at first order, so a load
-out of the commanded plane twists the limb through the plane joints; the straight chain is singular).
-``"rod"`` (:mod:`pccbullet.urdf_gen.rod`): nodes of three revolutes (bend about x, bend about y, twist
-about z) at the section boundaries and a prismatic chord per section, so every part of the limb bends
-about both axes, twists and stretches, with rest rotations that are exactly the PCC arc's.
-
-Stiffness per joint (section arc length ``h = L / N``, radius ``r(s)`` of the frustum; a joint
-represents the length ``l`` of rod around it, its radius taken at the middle of that length):
-
-* rrp: bend joints (revolute y): ``E I / h`` with ``I = pi r^4 / 4``; the first and the tip joint of a
-  segment represent half a section: ``E I / (h / 2)`` (midpoint rule of the curvature integral);
-  plane joints (revolute z): torsion ``G J / h`` with ``J = pi r^4 / 2`` (the first: ``h / 2``; the tip
-  joint has none);
-* rod: every node ``E I / l``, ``E I / l``, ``G J / l`` with ``l = h``, or ``h / 2`` at a segment's first
-  and tip node;
-* chord joints (prismatic z), both: axial ``E A / h`` with the slice's mean area.
+Two chains (``World(chain=...)``, :class:`~pccbullet.urdf_gen.topology.Topology`). ``"rrp"``: the paper's
+sections ``Rz(plane) Ry(bend) Tz(chord)``, exact for PCC kinematics but not a rod (nothing bends about a
+section's own x axis at first order, so a load out of the commanded plane twists the limb through the
+plane joints; the straight chain is singular). ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`): spherical nodes
+(two bends and a twist) at the section boundaries and a prismatic chord per section, so every part of
+the limb bends about both axes, twists and stretches, with rest rotations that are exactly the PCC arc's.
+The joints' material stiffness per chain: :mod:`pccbullet.sim.limb.topology`.
 
 Damping: stiffness-proportional (Rayleigh) ``C = (2 zeta / omega_1) K``, with ``omega_1`` the first
 natural frequency of ``M q'' + K q = 0`` at the straight pose and ``zeta`` the material's damping ratio:
@@ -60,7 +50,7 @@ its ``added_mass_coefficient``), the same record the Newton–Euler model reads.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -73,46 +63,18 @@ from pccbullet.sim.bullet_internals import capi
 from pccbullet.sim.limb.chain.kernels import ADDED_MASS
 from pccbullet.sim.limb.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.limb.chain.tendons import limb_torques
+from pccbullet.sim.limb.drive import Drive
+from pccbullet.sim.limb.host import LimbHost
 from pccbullet.sim.limb.joints import LimbJoints
-from pccbullet.sim.limb.tendons import TendonDrive, check_drive
+from pccbullet.sim.limb.tendons import TendonDrive
+from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.models.newton_euler.statics import shear_coefficient
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.geometry import frustum_mass_properties
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec
-
-
-def joint_stiffness(limb: LimbSpec, chain: str = "rrp") -> FloatArray:
-    """Stiffness of every joint of ``limb``'s ``"rrp"`` or ``"rod"`` chain in joint-vector order, ``(n,)
-    float`` (N·m/rad or N/m)."""
-    E = limb.material.youngs_modulus
-    G = limb.material.shear_modulus
-    out: list[float] = []
-    if chain == "rod":
-        for seg in limb.segments:
-            n, L = seg.sections, seg.length
-            h = L / n
-            for k in range(n + 1):  # node k at k h; node n is the tip node
-                s_mid, arm = (h / 4, h / 2) if k == 0 else ((L - h / 4, h / 2) if k == n else (k * h, h))
-                i_area = math.pi * seg.radius_at(s_mid / L) ** 4 / 4.0
-                out += [E * i_area / arm, E * i_area / arm, G * 2 * i_area / arm]
-                if k < n:
-                    out.append(E * math.pi * seg.radius_at((k + 0.5) * h / L) ** 2 / h)
-        return np.array(out)
-    for seg in limb.segments:
-        n, L = seg.sections, seg.length
-        h = L / n
-        for k in range(n):
-            s_joint = h / 4 if k == 0 else k * h  # the first joint covers [0, h/2]
-            arm = h / 2 if k == 0 else h
-            r = seg.radius_at(s_joint / L)
-            i_area = math.pi * r**4 / 4.0
-            r_mid = seg.radius_at((k + 0.5) * h / L)
-            out += [G * 2 * i_area / arm, E * i_area / arm, E * math.pi * r_mid**2 / h]
-        r_tip = seg.radius_at((L - h / 4) / L)
-        out.append(E * math.pi * r_tip**4 / 4.0 / (h / 2))
-    return np.array(out)
+from pccbullet.urdf_gen.topology import Topology
 
 
 def chord_shear_compliance(limb: LimbSpec) -> dict[str, float]:
@@ -191,7 +153,8 @@ class CompliantLimb:
     """Spring-damper joints of one limb body, plus buoyancy and drag of its slices.
 
     Args:
-        robot: the loaded robot (``pccbullet.sim.robot.Robot``).
+        robot: the loaded robot (:class:`~pccbullet.sim.limb.host.LimbHost`: a
+            :class:`~pccbullet.sim.robot.Robot`).
         limb: limb name.
         medium_: the surrounding fluid.
         shear: give a rod chain's chords their shear compliance (:mod:`pccbullet.sim.limb.chain.springs`);
@@ -203,9 +166,10 @@ class CompliantLimb:
             + dt^2 K`` is not small against the joint's inertia (a rod's twist and chords at its thin tip).
             Off by default: a steady load (a dead torque, a limb resting on a static body) converges to exact,
             but an impact between two limbs that both estimate diverges within a few steps.
-        drive: what moves the limb: ``"joints"``, the springs' targets (:attr:`target`; the tendons stay
-            slack unless commanded), or ``"tendons"``, its tendons (:attr:`tendons`; the springs keep the
-            rest shape as their targets and :meth:`command` sets the tendons' controller).
+        drive: what moves the limb (:class:`~pccbullet.sim.limb.drive.Drive` or its name): ``"joints"``, the
+            springs' targets (:attr:`target`; the tendons stay slack unless commanded), or ``"tendons"``, its
+            tendons (:attr:`tendons`; the springs keep the rest shape as their targets and :meth:`command`
+            sets the tendons' controller).
 
     Vectors (``target``, ``offset``, ``K``, ``C``) have one entry per velocity entry of the chain: on the
     rod chain a node's three are its x-y-z Euler angles in ``target`` (:mod:`pccbullet.urdf_gen.rod`) and
@@ -214,22 +178,22 @@ class CompliantLimb:
 
     def __init__(
         self,
-        robot: object,
+        robot: LimbHost,
         limb: str,
         medium_: Medium,
         *,
         shear: bool = True,
         external_loads: bool = False,
-        drive: str = "joints",
+        drive: Drive | str = Drive.JOINTS,
     ) -> None:
-        self.spec = robot.limb(limb)  # type: ignore[attr-defined]
-        self.joints: LimbJoints = robot.limb_joints(limb)  # type: ignore[attr-defined]
+        self.spec: LimbSpec = robot.limb(limb)
+        self.joints: LimbJoints = robot.limb_joints(limb)
         """The limb's joints in PyBullet, over its bodies (:mod:`pccbullet.sim.limb.joints`)."""
-        self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
-        self.client: int = robot.world.client  # type: ignore[attr-defined]
-        self.dt: float = robot.world.dt  # type: ignore[attr-defined]
+        self.body: int = robot.bodies[limb]
+        self.client: int = robot.world.client
+        self.dt: float = robot.world.dt
         self.medium = medium_
-        rest = robot.pcc_joints(limb, rest_configs(self.spec.segments))  # type: ignore[attr-defined]
+        rest = robot.pcc_joints(limb, rest_configs(self.spec.segments))
         names = []
         for body, idx in self.joints.parts:
             n_joints = pb.getNumJoints(body, physicsClientId=self.client)
@@ -246,17 +210,18 @@ class CompliantLimb:
                     "limit-free URDF of pccbullet.sim.robot.limit_free_urdf (World.load_robot loads it)"
                 )
             names += [info[j][1].decode() for j in idx]
-        self.gravity_world = [float(g) for g in robot.world.gravity]  # type: ignore[attr-defined]
-        R_world_base = robot.T_world_limbbase(limb)[:3, :3]  # type: ignore[attr-defined]
-        self.gravity_base = R_world_base.T @ np.asarray(self.gravity_world)
-        self.kind: str = robot.chain  # type: ignore[attr-defined]
-        """The chain's topology, ``"rrp"`` or ``"rod"`` (:mod:`pccbullet.urdf_gen.rod`)."""
-        self.chain = self._chain(robot.urdfs.limbs[limb], names)  # type: ignore[attr-defined]
-        self.shear: bool = bool(shear) and self.kind == "rod"
+        self.gravity_world = [float(g) for g in robot.world.gravity]
+        R_world_base = robot.T_world_limbbase(limb)[:3, :3]
+        self.gravity_base: FloatArray = R_world_base.T @ np.asarray(self.gravity_world)
+        self.kind: Topology = robot.chain
+        """The chain's topology (:mod:`pccbullet.urdf_gen.topology`)."""
+        topology = limb_topology(self.kind)
+        self.chain: ChainModel = self._chain(robot.urdfs.limbs[limb], names)
+        self.shear: bool = bool(shear) and topology.shears
         """Whether the chords shear (rod chains; :mod:`pccbullet.sim.limb.chain.solve`)."""
         if self.shear:
             self.chain = self.chain.with_shear(chord_shear_compliance(self.spec))
-        self.K = joint_stiffness(self.spec, self.kind)
+        self.K: FloatArray = topology.stiffness(self.spec)
         self.omega_1, self.C = rayleigh_damping(self.spec, self.chain, self.K, rest)
         self.rest: FloatArray = rest
         """The joint vector of the limb's rest shape (the spec's rest arcs): the springs' targets of a
@@ -270,7 +235,7 @@ class CompliantLimb:
         self.memory = np.full((2, len(rest)), np.nan)
         """The step's memory: the last step's joint velocities (row 0; NaN: none) and the external
         generalized force estimated from it (row 1; NaN: none)."""
-        self.pcc_vector = partial(robot.pcc_joints, limb)  # type: ignore[attr-defined]
+        self.pcc_vector: Callable[[Sequence[PccConfig]], FloatArray] = partial(robot.pcc_joints, limb)
         """The joint vector of per-segment PCC configurations (checked against the segments' limits)."""
         measured = getattr(robot, "measured_pcc", None)
         self.measure: Callable[[], list[PccConfig]] | None = (
@@ -279,16 +244,15 @@ class CompliantLimb:
         """The limb's shape as one PCC arc per segment through the segments' end points (``None`` for a
         limb outside a :class:`~pccbullet.sim.robot.Robot`: :func:`pccbullet.sim.attach.attach`)."""
         self.tendons: TendonDrive | None = (
-            TendonDrive(self) if self.spec.tendons and self.kind == "rod" else None
+            TendonDrive(self) if self.spec.tendons and topology.tendons else None
         )
         """The limb's tendons and their actuators (:mod:`pccbullet.sim.limb.tendons`); ``None`` for a limb
         without tendons or on the RRP chain. Slack until commanded."""
         self._td = self.tendons.arrays if self.tendons is not None else TendonDrive.empty(self.chain.n_dof)
-        check_drive(limb, drive, bool(self.spec.tendons), self.kind)
-        self.drive: str = drive
-        """``"joints"`` or ``"tendons"``: what :meth:`command` moves."""
-        if drive == "tendons":
-            self.tendons.command_vector(rest)  # type: ignore[union-attr]  # hold the rest shape
+        self.drive: Drive = Drive.of(drive)
+        """What :meth:`command` moves (:class:`~pccbullet.sim.limb.drive.Drive`)."""
+        self.drive.check(limb, bool(self.spec.tendons), self.kind)
+        self.drive.start(self)  # hold the rest shape
         self.joints.release_motors()
         self._direct = self._direct_io()
         self.direct_io: bool = self._direct is not None
@@ -300,10 +264,13 @@ class CompliantLimb:
         """Move towards the joint vector ``vector``: the springs' targets (drive ``"joints"``) or the
         tendons' lengths at it with the statics' tensions (drive ``"tendons"``,
         :meth:`pccbullet.sim.limb.tendons.TendonDrive.command_vector`)."""
-        if self.drive == "tendons":
-            self.tendons.command_vector(vector)  # type: ignore[union-attr]
-        else:
-            self.target = vector
+        self.drive.command(self, vector)
+
+    def command_pcc(self, configs: Sequence[PccConfig], vector: FloatArray) -> None:
+        """Move towards the per-segment PCC ``configs`` (``vector``: their joint vector): the springs'
+        targets (drive ``"joints"``) or the tendon controller's goal, its shape loop's too (drive
+        ``"tendons"``, :meth:`pccbullet.sim.limb.tendons.TendonDrive.set_pcc`)."""
+        self.drive.command_pcc(self, configs, vector)
 
     def forget(self) -> None:
         """Drop the last step's state (after a reset: its velocities say nothing about external loads)."""

@@ -10,7 +10,8 @@ limb in chain order.
 Two layouts of a limb's joints: PyBullet's (*positions*: a quaternion ``x, y, z, w`` per spherical joint,
 one value per revolute or prismatic one; *velocities*: three per spherical joint, child axes), which the
 dynamics kernels use (:mod:`pccbullet.sim.limb.chain`), and the user's *joint vector* (one entry per velocity
-entry, a rod node as x-y-z Euler angles; :mod:`pccbullet.urdf_gen.rod`).
+entry, a spherical joint as x-y-z Euler angles; :mod:`pccbullet.urdf_gen.rod`). The conversions between
+the two follow from each joint's kind alone (:attr:`LimbJoints.spherical`), whatever the chain's topology.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
-from pccbullet.urdf_gen.rod import rod_joint_states, rod_vector, rod_vector_rates
+from pccbullet.urdf_gen.rod import rates_from_states, states_from_vector, vector_from_states
 
 MAX_LINKS = 127  # links besides the root per body
 MAX_POSITIONS = 121  # joint position entries per body (a spherical joint takes 4)
@@ -48,8 +49,6 @@ class LimbJoints:
 
     Attributes:
         client: PyBullet client.
-        chain: ``"rrp"`` or ``"rod"``.
-        sections: N per segment.
         parts: per part (base first) its body and the PyBullet indices of its movable joints.
         spherical: per movable joint (chain order), whether it is spherical.
         attachments: how each part after the first hangs on the part before.
@@ -57,8 +56,6 @@ class LimbJoints:
     """
 
     client: int
-    chain: str
-    sections: tuple[int, ...]
     parts: tuple[tuple[int, tuple[int, ...]], ...]
     spherical: tuple[bool, ...]
     attachments: tuple[Attachment, ...] = ()
@@ -93,21 +90,21 @@ class LimbJoints:
         return np.array(q), np.array(qd)
 
     def vector(self) -> FloatArray:
-        """The user's joint vector (a rod node's x-y-z Euler angles)."""
-        if self.chain != "rod":
+        """The user's joint vector (a spherical joint's x-y-z Euler angles)."""
+        if not any(self.spherical):
             return self.read()[0]
-        return rod_vector(self._positions(), self.sections)
+        return vector_from_states(self._positions(), self.spherical)
 
     def rates(self) -> FloatArray:
-        """Rates of the user's joint vector (a rod node's Euler-angle rates)."""
-        if self.chain != "rod":
+        """Rates of the user's joint vector (a spherical joint's Euler-angle rates)."""
+        if not any(self.spherical):
             return self.read()[1]
         positions, velocities = [], []
         for body, idx in self.parts:
             for state in pb.getJointStatesMultiDof(body, idx, physicsClientId=self.client):
                 positions.append(state[0])
                 velocities.append(state[1])
-        return rod_vector_rates(positions, velocities, self.sections)
+        return rates_from_states(positions, velocities, self.spherical)
 
     def _positions(self) -> list[Sequence[float]]:
         out: list[Sequence[float]] = []
@@ -117,8 +114,8 @@ class LimbJoints:
 
     def _per_joint(self, q: FloatArray) -> list[list[float]]:
         """The user's joint vector as PyBullet's per-joint positions, chain order."""
-        if self.chain == "rod":
-            return rod_joint_states(q, self.sections)
+        if any(self.spherical):
+            return states_from_vector(q, self.spherical)
         return [[float(v)] for v in q]
 
     def _split(self, values: Sequence[list[float]]) -> list[list[list[float]]]:

@@ -28,8 +28,8 @@ from pccbullet.sim.bullet import pb
 from pccbullet.sim.limb.joints import MAX_LINKS, MAX_POSITIONS, MAX_VELOCITIES, Attachment, LimbJoints
 from pccbullet.sim.objects.friction import LIMB_FRICTION
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.rod import joint_kinds
 from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.topology import Topology
 
 CONSTRAINT_FORCE = 1e6  # N, the most a part's fixed constraint may pass on (never reached: not a limit)
 # Bullet clamps every velocity coordinate of a multibody (its base's and its joints') to 100 units in the
@@ -215,7 +215,7 @@ def load_limb(
     client: int,
     limb: LimbSpec,
     urdf: Path,
-    chain: str,
+    chain: Topology,
     pose: tuple[list[float], list[float]],
     links: dict[str, tuple[int, int]],
     *,
@@ -272,14 +272,12 @@ def load_limb(
                 pb.changeDynamics(body, j, lateralFriction=LIMB_FRICTION, physicsClientId=client)
     if len(parts) > 1:
         no_collisions_within(client, tuple(parts), next_part_bit(owner))
-    names = naming.limb_joint_names(limb, chain)
+    names = chain.joint_names(limb)
     by_part = [tuple(joints[n][1] for n in names if joints[n][0] == body) for body in parts]
     return LimbJoints(
         client,
-        chain,
-        tuple(seg.sections for seg in limb.segments),
         tuple(zip(parts, by_part, strict=True)),
-        tuple(k == "spherical" for k in joint_kinds(limb, chain)),
+        tuple(k == "spherical" for k in chain.joint_kinds(limb)),
         tuple(attachments),
         tuple(str(f) for f in files),
     )

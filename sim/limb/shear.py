@@ -18,32 +18,63 @@ the bend joints' axes) only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Protocol
+
 import numpy as np
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
+from pccbullet.sim.limb.dynamics import CompliantLimb
+from pccbullet.sim.limb.host import LimbWorld
 from pccbullet.sim.models.newton_euler.statics import shear_coefficient
+from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.topology import Topology
+
+
+class ShearHost(Protocol):
+    """What a :class:`ChainShear` uses of a robot in dynamic mode (:class:`pccbullet.sim.robot.Robot`)."""
+
+    @property
+    def world(self) -> LimbWorld:
+        """The world (its client)."""
+        ...
+
+    @property
+    def bodies(self) -> Mapping[str, int]:
+        """Each limb's (first) body."""
+        ...
+
+    @property
+    def compliant(self) -> Mapping[str, CompliantLimb]:
+        """The compliant limbs by name."""
+        ...
+
+    def limb(self, name: str) -> LimbSpec:
+        """The spec of limb ``name``."""
+        ...
 
 
 class ChainShear:
     """Shear compliance of one compliant limb of a robot loaded in dynamic mode.
 
     Args:
-        robot: the loaded robot (``pccbullet.sim.robot.Robot``) with compliant limbs.
+        robot: the loaded robot (:class:`ShearHost`: a :class:`~pccbullet.sim.robot.Robot`) with compliant
+            limbs.
         limb: limb name (one segment).
         coefficient: shear coefficient kappa (-); default ``6 (1 + nu) / (7 + 6 nu)`` (solid circle).
     """
 
-    def __init__(self, robot: object, limb: str, coefficient: float | None = None) -> None:
-        compliant = getattr(robot, "compliant", {})
+    def __init__(self, robot: ShearHost, limb: str, coefficient: float | None = None) -> None:
+        compliant = robot.compliant
         if limb not in compliant:
             raise ConfigurationError(f"limb '{limb}' is not a compliant limb; ChainShear needs dynamic mode")
-        if compliant[limb].kind != "rrp":
+        if compliant[limb].kind is not Topology.RRP:  # the bend joints' layout is the RRP chain's
             raise ConfigurationError(
                 f"limb '{limb}' is a {compliant[limb].kind} chain; ChainShear supports the rrp chain"
             )
-        spec = robot.limb(limb)  # type: ignore[attr-defined]
+        spec = robot.limb(limb)
         if len(spec.segments) != 1:
             raise ConfigurationError(
                 f"limb '{limb}' has {len(spec.segments)} segments; ChainShear supports 1 segment"
@@ -51,8 +82,8 @@ class ChainShear:
         mat = spec.material
         kappa = shear_coefficient(mat.poisson_ratio, coefficient)
         self.limb = compliant[limb]
-        self.body: int = robot.bodies[limb]  # type: ignore[attr-defined]
-        self.client: int = robot.world.client  # type: ignore[attr-defined]
+        self.body: int = robot.bodies[limb]
+        self.client: int = robot.world.client
         seg = spec.segments[0]
         n = seg.sections
         self.n = n
@@ -60,7 +91,8 @@ class ChainShear:
         self.bend_pos = [3 * k + 1 for k in range(n)] + [3 * n]  # positions in the joint vector
         self.chord_joint = [idx[3 * k + 2] for k in range(n)]  # PyBullet joint of chord k
         h = seg.length / n
-        r_mid = np.asarray(seg.radius_at((np.arange(n) + 0.5) * h / seg.length), dtype=float)
+        fractions = np.asarray((np.arange(n) + 0.5) * h / seg.length, dtype=np.float64)
+        r_mid = np.asarray(seg.radius_at(fractions), dtype=np.float64)
         self.compliance = 1.0 / (kappa * mat.shear_modulus * np.pi * r_mid**2)  # rad/N
         # net dead load of every link (N, world frame): the chain's gravity minus buoyancy
         g = np.asarray(self.limb.gravity_world, dtype=float)

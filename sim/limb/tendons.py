@@ -29,16 +29,20 @@ curvature arc even when its tendon lengths are.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.limb.chain.kernels import ADDED_MASS, PRISMATIC, SPHERICAL
-from pccbullet.sim.limb.chain.rigid import MASS_COLUMN
+from pccbullet.sim.limb.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.limb.chain.tendons import N_GAINS, static_load, tendon_geometry
+from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.topology import Topology
 
 MODES = ("slack", "tension", "pcc")
 SHAPE_GAIN = 0.5
@@ -56,19 +60,17 @@ def _bend_vector(c: PccConfig) -> tuple[float, float, float]:
     return (c.bend * math.cos(c.plane), c.bend * math.sin(c.plane), c.length)
 
 
-DRIVES = ("joints", "tendons")
-"""How a compliant limb is driven: spring targets on its joints, or its tendons."""
+class TendonLimb(Protocol):
+    """What a :class:`TendonDrive` uses of its limb (:class:`pccbullet.sim.limb.dynamics.CompliantLimb`)."""
 
-
-def check_drive(limb: str, drive: str, declares_tendons: bool, chain: str) -> None:
-    """Raise :class:`ConfigurationError` (one line) unless ``drive`` is one of :data:`DRIVES` and limb
-    ``limb`` (on the ``chain`` chain, ``declares_tendons`` whether its file has ``[[limbs.tendons]]``) can
-    take it: tendons need declared tendons on the rod chain."""
-    if drive not in DRIVES:
-        raise ConfigurationError(f"drive = {drive!r} is invalid; allowed: " + ", ".join(map(repr, DRIVES)))
-    if drive == "tendons" and not (declares_tendons and chain == "rod"):
-        why = "declares no tendons" if not declares_tendons else f"is on the {chain} chain (tendons: rod)"
-        raise ConfigurationError(f"limb '{limb}' {why}; drive = 'tendons' is not allowed")
+    spec: LimbSpec
+    kind: Topology
+    chain: ChainModel
+    rest: FloatArray
+    K: FloatArray
+    gravity_base: FloatArray
+    pcc_vector: Callable[[Sequence[PccConfig]], FloatArray]
+    measure: Callable[[], list[PccConfig]] | None
 
 
 class TendonDrive:
@@ -80,20 +82,20 @@ class TendonDrive:
     Arrays (one entry per tendon, :attr:`names` order) are read-only views of what the last step used.
     """
 
-    def __init__(self, limb: object) -> None:
-        spec = limb.spec  # type: ignore[attr-defined]
+    def __init__(self, limb: TendonLimb) -> None:
+        spec = limb.spec
         if not spec.tendons:
             raise ConfigurationError(f"limb '{spec.name}' declares no tendons ([[limbs.tendons]])")
-        if limb.kind != "rod":  # type: ignore[attr-defined]
+        if not limb_topology(limb.kind).tendons:
             raise ConfigurationError(
-                f"limb '{spec.name}': tendons need the rod chain; chain = {limb.kind!r} is not allowed"  # type: ignore[attr-defined]
+                f"limb '{spec.name}': tendons need the rod chain; chain = {limb.kind.value!r} is not allowed"
             )
         self._limb = limb
         self.specs = spec.tendons
         """The tendons' specs (:class:`pccbullet.urdf_gen.specs.TendonSpec`)."""
         self.names: tuple[str, ...] = tuple(t.name for t in spec.tendons)
         """Tendon names, e.g. ``"grasper_s2_t0"``."""
-        ch = limb.chain  # type: ignore[attr-defined]
+        ch = limb.chain
         nodes = sorted(
             (int(ch.dof[i]), int(ch.qpos[i])) for i in range(len(ch.links)) if ch.jtype[i] == SPHERICAL
         )
@@ -162,8 +164,7 @@ class TendonDrive:
 
     @staticmethod
     def empty(n_dof: int) -> tuple:  # type: ignore[type-arg]
-        """The tendon arrays of a limb without tendons (for
-        :func:`pccbullet.sim.limb.chain.tendons.limb_torques`)."""
+        """The arrays of :attr:`arrays` for a limb without tendons."""
         i0, f0 = np.zeros(0, np.int64), np.zeros(0)
         return (
             i0, i0, i0, i0, np.zeros((0, 0, 3)), np.zeros((0, 0)), f0, f0, np.zeros((0, n_dof)), f0, f0,
@@ -179,9 +180,8 @@ class TendonDrive:
 
     def _default_gains(self, set_seg: list[int]) -> FloatArray:
         limb = self._limb
-        ch = limb.chain  # type: ignore[attr-defined]
-        spec = limb.spec  # type: ignore[attr-defined]
-        q_rest = ch.positions(limb.rest)  # type: ignore[attr-defined]
+        ch, spec = limb.chain, limb.spec
+        q_rest = ch.positions(limb.rest)
         com = ch.com_positions(q_rest)
         mass = ch.params[:, MASS_COLUMN] + ch.params[:, ADDED_MASS]
         w = 2.0 * math.pi * BANDWIDTH_HZ
@@ -245,7 +245,7 @@ class TendonDrive:
         self._td[10][lo:hi] = T
         if self._goal is not None and self._correction.any():
             self._correction[:] = 0.0
-            self._command(self._limb.pcc_vector(self._corrected()))  # type: ignore[attr-defined]
+            self._command(self._limb.pcc_vector(self._corrected()))
 
     def release(self, segment: int) -> None:
         """Let the controller drive segment ``segment``'s set again (after :meth:`hold`)."""
@@ -268,10 +268,10 @@ class TendonDrive:
         the statics' tensions as feed-forward (validated against the segments' limits); with
         :meth:`follow_shape` called, plus the shape loop's correction."""
         limb = self._limb
-        limb.pcc_vector(configs)  # type: ignore[attr-defined]  # the limits' check
+        limb.pcc_vector(configs)  # the limits' check
         self._goal = np.array([_bend_vector(c) for c in configs])
         self._goal_planes = [c.plane for c in configs]
-        self._command(limb.pcc_vector(self._corrected()))  # type: ignore[attr-defined]
+        self._command(limb.pcc_vector(self._corrected()))
 
     def follow_shape(self, dt: float) -> None:
         """One step of the shape loop, for a robot that measures its segments' end points (a shape sensor:
@@ -281,12 +281,12 @@ class TendonDrive:
         the tendons reach: limits clip it). Call it every ``dt`` seconds (e.g. 20 ms) in mode ``"pcc"``."""
         if self._goal is None or self.mode != "pcc":
             return
-        if self._limb.measure is None:  # type: ignore[attr-defined]
+        if self._limb.measure is None:
             raise ConfigurationError("follow_shape: the limb has no measured shape (not in a Robot)")
-        measured = np.array([_bend_vector(c) for c in self._limb.measure()])  # type: ignore[attr-defined]
+        measured = np.array([_bend_vector(c) for c in self._limb.measure()])
         self._correction += SHAPE_GAIN * dt * (self._goal - measured)
         np.clip(self._correction, -self._correction_cap, self._correction_cap, out=self._correction)
-        self._command(self._limb.pcc_vector(self._corrected()))  # type: ignore[attr-defined]
+        self._command(self._limb.pcc_vector(self._corrected()))
 
     @property
     def shape_correction(self) -> FloatArray:
@@ -296,7 +296,7 @@ class TendonDrive:
     def _corrected(self) -> list[PccConfig]:
         assert self._goal is not None and self._goal_planes is not None
         out = []
-        segments = self._limb.spec.segments  # type: ignore[attr-defined]
+        segments = self._limb.spec.segments
         twist = 0.0  # how much the planes so far turned the next segment's base frame away from the goal's
         corrected = self._goal + self._correction
         for (bx, by, length), seg, goal in zip(corrected, segments, self._goal_planes, strict=True):
@@ -321,17 +321,17 @@ class TendonDrive:
 
     def _command(self, vector: FloatArray) -> None:
         limb = self._limb
-        ch = limb.chain  # type: ignore[attr-defined]
+        ch = limb.chain
         q = ch.positions(vector)
         td = self._td
         L, Ld, G = np.zeros(len(self.names)), np.zeros(len(self.names)), np.zeros((len(self.names), ch.n_dof))
         tendon_geometry(q, np.zeros(ch.n_dof), td[0], td[1], td[2], td[3], td[4], td[5], L, Ld, G)
         load = np.zeros(ch.n_dof)
-        rest = limb.rest  # type: ignore[attr-defined]
-        static_load(ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, limb.gravity_base, rest, limb.K, load)  # type: ignore[attr-defined]
+        rest = limb.rest
+        static_load(ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, limb.gravity_base, rest, limb.K, load)
         from scipy.optimize import nnls
 
-        scale = 1.0 / np.sqrt(limb.K)  # type: ignore[attr-defined]
+        scale = 1.0 / np.sqrt(limb.K)
         T_ff, _ = nnls(G.T * scale[:, None], load * scale)
         Mff = np.zeros_like(td[16])
         for sg in range(Mff.shape[0]):

@@ -16,6 +16,7 @@ from pccbullet.core.atomic import removed_on_failure
 from pccbullet.core.cli_args import integer, out_dir
 from pccbullet.core.errors import PccBulletError
 from pccbullet.urdf_gen.catalog import robot_kind
+from pccbullet.urdf_gen.topology import Topology
 
 MEDIA = ("air", "water", "seawater")
 
@@ -31,7 +32,10 @@ def register_mjcf(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--sections", type=integer(1, 200), default=None, help="sections per segment N (default: the file's)"
     )
-    p.add_argument("--chain", choices=("rod", "rrp"), default="rod", help="the limbs' chain (default rod)")
+    chains = sorted(t.value for t in Topology)
+    p.add_argument(
+        "--chain", choices=chains, default=Topology.ROD.value, help="the limbs' chain (default rod)"
+    )
     p.add_argument("--medium", choices=MEDIA, default="air", help="the fluid around the robot (default air)")
     p.add_argument("--no-shear", action="store_true", help="rod chains: no shear slides across the chords")
     p.add_argument("--no-tendons", action="store_true", help="leave out the robot file's tendons and motors")

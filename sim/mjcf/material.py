@@ -2,7 +2,7 @@
 buoyancy, added mass and drag, the same numbers a dynamic :class:`~pccbullet.sim.world.World` uses.
 
 **Nodes: three hinges, not a ball joint, not MuJoCo's own elasticity.** A rod node bends about two axes
-and twists, with ``E I / l`` and ``G J / l = E I / ((1 + nu) l)`` (:func:`pccbullet.sim.limb.dynamics.
+and twists, with ``E I / l`` and ``G J / l = E I / ((1 + nu) l)`` (:func:`pccbullet.sim.limb.topology.
 joint_stiffness`). Three ``hinge`` joints per node, x then y then z in one body, turn the node by
 ``Rx(a) Ry(b) Rz(c)`` (MuJoCo composes a body's joints in order): exactly our joint vector's x-y-z Euler
 angles (:mod:`pccbullet.urdf_gen.rod`), each hinge with its own stiffness. So a limb's MuJoCo ``qpos``
@@ -55,16 +55,16 @@ from pccbullet.sim.limb.chain.rigid import ChainModel
 from pccbullet.sim.limb.dynamics import (
     chord_shear_compliance,
     fluid_chain,
-    joint_stiffness,
     rayleigh_damping,
     slice_volumes,
 )
+from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.pcc import limb_joints, rest_configs
-from pccbullet.urdf_gen.rod import joint_kinds, rod_limb_joints
+from pccbullet.urdf_gen.pcc import rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_parts import Meshes
 from pccbullet.urdf_gen.urdf_writer import build_limb_urdf
 
@@ -103,35 +103,39 @@ class LimbMaterial:
     omega_1: float
 
 
-def rest_vector(limb: LimbSpec, chain: str) -> FloatArray:
+def rest_vector(limb: LimbSpec, chain: Topology) -> FloatArray:
     """The limb's joint vector at its PCC rest shape (straight, rest length) on ``chain``."""
     sections = [seg.sections for seg in limb.segments]
-    configs = rest_configs(limb.segments)
-    return rod_limb_joints(configs, sections) if chain == "rod" else limb_joints(configs, sections)
+    return chain.joint_vector(rest_configs(limb.segments), sections)
 
 
-def _chain_model(limb: LimbSpec, urdf: ET.ElementTree, chain: str, medium_: Medium) -> ChainModel:
+def _chain_model(limb: LimbSpec, urdf: ET.ElementTree, chain: Topology, medium_: Medium) -> ChainModel:
     """The limb's URDF as a compiled chain with the medium's loads (as :class:`CompliantLimb` has it)."""
     with tempfile.TemporaryDirectory(prefix="pccbullet_mjcf_") as tmp:
         path = Path(tmp) / "limb.urdf"
         path.write_text(ux.to_text(urdf), encoding="utf-8")
-        model = ChainModel.from_urdf(path, naming.limb_joint_names(limb, chain))
+        model = ChainModel.from_urdf(path, chain.joint_names(limb))
     return fluid_chain(model, limb, medium_)
 
 
 def limb_material(
-    spec_urdf: tuple[LimbSpec, ET.ElementTree], chain: str, medium_: Medium, dt: float, *, shear: bool = True
+    spec_urdf: tuple[LimbSpec, ET.ElementTree],
+    chain: Topology,
+    medium_: Medium,
+    dt: float,
+    *,
+    shear: bool = True,
 ) -> LimbMaterial:
     """The MuJoCo parameters of a limb (its spec and its URDF tree, :func:`~pccbullet.urdf_gen.urdf_writer.
     build_limb_urdf`) on ``chain`` in ``medium_`` at the step ``dt`` (s); see the module docstring."""
     limb, urdf = spec_urdf
     model = _chain_model(limb, urdf, chain, medium_)
-    K = joint_stiffness(limb, chain)
+    K = limb_topology(chain).stiffness(limb)
     rest = rest_vector(limb, chain)
     omega_1, C = rayleigh_damping(limb, model, K, rest)
     D = C + dt * K
     joints, i = {}, 0
-    for name, kind in zip(naming.limb_joint_names(limb, chain), joint_kinds(limb, chain), strict=True):
+    for name, kind in zip(chain.joint_names(limb), chain.joint_kinds(limb), strict=True):
         w = 3 if kind == "spherical" else 1
         cut = slice(i, i + w)
         joints[name] = JointMaterial(tuple(K[cut]), tuple(D[cut]), tuple(rest[cut]))
@@ -139,7 +143,7 @@ def limb_material(
     ratio = C[0] / K[0] + dt  # damping per stiffness, the same for every joint (Rayleigh)
     slices = naming.section_body_links(limb)
     shears = {}
-    if shear and chain == "rod":
+    if shear and limb_topology(chain).shears:
         chords = {name: float(rest[i + 3]) for name, i in _chord_entries(limb)}
         for link, compliance in chord_shear_compliance(limb).items():
             k = 1.0 / (compliance * chords[link])
@@ -159,7 +163,8 @@ def limb_material(
 
 
 def _chord_entries(limb: LimbSpec) -> list[tuple[str, int]]:
-    """Rod chain: (slice link, index of its section's first joint-vector entry) per section."""
+    """Rod chain (the one whose chords shear): (slice link, index of its section's first joint-vector
+    entry) per section."""
     out, i = [], 0
     for s, seg in enumerate(limb.segments, start=1):
         for k in range(1, seg.sections + 1):
@@ -187,7 +192,7 @@ def _blunt_drag(limb: LimbSpec, slices: list[str], medium_: Medium) -> dict[str,
     return out
 
 
-def limb_trees(spec: RobotSpec, chain: str) -> dict[str, tuple[LimbSpec, ET.ElementTree, Meshes]]:
+def limb_trees(spec: RobotSpec, chain: Topology) -> dict[str, tuple[LimbSpec, ET.ElementTree, Meshes]]:
     """Per limb of ``spec``: its spec, its URDF tree on ``chain`` and its meshes."""
     out = {}
     for limb in spec.limbs:

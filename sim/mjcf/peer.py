@@ -22,7 +22,7 @@ import numpy as np
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import Transform
-from pccbullet.sim.limb.chain.positions import pcc_joint_vector
+from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.mjcf.writer import (
     PHYSICS_DT,
@@ -34,6 +34,7 @@ from pccbullet.sim.mjcf.writer import (
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 
 
 class MujocoRobot:
@@ -46,7 +47,7 @@ class MujocoRobot:
         self,
         spec: RobotSpec,
         *,
-        chain: str = "rod",
+        chain: Topology | str = Topology.ROD,
         medium: str | Medium = "air",
         dt: float = PHYSICS_DT,
         gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
@@ -57,7 +58,8 @@ class MujocoRobot:
         import mujoco
 
         self.spec = spec
-        self.chain = chain
+        self.chain: Topology = Topology.of(chain)
+        """The limbs' topology."""
         target = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="pccbullet_mujoco_"))
         self._tmp: Path | None = None if folder is not None else target
         out = write_mjcf(
@@ -90,7 +92,7 @@ class MujocoRobot:
         segments = self.spec.limb(limb).segments
         if len(configs) != len(segments):
             raise ConfigurationError(f"limb '{limb}' has {len(segments)} segment(s); {len(configs)} given")
-        return pcc_joint_vector(self.spec.limb(limb), configs, self.chain)
+        return limb_topology(self.chain).joint_vector(self.spec.limb(limb), configs)
 
     def set_pcc(self, limb: str, configs: Sequence[PccConfig], *, mode: str = "target") -> None:
         """Move ``limb``'s spring targets to the PCC ``configs`` (``"target"``), or also put its joints there

@@ -41,8 +41,8 @@ from pccbullet.sim.world import PHYSICS_DT, STANDARD_GRAVITY
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
 from pccbullet.urdf_gen.pcc import rpy_matrix
-from pccbullet.urdf_gen.rod import check_chain, joint_kinds
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_parts import MESH_DIR, Meshes, write_slice_meshes
 from pccbullet.urdf_gen.urdf_writer import build_head_urdf
 
@@ -62,11 +62,12 @@ class MjcfOutput:
     meshes: tuple[Path, ...]
 
 
-def joint_vector_names(limb: LimbSpec, chain: str = "rod") -> list[str]:
+def joint_vector_names(limb: LimbSpec, chain: Topology | str = Topology.ROD) -> list[str]:
     """The MuJoCo joints of ``limb``'s export in our joint-vector order (:mod:`pccbullet.urdf_gen.rod`): a
     node's three hinges, a chord's slide; one name per joint-vector entry."""
+    topology = Topology.of(chain)
     out: list[str] = []
-    for name, kind in zip(naming.limb_joint_names(limb, chain), joint_kinds(limb, chain), strict=True):
+    for name, kind in zip(topology.joint_names(limb), topology.joint_kinds(limb), strict=True):
         out += [f"{name}_{a}" for a in AXES] if kind == "spherical" else [name]
     return out
 
@@ -277,7 +278,7 @@ def _joints(
 def build_mjcf(
     spec: RobotSpec,
     *,
-    chain: str = "rod",
+    chain: Topology | str = Topology.ROD,
     medium: str | Medium = "air",
     dt: float = PHYSICS_DT,
     gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
@@ -286,7 +287,7 @@ def build_mjcf(
     tendons: bool = True,
 ) -> tuple[ET.Element, Meshes]:
     """The MJCF tree of ``spec`` and its meshes (file name -> (r0, r1, h)); arguments: :func:`write_mjcf`."""
-    check_chain(chain)
+    chain = Topology.of(chain)
     medium_ = medium if isinstance(medium, Medium) else medium_by_name(medium)
     if not (math.isfinite(dt) and dt > 0.0):
         raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step > 0 s")
@@ -316,7 +317,7 @@ def write_mjcf(
     spec: RobotSpec,
     out_dir: str | Path,
     *,
-    chain: str = "rod",
+    chain: Topology | str = Topology.ROD,
     medium: str | Medium = "air",
     dt: float = PHYSICS_DT,
     gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
@@ -330,7 +331,8 @@ def write_mjcf(
     Args:
         spec: the robot (a PCC robot).
         out_dir: target folder, created if missing.
-        chain: ``"rod"`` (the dynamic worlds' default) or ``"rrp"``.
+        chain: ``"rod"`` (the dynamic worlds' default) or ``"rrp"``, a
+            :class:`~pccbullet.urdf_gen.topology.Topology` or its name.
         medium: ``"air"``, ``"water"``, ``"seawater"`` or a :class:`~pccbullet.sim.medium.Medium`.
         dt: the step (s) written into ``<option>``; the damping includes ``dt K``.
         gravity: ``(3,)`` m/s^2 in the world frame.

@@ -3,8 +3,9 @@
 Both start straight at rest and see the same gravity and medium; each physics step the model takes one
 step of the same ``dt``. The twin logs, per step, the distance between the two tips (world frame) and
 each segment's bend against the sum of the model's piece bends (the turn of the backbone tangent over the
-segment): on an RRP chain the PCC fit of its joints (the sum of its bend joints), on a rod chain the angle
-between the tangents at the segment's ends.
+segment), as the chain's topology reads it (:attr:`pccbullet.sim.limb.topology.LimbTopology.bends`): on
+an RRP chain the PCC fit of its joints (the sum of its bend joints), on a rod chain the angle between the
+tangents at the segment's ends.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from pccbullet.core.types import FloatArray
+from pccbullet.sim.limb.topology import limb_topology
+from pccbullet.sim.robot import Robot
 
 
 class ModelTwin:
@@ -27,7 +30,7 @@ class ModelTwin:
     """
 
     def __init__(
-        self, robot: Any, limb: str, pieces_per_segment: int | None = None, tau: FloatArray | None = None
+        self, robot: Robot, limb: str, pieces_per_segment: int | None = None, tau: FloatArray | None = None
     ):
         from pccbullet.sim.medium import medium
         from pccbullet.sim.models.newton_euler.integrators import step
@@ -73,12 +76,4 @@ class ModelTwin:
 
     def _chain_bends(self) -> list[float]:
         """Each segment's bend (rad) on the chain, as the model's: see the module docstring."""
-        robot = self.robot
-        if robot.chain != "rod":
-            return [abs(c.bend) for c in robot.measured_pcc(self.limb)]
-        from pccbullet.urdf_gen.naming import segment_end_link
-
-        ends = [segment_end_link(self.limb, s) for s in range(1, self._segments + 1)]
-        tangents = [robot.T_world_limbbase(self.limb)[:3, 2]] + [robot.link_pose(e)[:3, 2] for e in ends]
-        pairs = zip(tangents, tangents[1:], strict=False)
-        return [float(np.arccos(np.clip(a @ b, -1.0, 1.0))) for a, b in pairs]
+        return limb_topology(self.robot.chain).bends(self.robot, self.limb)

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 class ObjectWorld(Protocol):
     """What a :class:`PlacedObject` uses of its world (:class:`pccbullet.sim.world.World` has all of it)."""
 
-    mode: str
-    """``"kinematic"`` or ``"dynamic"``."""
     client: int
     """PyBullet physics client id."""
     dt: float

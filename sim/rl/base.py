@@ -27,7 +27,7 @@ from gymnasium import spaces
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.world import PHYSICS_DT, World
+from pccbullet.sim.world import PHYSICS_DT, World, WorldMode
 from pccbullet.urdf_gen.pcc import PccConfig
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ CONTROL_DT = 0.02  # s, one control step
 SUCCESS_BONUS = 1.0  # reward added on a step that ends in success
 RENDER_SIZE = (320, 240)  # pixels (w, h)
 VELOCITY_BOUND = 100.0  # rad/s or m/s: joint velocities are clipped to +- this in observations
-MODES = ("kinematic", "dynamic")
 
 
 def positive(name: str, value: float, unit: str) -> float:
@@ -71,7 +70,7 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
     def __init__(
         self,
         *,
-        mode: str = "kinematic",
+        mode: WorldMode | str = WorldMode.KINEMATIC,
         limb: str = "camera",
         sections: int = 5,
         medium: str = "water",
@@ -81,8 +80,7 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
             raise ConfigurationError(
                 f"render_mode = {render_mode!r} is invalid; allowed: None, 'rgb_array', 'web'"
             )
-        if mode not in MODES:
-            raise ConfigurationError(f"mode = {mode!r} is invalid; allowed: 'kinematic', 'dynamic'")
+        mode = WorldMode.of(mode)
         self.render_mode = render_mode
         self.frame_skip = round(CONTROL_DT / PHYSICS_DT)  # physics steps per control step
         self.control_dt = self.frame_skip * PHYSICS_DT  # s
@@ -180,7 +178,7 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         a = np.clip(np.asarray(action, dtype=float).reshape(self.action_space.shape), -1.0, 1.0)
         self.pcc = np.clip(self.pcc + a * self._rates * self.control_dt, self.pcc_low, self.pcc_high)
         configs = self.configs(self.pcc)
-        if self.world.mode == "dynamic":
+        if self.world.mode.integrates:
             self.robot.set_pcc(self.limb, configs, mode="target")
             self.world.step(self.frame_skip)
             self._qd = self.robot.joint_velocities(self.limb)

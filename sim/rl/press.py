@@ -13,6 +13,7 @@ from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.objects.environment import add_sphere, force_sensor
 from pccbullet.sim.rl.base import SUCCESS_BONUS, LimbEnv, positive
+from pccbullet.sim.world import WorldMode
 
 ROCK_RADIUS = 0.06  # m
 ROCK_GAP = 0.005  # m, from the tip at rest in the goal shape to the rock's surface
@@ -79,12 +80,12 @@ class UrsulaPressEnv(LimbEnv):
         self, *, force_tolerance: float = FORCE_TOLERANCE, limb: str = "palpation", **kwargs: Any
     ) -> None:
         self.force_tolerance = positive("force_tolerance", force_tolerance, "(a share of the target force)")
-        mode = kwargs.pop("mode", "dynamic")
-        if mode != "dynamic":
+        mode = kwargs.pop("mode", WorldMode.DYNAMIC)
+        if mode != WorldMode.DYNAMIC:
             raise ConfigurationError(
                 f"mode = {mode!r} is invalid for the press task; allowed: 'dynamic' (forces need dynamics)"
             )
-        super().__init__(mode="dynamic", limb=limb, **kwargs)
+        super().__init__(mode=WorldMode.DYNAMIC, limb=limb, **kwargs)
         payload = self.robot.limb(limb).payload
         if payload is None or payload.kind != "force_sensor":
             self.close()

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.experiments.spec import experiments_dir
+from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.objects.spec import ObjectSpec
 from pccbullet.teleop.channel import link_named
 from pccbullet.teleop.mmt.config import MmtConfig
@@ -26,7 +27,9 @@ ROBOT = "ursula"
 """The demo's robot, a bundled name (:func:`~pccbullet.urdf_gen.spec_loader.load_robot`): read once, by
 :func:`~pccbullet.teleop.demo.run.run_demo`, and handed down to the master and the slave."""
 
-DRIVES = ("mixed", "joints", "tendons")
+MIXED = "mixed"
+"""The demo's drive that moves the grasper through its tendons and the other limbs by their joints."""
+DRIVES = (MIXED, *(d.value for d in Drive))
 """The demo's drives: ``"mixed"`` (the default: the grasper on its tendons, the other limbs on spring
 targets), ``"joints"`` (every limb on spring targets: no grasp) and ``"tendons"`` (every limb)."""
 GRASPER = "grasper"
@@ -50,12 +53,14 @@ def demo_config(link: str, drive: str, objects: Sequence[ObjectSpec] | None = No
     scene's, :func:`scene_objects`), the tentacles folded (:data:`FOLDED`)."""
     if drive not in DRIVES:
         raise ConfigurationError(f"drive = {drive!r} is invalid; allowed: {', '.join(DRIVES)}")
-    grasper_tendons = drive != "joints"
+    mixed = drive == MIXED  # the grasper on its tendons, the other limbs on their joints
+    limbs = Drive.JOINTS if mixed else Drive.of(drive)
+    grasper_tendons = mixed or limbs is Drive.TENDONS
     return MmtConfig(
         downlink=link_named(link),
         uplink=link_named(link),
-        drive="tendons" if drive == "tendons" else "joints",
-        tendon_limbs=(GRASPER,) if drive == "mixed" else (),
+        drive=limbs,
+        tendon_limbs=(GRASPER,) if mixed else (),
         estimate_contacts=(GRASPER,) if grasper_tendons else (),
         objects=scene_objects() if objects is None else tuple(objects),
         start=FOLDED,

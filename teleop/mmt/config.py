@@ -8,11 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pccbullet.core.errors import ConfigurationError
+from pccbullet.sim.limb.drive import Drive
+from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.objects.spec import ObjectSpec
 from pccbullet.teleop.channel import LinkSpec, acoustic_link
 from pccbullet.teleop.ik import clamp_config
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
 from pccbullet.urdf_gen.specs import LimbSpec, Payload, RobotSpec
+from pccbullet.urdf_gen.topology import Topology
 
 K_ENV_RANGE = (1.0, 2000.0)  # N/m, bounds of the learned contact stiffness
 RING_TICKS = 8192  # master ticks whose predictions are kept for the reports (8.2 s at 1 kHz; > round trip)
@@ -72,8 +75,8 @@ class MmtConfig:
     medium: str = "seawater"
     slave_rates: tuple[float, float, float] = (1.0, 2.0, 0.05)
     haptic_limb: str = "palpation"
-    chain: str = "rod"
-    drive: str = "joints"
+    chain: Topology | str = Topology.ROD
+    drive: Drive | str = Drive.JOINTS
     tendon_limbs: tuple[str, ...] = ()
     estimate_contacts: tuple[str, ...] = ()
     start: tuple[tuple[str, tuple[tuple[float, float, float], ...]], ...] = ()
@@ -85,10 +88,13 @@ class MmtConfig:
     report_timeout: float | None = None
 
     def __post_init__(self) -> None:
-        tendons = self.drive == "tendons" or bool(self.tendon_limbs)
-        if self.drive not in ("tendons", "joints") or (tendons and self.chain != "rod"):
+        drive = Drive(self.drive) if self.drive in list(Drive) else None
+        chain = Topology(self.chain) if self.chain in list(Topology) else None
+        tendons = drive is Drive.TENDONS or bool(self.tendon_limbs)
+        if drive is None or (tendons and (chain is None or not limb_topology(chain).tendons)):
+            shown = [v.value if isinstance(v, Drive | Topology) else v for v in (self.drive, self.chain)]
             raise ConfigurationError(
-                f"drive = {self.drive!r} with chain = {self.chain!r} is invalid; allowed: 'joints', or "
+                f"drive = {shown[0]!r} with chain = {shown[1]!r} is invalid; allowed: 'joints', or "
                 "'tendons' on the rod chain"
             )
         if not (self.blend_time >= 0.1 and self.cmd_rate > 0 and self.state_rate > 0):
@@ -111,10 +117,10 @@ class MmtConfig:
                 f"{K_ENV_RANGE[1]:g} N/m"
             )
 
-    def drives(self, limbs: Sequence[str]) -> dict[str, str]:
+    def drives(self, limbs: Sequence[str]) -> dict[str, Drive]:
         """Each of ``limbs``' drive, ``"tendons"`` or ``"joints"`` (``drive`` and ``tendon_limbs``)."""
-        every = self.drive == "tendons"
-        return {n: "tendons" if every or n in self.tendon_limbs else "joints" for n in limbs}
+        every = Drive.of(self.drive) is Drive.TENDONS
+        return {n: Drive.TENDONS if every or n in self.tendon_limbs else Drive.JOINTS for n in limbs}
 
     def sensor_limb(self, spec: RobotSpec) -> tuple[LimbSpec, Payload]:
         """The haptic limb of ``spec`` and its force sensor payload, which it must carry."""

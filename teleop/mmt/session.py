@@ -36,6 +36,7 @@ import numpy as np
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.bullet import pb
+from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.loop import SPIN_WINDOW_S, Loop
 from pccbullet.sim.world import World
 from pccbullet.teleop.devices.base import InputDevice
@@ -119,7 +120,7 @@ class MmtSession:
         self.haptics = HapticRenderer(haptic)
         shape = [(limb.name, len(limb.segments)) for limb in spec.limbs]
         drives = cfg.drives([limb.name for limb in spec.limbs])
-        self.tendon_limbs = [name for name, drive in drives.items() if drive == "tendons"]
+        self.tendon_limbs = [name for name, drive in drives.items() if drive is Drive.TENDONS]
         """The robot's tendon-driven limbs, in the robot's order."""
         # the tendons a tendon-driven robot reports, in the reports' order (StateReport.tensions)
         self.tendon_names = [t.name for n in self.tendon_limbs for t in spec.limb(n).tendons]

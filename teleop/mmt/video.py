@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pccbullet.sim.bullet import pb
+from pccbullet.sim.robot import Robot
 from pccbullet.teleop.channel import Channel, LinkSpec
 from pccbullet.urdf_gen import naming
 
@@ -58,15 +59,15 @@ def video_plan(uplink: LinkSpec, telemetry_bits_per_s: float) -> VideoPlan:
     return VideoPlan((w, h), max(MIN_PERIOD_S, 8.0 * budget / share), budget, share)
 
 
-def camera_frame(robot: object, size: tuple[int, int]) -> np.ndarray:
+def camera_frame(robot: Robot, size: tuple[int, int]) -> np.ndarray:
     """What the camera arm of ``robot`` (a :class:`~pccbullet.sim.robot.Robot`) sees: ``(h, w, 3) uint8``,
     looking along its tip's z axis (image up: the tip's -x), lit from the light arm's direction."""
-    T = robot.tip_pose("camera")  # type: ignore[attr-defined]
+    T = robot.tip_pose("camera")
     eye = T[:3, 3]
     view = pb.computeViewMatrix(eye.tolist(), (eye + T[:3, 2]).tolist(), (-T[:3, 0]).tolist())
     w, h = size
     proj = pb.computeProjectionMatrixFOV(FOV_DEG, w / h, 0.01, 5.0)
-    lamp = robot.link_pose(naming.tip_link("light"))  # type: ignore[attr-defined]
+    lamp = robot.link_pose(naming.tip_link("light"))
     _, _, rgba, _, _ = pb.getCameraImage(
         w,
         h,
@@ -74,7 +75,7 @@ def camera_frame(robot: object, size: tuple[int, int]) -> np.ndarray:
         projectionMatrix=proj,
         renderer=pb.ER_TINY_RENDERER,
         lightDirection=(-lamp[:3, 2]).tolist(),
-        physicsClientId=robot.world.client,  # type: ignore[attr-defined]
+        physicsClientId=robot.world.client,
     )
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
 

@@ -3,8 +3,8 @@
 A user's joint vector has one entry per velocity entry: the rod chain's spherical nodes appear in it as
 three x-y-z Euler angles (:mod:`pccbullet.urdf_gen.rod`); PyBullet and the kernels keep a node's rotation as
 a quaternion (four entries). :func:`positions_from_vector` turns the first into the second;
-:func:`rod_targets` is the rod joint vector of PCC arcs, compiled; :func:`pcc_joint_vector` a limb's joint
-vector on either chain.
+:func:`rod_targets` is the rod joint vector of PCC arcs, compiled, and :func:`rod_joint_vector` a rod limb's
+(each topology's in :mod:`pccbullet.sim.limb.topology`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.limb.chain.kernels import FIXED, SPHERICAL
 from pccbullet.sim.limb.chain.rotation import euler_xyz_quat
-from pccbullet.urdf_gen.pcc import PccConfig, limb_joints
+from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.rod import node_angles
 from pccbullet.urdf_gen.specs import LimbSpec
 
@@ -73,13 +73,11 @@ def rod_targets(bends, planes, lengths, sections, out) -> None:  # type: ignore[
         i += 3
 
 
-def pcc_joint_vector(limb: LimbSpec, configs: Sequence[PccConfig], chain: str) -> FloatArray:
-    """Joint vector of ``limb`` on ``chain`` (``"rod"`` or ``"rrp"``) for per-segment PCC ``configs``
-    (unchecked: one configuration a segment), ``(n_dof,) float``; the rod chain's through
-    :func:`rod_targets` (spring targets are set at 1 kHz, ~20 us a limb in Python)."""
+def rod_joint_vector(limb: LimbSpec, configs: Sequence[PccConfig]) -> FloatArray:
+    """Rod-chain joint vector of ``limb`` for per-segment PCC ``configs`` (unchecked: one configuration a
+    segment), ``(sum(4 N_s + 3),) float``, through :func:`rod_targets` (spring targets are set at 1 kHz,
+    ~20 us a limb in Python)."""
     sections = [seg.sections for seg in limb.segments]
-    if chain != "rod":
-        return limb_joints(configs, sections)
     out = np.empty(sum(4 * n + 3 for n in sections))
     arcs = np.array([(c.bend, c.plane, c.length) for c in configs], dtype=float).reshape(-1, 3)
     rod_targets(arcs[:, 0], arcs[:, 1], arcs[:, 2], np.array(sections, dtype=np.int64), out)
