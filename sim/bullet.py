@@ -14,7 +14,7 @@ import os
 import sys
 
 
-def _quiet_import():  # type: ignore[no-untyped-def]
+def _quiet_import():
     if "pybullet" in sys.modules:
         return sys.modules["pybullet"]
     sys.stdout.flush()

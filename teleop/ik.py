@@ -49,7 +49,7 @@ class IkResult:
     converged: bool
 
 
-def clamp_config(c: PccConfig, seg) -> PccConfig:  # type: ignore[no-untyped-def]
+def clamp_config(c: PccConfig, seg) -> PccConfig:
     """``c`` moved into the limits of segment spec ``seg`` (bend, plane and length clipped)."""
     bend = min(max(c.bend, -seg.bend_max), seg.bend_max)
     plane = min(max(c.plane, -seg.plane_max), seg.plane_max)
@@ -144,7 +144,7 @@ def load_kernels() -> None:
 
 
 @numba.njit(cache=True)
-def _tip(x, out) -> None:  # type: ignore[no-untyped-def]
+def _tip(x, out) -> None:
     """Tip position of arcs ``x = (bend, plane, length) per segment`` into ``out (3,)``:
     :func:`pccbullet.urdf_gen.pcc.limb_transform` (``Rz(plane) Ry(bend)`` and the arc's chord) written out."""
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
@@ -194,7 +194,7 @@ def _tip(x, out) -> None:  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _error(x, target, tip, err) -> float:  # type: ignore[no-untyped-def]
+def _error(x, target, tip, err) -> float:
     """``err = target - tip(x)``; returns ``|err|``."""
     _tip(x, tip)
     for a in range(3):
@@ -203,7 +203,7 @@ def _error(x, target, tip, err) -> float:  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _dls_step(J, free, err, damping, dx) -> None:  # type: ignore[no-untyped-def]
+def _dls_step(J, free, err, damping, dx) -> None:
     """``dx = Jf^T (Jf Jf^T + damping^2 I)^-1 err`` with ``Jf`` the columns of ``J`` where ``free``."""
     n = J.shape[1]
     A = np.zeros((3, 3))
@@ -233,7 +233,7 @@ def _dls_step(J, free, err, damping, dx) -> None:  # type: ignore[no-untyped-def
 
 
 @numba.njit(cache=True)
-def _solve_kernel(x, target, lo, hi, max_iter, tol, damping, max_step, h):  # type: ignore[no-untyped-def]
+def _solve_kernel(x, target, lo, hi, max_iter, tol, damping, max_step, h):
     """Damped least squares from ``x`` (updated in place, ``(3 S,)``) within ``[lo, hi]``; returns the
     error (m) and the iterations used. See the module docstring."""
     n = x.size

@@ -101,21 +101,21 @@ OUT_SLOTS = 8  # scratch words for b3GetStatusActualState's seven out-pointers
 _I64, _I32, _F64 = ir.IntType(64), ir.IntType(32), ir.DoubleType()
 
 
-def _c_call(result: str, params: str):  # type: ignore[no-untyped-def]
+def _c_call(result: str, params: str):
     """An intrinsic ``call(address, *args)`` for a C function ``result f(params)``; ``params`` is a
     string of ``p`` (pointer), ``i`` (int) and ``d`` (double), ``result`` is ``p`` or ``i``."""
     ir_params = [{"p": _I64, "i": _I32, "d": _F64}[c] for c in params]
     ir_result = _I64 if result == "p" else _I32
     nb_result = types.uint64 if result == "p" else types.int64
 
-    def typer(address, args):  # type: ignore[no-untyped-def]
+    def typer(address, args):
         if not isinstance(address, types.Integer):
             return None
         for kind, ty in zip(params, args, strict=True):
             if not (isinstance(ty, types.Float) if kind == "d" else isinstance(ty, types.Integer)):
                 return None
 
-        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, sig, llargs):
             values = []
             for kind, ty, value, want in zip(params, sig.args[1:], llargs[1:], ir_params, strict=True):
                 if kind == "d":
@@ -135,19 +135,19 @@ def _c_call(result: str, params: str):  # type: ignore[no-untyped-def]
     n = len(params)
     if n == 1:
 
-        def call(typingctx, address, a):  # type: ignore[no-untyped-def]
+        def call(typingctx, address, a):
             return typer(address, (a,))
     elif n == 2:
 
-        def call(typingctx, address, a, b):  # type: ignore[no-untyped-def, misc]
+        def call(typingctx, address, a, b):  # type: ignore[misc]
             return typer(address, (a, b))
     elif n == 3:
 
-        def call(typingctx, address, a, b, c):  # type: ignore[no-untyped-def, misc]
+        def call(typingctx, address, a, b, c):  # type: ignore[misc]
             return typer(address, (a, b, c))
     elif n == 8:
 
-        def call(typingctx, address, a, b, c, d, e, f, g, h):  # type: ignore[no-untyped-def, misc]
+        def call(typingctx, address, a, b, c, d, e, f, g, h):  # type: ignore[misc]
             return typer(address, (a, b, c, d, e, f, g, h))
     else:
         raise ValueError(f"{n} parameters: no intrinsic of that arity")
@@ -162,16 +162,16 @@ _call_control = _c_call("p", "pii")  # b3JointControlCommandInit2(client, body, 
 _call_torque = _c_call("i", "pid")  # b3JointControlSetDesiredForceTorque(command, dof, value)
 
 
-def _c_load(value: str):  # type: ignore[no-untyped-def]
+def _c_load(value: str):
     """An intrinsic ``load(address)`` reading a ``u`` (uint64) or ``d`` (double) from memory."""
     ir_type, nb_type = (_I64, types.uint64) if value == "u" else (_F64, types.float64)
 
     @intrinsic
-    def load(typingctx, address):  # type: ignore[no-untyped-def]
+    def load(typingctx, address):
         if not isinstance(address, types.Integer):
             return None
 
-        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, sig, llargs):
             where = context.cast(builder, llargs[0], sig.args[0], types.uint64)
             return builder.load(builder.inttoptr(where, ir_type.as_pointer()))
 
@@ -191,7 +191,7 @@ _NULL = np.uint64(0)
 
 
 @numba.njit(cache=True)
-def read_joint_state(fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out, q, qd):  # type: ignore[no-untyped-def]
+def read_joint_state(fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out, q, qd):
     """Position entries ``q`` and velocity entries ``qd`` of a limb's joints over its bodies ``bodies (P,)``
     (PyBullet state indices ``qidx`` per position entry, ``uidx`` per velocity entry: a spherical joint has
     four and three; part ``p``'s entries are ``qsplit[p]:qsplit[p + 1]`` and ``usplit[p]:usplit[p + 1]``),
@@ -233,7 +233,7 @@ def read_joint_state(fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out,
 
 
 @numba.njit(cache=True)
-def send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau):  # type: ignore[no-untyped-def]
+def send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau):
     """``setJointMotorControlArray(body, joints, TORQUE_CONTROL, forces=tau)`` for each of a limb's bodies
     (one entry per velocity entry, PyBullet's ``uidx``; part ``p``'s are ``usplit[p]:usplit[p + 1]``);
     returns a code."""
@@ -250,7 +250,7 @@ def send_joint_torques(fns, slot, client, bodies, uidx, usplit, tau):  # type: i
 
 
 @numba.njit(cache=True)
-def limb_step(  # type: ignore[no-untyped-def]
+def limb_step(
     fns, slot, client, bodies, qidx, uidx, qsplit, usplit, out,
     parent, jtype, dof, qpos, params, gravity, target, offset, K, C, dt, q, qd, tau, qdd, memory, td,
 ):  # fmt: skip

@@ -299,7 +299,7 @@ class CompliantLimb:
         ``(n_dof,)``, through PyBullet's Python functions."""
         return self.joints.read()
 
-    def _direct_io(self) -> tuple | None:  # type: ignore[type-arg]
+    def _direct_io(self) -> tuple | None:
         """The fixed arguments of :func:`pccbullet.sim.bullet_internals.capi.limb_step` for this limb, or
         ``None`` where the C API is unavailable, does not read back exactly what ``getJointStates`` reads or
         refuses a torque command."""

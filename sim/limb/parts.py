@@ -177,7 +177,7 @@ def attach(client: int, parent: int, link: int, child: int) -> Attachment:
     )
     pb.changeConstraint(constraint, maxForce=CONSTRAINT_FORCE, physicsClientId=client)
     inertial = (tuple(c_info[3]), tuple(c_info[4]))
-    return Attachment(parent, link, child, constraint, inertial)  # type: ignore[arg-type]
+    return Attachment(parent, link, child, constraint, inertial)
 
 
 PART_GROUP_BITS = 30  # collision-filter bits 1..30 tell the limbs in parts apart (bit 0: everything else)

@@ -163,7 +163,7 @@ class TendonDrive:
         )  # fmt: skip
 
     @staticmethod
-    def empty(n_dof: int) -> tuple:  # type: ignore[type-arg]
+    def empty(n_dof: int) -> tuple:
         """The arrays of :attr:`arrays` for a limb without tendons."""
         i0, f0 = np.zeros(0, np.int64), np.zeros(0)
         return (
@@ -174,7 +174,7 @@ class TendonDrive:
         )  # fmt: skip
 
     @property
-    def arrays(self) -> tuple:  # type: ignore[type-arg]
+    def arrays(self) -> tuple:
         """The arrays :func:`~pccbullet.sim.limb.chain.tendons.limb_torques` takes (shared, in place)."""
         return self._td
 

@@ -83,5 +83,5 @@ def object_from_fields(f: Fields) -> ObjectSpec:
         material,
         (pos[0], pos[1], pos[2]),
         orientation,
-        fixed,  # type: ignore[arg-type]
+        fixed,
     )

@@ -211,7 +211,7 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
                 )
         self.world.mark_moved()
 
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
+    def render(self) -> np.ndarray | None:
         """``(240, 320, 3) uint8`` RGB image of the head, limb and goal markers (``rgb_array`` mode)."""
         if self.render_mode != "rgb_array":
             return None

@@ -27,7 +27,7 @@ def _compose(a: Pose, b: Pose) -> Pose:
     from pccbullet.sim.bullet import pb
 
     pos, orn = pb.multiplyTransforms(a[0], a[1], b[0], b[1])
-    return tuple(pos), tuple(orn)  # type: ignore[return-value]
+    return tuple(pos), tuple(orn)
 
 
 def _inverse(a: Pose) -> Pose:
@@ -35,7 +35,7 @@ def _inverse(a: Pose) -> Pose:
     from pccbullet.sim.bullet import pb
 
     pos, orn = pb.invertTransform(a[0], a[1])
-    return tuple(pos), tuple(orn)  # type: ignore[return-value]
+    return tuple(pos), tuple(orn)
 
 
 def _positions(body: SceneBody, q: Sequence[float]) -> list[list[float]]:
@@ -155,7 +155,7 @@ class Mirror:
                 state = pb.getLinkState(
                     parent, body.attach[1], computeForwardKinematics=1, physicsClientId=cid
                 )
-                self.bases[name] = (tuple(state[4]), tuple(state[5]))  # type: ignore[assignment]
+                self.bases[name] = (tuple(state[4]), tuple(state[5]))
                 pose = _compose(self.bases[name], body.inertial)
                 pb.resetBasePositionAndOrientation(self.ids[name], *pose, physicsClientId=cid)
                 self.moved.add(name)

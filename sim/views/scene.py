@@ -111,7 +111,7 @@ def capture_body(
             int(v[2]),
             tuple(float(d) for d in v[3]),  # type: ignore[arg-type]
             v[4].decode(errors="replace") if isinstance(v[4], bytes) else str(v[4]),
-            (tuple(v[5]), tuple(v[6])),  # type: ignore[arg-type]
+            (tuple(v[5]), tuple(v[6])),
             tuple(float(c) for c in v[7]),  # type: ignore[arg-type]
         )
         for v in pb.getVisualShapeData(body, physicsClientId=client)
@@ -213,7 +213,7 @@ def world_frame(world: Any, bodies: Sequence[int] = ()) -> SceneFrame:
     bases: dict[str, Pose] = {}
     for body in bodies:
         pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
-        bases[body_name(body)] = (tuple(pos), tuple(orn))  # type: ignore[assignment]
+        bases[body_name(body)] = (tuple(pos), tuple(orn))
     return SceneFrame(world.time, joints, bases)
 
 

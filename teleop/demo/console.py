@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pccbullet.teleop.mmt.session import MmtSession
 
 
-def status_printer(session: MmtSession):  # type: ignore[no-untyped-def]
+def status_printer(session: MmtSession):
     """Print the key table once, then return a function that rewrites the status line (stderr)."""
     err = sys.stderr
     limbs = [limb.name for limb in session.spec.limbs]

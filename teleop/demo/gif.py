@@ -114,7 +114,7 @@ def write_gif(
     return str(path), len(frames)
 
 
-def progress_bar(total: int):  # type: ignore[no-untyped-def]
+def progress_bar(total: int):
     """A tqdm bar on stderr for ``total`` GIF frames (shown on a terminal only) and its ``on_frame``."""
     from tqdm import tqdm
 

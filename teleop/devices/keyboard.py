@@ -66,7 +66,7 @@ class TerminalKeyboard:
         stream: a file object with ``fileno()``; standard input by default.
     """
 
-    def __init__(self, limbs: Sequence[str] = (), *, hold: float = 0.15, stream=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, limbs: Sequence[str] = (), *, hold: float = 0.15, stream=None) -> None:
         self.stream = stream if stream is not None else sys.stdin
         self.hold = hold
         self._pressed_map = {**PRESS_KEYS, **limb_keys(limbs)}

@@ -30,7 +30,7 @@ def open_device(name: str, **kwargs: object) -> InputDevice:
             "spacemouse": haptic.SpaceMouseDevice,
             "gamepad": haptic.GamepadDevice,
         }
-        return cls[name](**kwargs)  # type: ignore[arg-type]
+        return cls[name](**kwargs)
     if name == "udp":
         from pccbullet.teleop.udp.bridge import UdpBridge
 

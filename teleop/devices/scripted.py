@@ -81,7 +81,7 @@ class ScriptedDevice:
         if a is None or b is None:
             return None
         if k == 0 or k == n or t == wt[-1]:  # held before the first and after the last waypoint
-            return a if k == 0 else wp[-1]  # type: ignore[return-value]
+            return a if k == 0 else wp[-1]
         t0, t1 = wt[k - 1], wt[k]
         return tuple(  # type: ignore[return-value]
             (b[i] - a[i]) / (t1 - t0) * (t - t0) + a[i] for i in range(3)

@@ -16,7 +16,7 @@ from pccbullet.sim.limb.chain.rotation import cross
 
 
 @numba.njit(cache=True, inline="always")
-def _added_at(params, R, p, i):  # type: ignore[no-untyped-def]
+def _added_at(params, R, p, i):
     """Link ``i``'s added mass and rotary inertia, its z axis and centre of mass (base axes)."""
     com = params[i, 16:19]
     c0 = p[i, 0] + R[i, 0, 0] * com[0] + R[i, 0, 1] * com[1] + R[i, 0, 2] * com[2]
@@ -26,7 +26,7 @@ def _added_at(params, R, p, i):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _add_added_inertia(params, R, p, i, I6) -> None:  # type: ignore[no-untyped-def]
+def _add_added_inertia(params, R, p, i, I6) -> None:
     """Add link ``i``'s added-mass spatial inertia about the base origin to ``I6 (6, 6)``:
     ``[[j_a P + [c]x Ma [c]x^T, [c]x Ma], [Ma [c]x^T, Ma]]`` with ``Ma = m_a P``, ``P = 1 - t t^T``;
     written out with ``w = c x t``: ``[c]x Ma = m_a ([c]x - w t^T)`` and
@@ -49,7 +49,7 @@ def _add_added_inertia(params, R, p, i, I6) -> None:  # type: ignore[no-untyped-
 
 
 @numba.njit(cache=True)
-def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:  # type: ignore[no-untyped-def]
+def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:
     """``fa = M_a qdd``: the generalized forces of the links' added masses at the spatial accelerations
     ``acc6 (n, 6)`` (``[angular; linear]`` about the base origin, from ``qdd`` alone)."""
     n = parent.shape[0]
@@ -73,7 +73,7 @@ def _added_mass_forces(parent, jtype, dof, params, R, p, S, acc6, fa) -> None:  
 
 
 @numba.njit(cache=True, inline="always")
-def accelerates(base) -> bool:  # type: ignore[no-untyped-def]
+def accelerates(base) -> bool:
     """Whether a base motion ``base (4, 3)`` (:func:`pccbullet.sim.limb.chain.solve.moving_spring_torques`)
     has an angular velocity, angular acceleration or acceleration: whether its added-mass forces are not
     zero."""
@@ -85,7 +85,7 @@ def accelerates(base) -> bool:  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def base_added_mass(parent, jtype, dof, params, R, p, S, base, ext) -> None:  # type: ignore[no-untyped-def]
+def base_added_mass(parent, jtype, dof, params, R, p, S, base, ext) -> None:
     """``ext -= J^T (added-mass forces of the base's motion)``: each link with added mass at the acceleration
     ``a_0 + alpha_0 x c + omega_0 x (omega_0 x c)`` of the base-fixed point at its centre ``c`` and the
     angular acceleration ``alpha_0`` (``base`` as

@@ -16,7 +16,7 @@ from pccbullet.sim.limb.chain.kernels import ADDED_INERTIA, ADDED_MASS, FIXED, j
 
 
 @numba.njit(cache=True, inline="always")
-def _inverse3(D, out) -> None:  # type: ignore[no-untyped-def]
+def _inverse3(D, out) -> None:
     """Inverse of a 3 x 3 matrix (the symmetric positive definite ``D`` of a spherical joint)."""
     a, b, c = D[0, 0], D[0, 1], D[0, 2]
     d, e, f = D[1, 0], D[1, 1], D[1, 2]
@@ -29,7 +29,7 @@ def _inverse3(D, out) -> None:  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, fa, U, Dinv) -> bool:  # type: ignore[no-untyped-def]
+def _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, fa, U, Dinv) -> bool:
     """Solve ``(M + M_a + A) y = x`` in place: Featherstone's articulated-body algorithm at rest without
     gravity, ``A`` the joint armature (``armature (n_dof, 3)``: ``[d, 0]`` for a 1-dof joint at ``d``, the
     3 x 3 block ``[d:d+3, :]`` for a spherical joint), the added mass in the link inertias; writes ``M_a y``
@@ -143,7 +143,7 @@ def _articulated_solve(parent, jtype, dof, params, R, p, S, IB, armature, x, fa,
 
 
 @numba.njit(cache=True)
-def _articulated_resolve_many(parent, jtype, dof, params, R, p, S, U, Dinv, added, X, FX) -> None:  # type: ignore[no-untyped-def]
+def _articulated_resolve_many(parent, jtype, dof, params, R, p, S, U, Dinv, added, X, FX) -> None:
     """Solve ``(M + M_a + A) y = x`` for the ``k`` right-hand sides ``X (k, n_dof)`` at once, in place, with
     the factors ``U``, ``Dinv`` that :func:`_articulated_solve` left for the same configuration and
     armature; ``FX (k, n_dof)``: their ``M_a y`` as its ``fa``. One pass over the links for all of them."""

@@ -15,7 +15,7 @@ from pccbullet.sim.limb.chain.kernels import FIXED, _kinematics, joint_axes, joi
 
 
 @numba.njit(cache=True)
-def _inertia_about_origin(params, R, p, i, out):  # type: ignore[no-untyped-def]
+def _inertia_about_origin(params, R, p, i, out):
     """Link ``i``'s rotational inertia about the base origin, base axes, into ``out (3, 3)``:
     ``R Ic R^T + m (|c|^2 E - c c^T)``; returns its centre of mass ``c``."""
     m = params[i, 15]
@@ -39,7 +39,7 @@ def _inertia_about_origin(params, R, p, i, out):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def spatial_inertia(params, R, p, i, out) -> None:  # type: ignore[no-untyped-def]
+def spatial_inertia(params, R, p, i, out) -> None:
     """Link ``i``'s rigid-body spatial inertia about the base origin into ``out (6, 6)`` (overwritten)."""
     m = params[i, 15]
     c0, c1, c2 = _inertia_about_origin(params, R, p, i, out[:3, :3])
@@ -56,7 +56,7 @@ def spatial_inertia(params, R, p, i, out) -> None:  # type: ignore[no-untyped-de
 
 
 @numba.njit(cache=True)
-def mass_matrix(parent, jtype, dof, qpos, params, q, M) -> None:  # type: ignore[no-untyped-def]
+def mass_matrix(parent, jtype, dof, qpos, params, q, M) -> None:
     """Composite-rigid-body joint-space inertia; writes ``M (n_dof, n_dof)``."""
     n = parent.shape[0]
     R = np.empty((n, 3, 3))

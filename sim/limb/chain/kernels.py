@@ -34,13 +34,13 @@ SHEAR = 33
 
 
 @numba.njit(cache=True, inline="always")
-def joint_dofs(kind):  # type: ignore[no-untyped-def]
+def joint_dofs(kind):
     """Velocity entries of a joint type: 0, 1 or 3."""
     return 3 if kind == SPHERICAL else (0 if kind == FIXED else 1)
 
 
 @numba.njit(cache=True)
-def _kinematics(parent, jtype, qpos, params, q, R, p) -> None:  # type: ignore[no-untyped-def]
+def _kinematics(parent, jtype, qpos, params, q, R, p) -> None:
     """Link frames in the base frame: rotations ``R (n, 3, 3)`` and origins ``p (n, 3)``."""
     n = parent.shape[0]
     R_j = np.empty((3, 3))
@@ -97,7 +97,7 @@ def _kinematics(parent, jtype, qpos, params, q, R, p) -> None:  # type: ignore[n
 
 
 @numba.njit(cache=True)
-def bias_and_fluid(parent, jtype, dof, qpos, params, q, qd, gravity, h, tau_f) -> None:  # type: ignore[no-untyped-def]
+def bias_and_fluid(parent, jtype, dof, qpos, params, q, qd, gravity, h, tau_f) -> None:
     """Recursive Newton-Euler (``qdd = 0``) with fluid loads; writes ``h`` and ``tau_f`` (``(n_dof,)``).
 
     ``h`` is the torque that holds the chain at ``qdd = 0`` against gravity and velocity products (the
@@ -117,7 +117,7 @@ AT_REST = np.zeros((4, 3))
 
 
 @numba.njit(cache=True)
-def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads) -> None:  # type: ignore[no-untyped-def]
+def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loads) -> None:
     """:func:`bias_and_fluid` on link frames ``R``, ``p`` from :func:`_kinematics`: a fixed base.
 
     Also writes ``loads (2, n, 3)``: ``loads[0, i]`` the net force link ``i``'s joint passes to its subtree
@@ -128,7 +128,7 @@ def _bias_and_fluid(parent, jtype, dof, params, qd, gravity, R, p, h, tau_f, loa
 
 
 @numba.njit(cache=True)
-def bias_and_fluid_moving(parent, jtype, dof, qpos, params, q, qd, gravity, base, h, tau_f) -> None:  # type: ignore[no-untyped-def]
+def bias_and_fluid_moving(parent, jtype, dof, qpos, params, q, qd, gravity, base, h, tau_f) -> None:
     """:func:`bias_and_fluid` on a moving base: ``base (4, 3)`` as :func:`_moving_bias_and_fluid` takes it."""
     n = parent.shape[0]
     R = np.empty((n, 3, 3))
@@ -139,7 +139,7 @@ def bias_and_fluid_moving(parent, jtype, dof, qpos, params, q, qd, gravity, base
 
 
 @numba.njit(cache=True)
-def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, h, tau_f, loads) -> None:  # type: ignore[no-untyped-def]
+def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, h, tau_f, loads) -> None:
     """:func:`_bias_and_fluid` with the base frame moving: ``base (4, 3)`` holds its angular velocity, the
     velocity of its origin, its angular acceleration and the (classical) acceleration of its origin, each
     absolute (the world's, the fluid at rest in it) and in base axes. The recursion runs in the inertial
@@ -296,7 +296,7 @@ def _moving_bias_and_fluid(parent, jtype, dof, params, qd, gravity, base, R, p, 
 
 
 @numba.njit(cache=True)
-def joint_axes(jtype, dof, params, R, p, S) -> None:  # type: ignore[no-untyped-def]
+def joint_axes(jtype, dof, params, R, p, S) -> None:
     """Motion subspaces ``S (n_dof, 6)``: per velocity entry ``[axis; p x axis]`` (rotational) or ``[0;
     axis]`` (prismatic), about the base origin in base axes; a spherical joint's three entries turn about
     its child's axes through its origin."""
@@ -323,7 +323,7 @@ def joint_axes(jtype, dof, params, R, p, S) -> None:  # type: ignore[no-untyped-
 
 
 @numba.njit(cache=True, inline="always")
-def _transmit(parent, jtype, dof, S, F, out) -> None:  # type: ignore[no-untyped-def]
+def _transmit(parent, jtype, dof, S, F, out) -> None:
     """``out = J^T F``: the generalized forces of the links' spatial forces ``F (n, 6)`` (``[moment about the
     base origin; force]``, base axes; summed into each parent as the pass goes, so ``F`` is changed), tip to
     base: each joint's ``S^T`` times the force its subtree carries."""

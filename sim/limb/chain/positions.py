@@ -24,7 +24,7 @@ from pccbullet.urdf_gen.specs import LimbSpec
 
 
 @numba.njit(cache=True)
-def positions_from_vector(jtype, dof, qpos, vector, out) -> None:  # type: ignore[no-untyped-def]
+def positions_from_vector(jtype, dof, qpos, vector, out) -> None:
     """Write the position vector ``out (n_q,)`` of the joint vector ``vector (n_dof,)``."""
     for i in range(jtype.shape[0]):
         kind = jtype[i]
@@ -43,7 +43,7 @@ _node_angles = numba.njit(inline="always")(node_angles)  # compiled into rod_tar
 
 
 @numba.njit(cache=True)
-def rod_targets(bends, planes, lengths, sections, out) -> None:  # type: ignore[no-untyped-def]
+def rod_targets(bends, planes, lengths, sections, out) -> None:
     """:func:`pccbullet.urdf_gen.rod.rod_limb_joints` compiled: the rod joint vector of per-segment PCC
     arcs (``bends``, ``planes``, ``lengths``, ``sections``, each ``(S,)``) into ``out (sum(4 N_s + 3),)``;
     the per-tick path of spring targets (``Robot.pcc_joints``)."""

@@ -17,13 +17,13 @@ import numba
 
 
 @numba.njit(cache=True, inline="always")
-def cross(a0, a1, a2, b0, b1, b2):  # type: ignore[no-untyped-def]
+def cross(a0, a1, a2, b0, b1, b2):
     """``a x b`` of ``a = (a0, a1, a2)``, ``b = (b0, b1, b2)``."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
 @numba.njit(cache=True, inline="always")
-def quat_mul(ax, ay, az, aw, bx, by, bz, bw):  # type: ignore[no-untyped-def]
+def quat_mul(ax, ay, az, aw, bx, by, bz, bw):
     """``a b`` (Hamilton product), ``(x, y, z, w)``."""
     return (
         aw * bx + ax * bw + ay * bz - az * by,
@@ -34,7 +34,7 @@ def quat_mul(ax, ay, az, aw, bx, by, bz, bw):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True, inline="always")
-def euler_xyz_quat(a, b, c):  # type: ignore[no-untyped-def]
+def euler_xyz_quat(a, b, c):
     """Quaternion of ``Rx(a) Ry(b) Rz(c)`` (intrinsic x-y-z Euler angles, rad), ``w >= 0`` for
     ``|a|, |b|, |c| < pi / 2`` (the rod chain's node angles)."""
     sa, ca = math.sin(0.5 * a), math.cos(0.5 * a)
@@ -45,7 +45,7 @@ def euler_xyz_quat(a, b, c):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True, inline="always")
-def quat_half(x, y, z, w):  # type: ignore[no-untyped-def]
+def quat_half(x, y, z, w):
     """The square root of a unit quaternion: the rotation by half the angle about the same axis
     (``w >= 0`` in and out: the rotation by less than pi, taken the short way)."""
     if w < 0.0:
@@ -56,7 +56,7 @@ def quat_half(x, y, z, w):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True, inline="always")
-def quat_log(x, y, z, w):  # type: ignore[no-untyped-def]
+def quat_log(x, y, z, w):
     """Rotation vector (rad) of a unit quaternion, angle in ``[0, pi]``."""
     if w < 0.0:
         x, y, z, w = -x, -y, -z, -w
@@ -66,7 +66,7 @@ def quat_log(x, y, z, w):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True, inline="always")
-def quat_matrix(x, y, z, w, out) -> None:  # type: ignore[no-untyped-def]
+def quat_matrix(x, y, z, w, out) -> None:
     """Rotation matrix of a quaternion (normalized here) into ``out (3, 3)``."""
     s = 2.0 / (x * x + y * y + z * z + w * w)
     out[0, 0] = 1.0 - s * (y * y + z * z)
@@ -81,7 +81,7 @@ def quat_matrix(x, y, z, w, out) -> None:  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True, inline="always")
-def rotate(x, y, z, w, v0, v1, v2):  # type: ignore[no-untyped-def]
+def rotate(x, y, z, w, v0, v1, v2):
     """``R(q) v`` for a unit quaternion ``q``."""
     # t = 2 (u x v); v' = v + w t + u x t
     t0 = 2.0 * (y * v2 - z * v1)
@@ -95,7 +95,7 @@ def rotate(x, y, z, w, v0, v1, v2):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True, inline="always")
-def log_jacobian_transpose_apply(t0, t1, t2, g0, g1, g2):  # type: ignore[no-untyped-def]
+def log_jacobian_transpose_apply(t0, t1, t2, g0, g1, g2):
     """``J_r^-T(theta) g``: the torque about the child that the potential gradient ``g = dV/dtheta``
     amounts to, for the rotation vector ``theta`` of ``R = exp(theta)`` perturbed on the right.
 

@@ -40,7 +40,7 @@ from pccbullet.sim.limb.chain.springs import joint_springs
 
 
 @numba.njit(cache=True)
-def spring_torques(  # type: ignore[no-untyped-def]
+def spring_torques(
     parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory,
     tG, tT, tS,
 ) -> None:  # fmt: skip
@@ -52,7 +52,7 @@ def spring_torques(  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def moving_spring_torques(  # type: ignore[no-untyped-def]
+def moving_spring_torques(
     parent, jtype, dof, qpos, params, q, qd, gravity, base, target, offset, K, C, dt, tau, qdd, memory,
     tG, tT, tS,
 ) -> None:  # fmt: skip
@@ -190,7 +190,7 @@ def moving_spring_torques(  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def _mass_times(parent, jtype, dof, S, IB, v) -> None:  # type: ignore[no-untyped-def]
+def _mass_times(parent, jtype, dof, S, IB, v) -> None:
     """``v <- M v`` in place (rigid bodies only, no added mass): the generalized forces of the
     accelerations ``v`` at rest, a Newton-Euler pass over the links' spatial inertias ``IB (n, 6, 6)``."""
     n = parent.shape[0]
@@ -214,7 +214,7 @@ def _mass_times(parent, jtype, dof, S, IB, v) -> None:  # type: ignore[no-untype
 
 
 @numba.njit(cache=True)
-def implicit_solve(parent, jtype, dof, qpos, params, q, armature, b) -> FloatArray:  # type: ignore[no-untyped-def]
+def implicit_solve(parent, jtype, dof, qpos, params, q, armature, b) -> FloatArray:
     """``(M(q) + M_a(q) + A)^-1 b`` by the articulated-body recursion, ``(n_dof,)``; the armature ``A`` is
     ``armature (n_dof, 3)`` as :func:`_articulated_solve` takes it (diagonal: ``diagonal_armature``)."""
     n = parent.shape[0]
@@ -234,7 +234,7 @@ def implicit_solve(parent, jtype, dof, qpos, params, q, armature, b) -> FloatArr
 
 
 @numba.njit(cache=True)
-def diagonal_armature(jtype, dof, values):  # type: ignore[no-untyped-def]
+def diagonal_armature(jtype, dof, values):
     """The armature ``(n_dof, 3)`` of :func:`implicit_solve` for a diagonal one, ``values (n_dof,)``."""
     arm = np.zeros((values.shape[0], 3))
     for i in range(jtype.shape[0]):

@@ -38,7 +38,7 @@ from pccbullet.sim.limb.chain.rotation import (
 
 
 @numba.njit(cache=True)
-def joint_springs(parent, jtype, dof, qpos, params, R, loads, q, qd, target, K, C, dt, ext, arm) -> None:  # type: ignore[no-untyped-def]
+def joint_springs(parent, jtype, dof, qpos, params, R, loads, q, qd, target, K, C, dt, ext, arm) -> None:
     """The springs and dampers of every joint at ``q + dt qd`` into ``ext (n_dof,)`` and their armature
     into ``arm (n_dof, 3)`` (1-dof joints: ``[d, 0]``; spherical: the 3 x 3 block ``[d:d+3, :]``); link
     frames ``R`` and the joints' ``loads`` from :func:`pccbullet.sim.limb.chain.kernels._bias_and_fluid`."""
@@ -91,7 +91,7 @@ def joint_springs(parent, jtype, dof, qpos, params, R, loads, q, qd, target, K, 
 
 
 @numba.njit(cache=True)
-def _shear_tilts(jtype, params, R, loads, tilt) -> None:  # type: ignore[no-untyped-def]
+def _shear_tilts(jtype, params, R, loads, tilt) -> None:
     """Rotation vectors ``tilt (n, 3)`` (base axes) by which each chord with a shear compliance turns from
     its cross-section's director: towards the transverse load it carries at its middle, by ``gamma = |F_perp|
     / (kappa G A)``; zero elsewhere. ``loads`` as written by

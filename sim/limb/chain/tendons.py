@@ -42,7 +42,7 @@ SLACK = 1e-6  # m: a path this much shorter than its spool's length leaves the t
 
 
 @numba.njit(cache=True)
-def tendon_geometry(q, qd, node_q, node_u, chord_q, chord_u, W, Wc, L, Ld, G) -> None:  # type: ignore[no-untyped-def]
+def tendon_geometry(q, qd, node_q, node_u, chord_q, chord_u, W, Wc, L, Ld, G) -> None:
     """Tendon lengths ``L (n_t,)`` (m), their rates ``Ld`` and Jacobian ``G (n_t, n_dof)`` at the position
     vector ``q`` and velocities ``qd``.
 
@@ -79,7 +79,7 @@ def tendon_geometry(q, qd, node_q, node_u, chord_q, chord_u, W, Wc, L, Ld, G) ->
 
 
 @numba.njit(cache=True)
-def _allocate(M0, M1, lo, hi, seg, Rseg, b, T) -> None:  # type: ignore[no-untyped-def]
+def _allocate(M0, M1, lo, hi, seg, Rseg, b, T) -> None:
     """Add to ``T[lo:hi]`` the least non-negative tensions whose moment in segment ``seg`` is ``(M0, M1)``:
     the pair whose moment directions enclose it (or the single tendon pointing most along it)."""
     best, ba, bb, ta, tb = np.inf, -1, -1, 0.0, 0.0
@@ -111,7 +111,7 @@ def _allocate(M0, M1, lo, hi, seg, Rseg, b, T) -> None:  # type: ignore[no-untyp
 
 
 @numba.njit(cache=True)
-def _command(e, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, T) -> None:  # type: ignore[no-untyped-def]
+def _command(e, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, T) -> None:
     """The controller's tensions ``T (n_t,)`` for the length errors ``e`` (with the damping term); see the
     module docstring. A set whose ``T_set`` is not NaN is held at those tensions (a grip) and the sets
     nearer the base make up for its moment."""
@@ -142,7 +142,7 @@ def _command(e, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, preten
 
 
 @numba.njit(cache=True)
-def _limit(F, reel, cap, max_tension, max_speed, dt, S) -> None:  # type: ignore[no-untyped-def]
+def _limit(F, reel, cap, max_tension, max_speed, dt, S) -> None:
     """Hold the motor forces ``F`` to what the motors can: not below 0 (no coupling there); at most ``cap``,
     which while a motor reels in (at ``reel > 0``) is on its torque-speed line ``max_tension (1 - reel /
     max_speed)``: there the coupling is that line's slope over the step (implicit: the line is a stiff
@@ -159,7 +159,7 @@ def _limit(F, reel, cap, max_tension, max_speed, dt, S) -> None:  # type: ignore
 
 
 @numba.njit(cache=True)
-def tendon_tensions(  # type: ignore[no-untyped-def]
+def tendon_tensions(
     mode, L, Ld, L_ref, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension, max_tension,
     max_speed, spool_mass, spool, dt, F, T, S, cap,
 ) -> None:  # fmt: skip
@@ -246,7 +246,7 @@ def tendon_tensions(  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True)
-def advance_spools(L, Ld, G, qdd, F, T, spool_mass, spool, dt) -> None:  # type: ignore[no-untyped-def]
+def advance_spools(L, Ld, G, qdd, F, T, spool_mass, spool, dt) -> None:
     """Move the spools over the step: a taut tendon's with its path (rate ``Ld + dt G qdd``), a slack
     one's under its motor's force alone."""
     for j in range(L.shape[0]):
@@ -262,7 +262,7 @@ def advance_spools(L, Ld, G, qdd, F, T, spool_mass, spool, dt) -> None:  # type:
 
 
 @numba.njit(cache=True)
-def static_load(parent, jtype, dof, qpos, params, q, gravity, target, K, out) -> None:  # type: ignore[no-untyped-def]
+def static_load(parent, jtype, dof, qpos, params, q, gravity, target, K, out) -> None:
     """The generalized force ``out (n_dof,)`` the joints' springs, gravity and buoyancy put on a chain held
     still at the position vector ``q``: what the tendons must balance there (``-tG^T T + out = 0``)."""
     n = parent.shape[0]
@@ -282,7 +282,7 @@ def static_load(parent, jtype, dof, qpos, params, q, gravity, target, K, out) ->
 
 
 @numba.njit(cache=True)
-def limb_torques(  # type: ignore[no-untyped-def]
+def limb_torques(
     parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory, td
 ) -> None:
     """One step of a compliant limb with its tendons: the tendons' lengths and tensions

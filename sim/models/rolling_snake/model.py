@@ -99,14 +99,14 @@ def gravity_vector(spec: RollingSnakeSpec, gravity: GravityLike = None) -> tuple
     vec = tuple(float(v) for v in np.asarray(gravity, dtype=float).ravel())
     if len(vec) != 3 or not all(math.isfinite(v) for v in vec):
         raise ConfigurationError(f"gravity = {gravity!r} is invalid; allowed: a finite 3-vector in m/s^2")
-    return vec  # type: ignore[return-value]
+    return vec
 
 
 def _tensions(tensions: Sequence[float] | FloatArray) -> tuple[float, float, float, float]:
     vals = tuple(float(t) for t in np.asarray(tensions, dtype=float).ravel())
     if len(vals) != 4 or not all(math.isfinite(t) and t >= 0.0 for t in vals):
         raise ConfigurationError(f"tensions = {tensions!r} are invalid; allowed: 4 finite values >= 0 N")
-    return vals  # type: ignore[return-value]
+    return vals
 
 
 def _kernel(
@@ -257,7 +257,7 @@ def _gauss_seidel(
                 return theta, it, False, omega, change
             continue
         theta, star = star, theta
-        tip = new_tip  # type: ignore[assignment]
+        tip = new_tip
         if change < best_change:
             best_change = change
             best[:] = theta
