@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from numbers import Integral, Real
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pccbullet.core.errors import ConfigurationError, SimulationDivergedError, WorldClosedError
+from pccbullet.core.types import Choice
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.process_globals import (
     BROADPHASE_SYMBOL,
@@ -72,7 +72,7 @@ def _is_integer(value: object) -> bool:
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
-class WorldMode(StrEnum):
+class WorldMode(Choice):
     """What a world's step does (see the module docstring); parse a user's name with :meth:`of`. A
     ``str``: it prints and serializes as its name."""
 
@@ -82,15 +82,9 @@ class WorldMode(StrEnum):
     """PyBullet integrates the chains, their joints material springs."""
 
     @classmethod
-    def of(cls, name: object) -> WorldMode:
-        """The mode named ``name`` (or a :class:`WorldMode`); else a one-line
-        :class:`~pccbullet.core.errors.ConfigurationError` naming the value and the modes allowed."""
-        if isinstance(name, WorldMode):
-            return name
-        if isinstance(name, str) and name in {m.value for m in cls}:
-            return cls(name)
-        allowed = ", ".join(repr(m.value) for m in cls)
-        raise ConfigurationError(f"mode = {repr(name)[:80]} is invalid; allowed: {allowed}")
+    def field(cls) -> str:
+        """``mode``: the name users write it under."""
+        return "mode"
 
     @property
     def integrates(self) -> bool:

@@ -16,13 +16,13 @@ import ast
 import json
 import re
 from collections.abc import Iterable
-from enum import StrEnum
 from typing import Any
 
 import layout
 import pytest
 
 from pccbullet.core.errors import ConfigurationError
+from pccbullet.core.types import Choice
 from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.limb.topology import LIMB_TOPOLOGIES, limb_topology
 from pccbullet.sim.world import WorldMode
@@ -31,7 +31,7 @@ from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.topology import _LAYOUTS, Topology
 
 # Each mode: its type (its members' values are the names) and the modules that may compare its names.
-MODES: dict[str, tuple[type[StrEnum], tuple[str, ...]]] = {
+MODES: dict[str, tuple[type[Choice], tuple[str, ...]]] = {
     "chain topology": (Topology, ("pccbullet.urdf_gen.topology",)),
     "world mode": (WorldMode, ("pccbullet.sim.world",)),
     "drive": (Drive, ("pccbullet.sim.limb.drive",)),
@@ -212,8 +212,15 @@ def test_a_mode_parses_its_names_once_and_prints_as_them(mode: str) -> None:
         assert f"{member}" == str(member) == member.value and json.dumps(member) == json.dumps(member.value)
     allowed = ", ".join(repr(m.value) for m in kind)
     for bad in ("nope", ["rod"], None, 3):
-        with pytest.raises(ConfigurationError, match=f" is invalid; allowed: {re.escape(allowed)}$"):
+        with pytest.raises(
+            ConfigurationError, match=f"^{kind.field()} = .* is invalid; allowed: {re.escape(allowed)}$"
+        ):
             kind.of(bad)
+
+
+def test_each_mode_names_the_field_users_write_it_in() -> None:
+    """The one-line errors name the field as users write it (``chain = 'x' is invalid; ...``)."""
+    assert [MODES[mode][0].field() for mode in MODES] == ["chain", "mode", "drive"]
 
 
 @pytest.mark.parametrize("topology", list(Topology), ids=str)

@@ -12,7 +12,8 @@ kinds, the links a section takes, the joint vector of a PCC arc, how a segment i
 is answered here, by the topology itself, so that no caller branches on a chain's name and a third
 topology is one member and one row of :data:`_LAYOUTS`. Users still write ``"rod"`` or ``"rrp"`` (the
 ``chain=`` arguments, TOML, CLI flags): :meth:`Topology.of` parses a name once, at that edge. A
-``Topology`` is a ``str`` (``StrEnum``): it prints, formats and serializes (JSON, metadata) as its name.
+``Topology`` is a :class:`~pccbullet.core.types.Choice`, a ``str``: it prints, formats and serializes (JSON,
+metadata) as its name.
 
 What only the simulator knows of a topology (the joints' material stiffness, whether its chords shear,
 whether tendons can drive it, how its PCC shape is measured) lives in
@@ -26,10 +27,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
-from pccbullet.core.errors import ConfigurationError
-from pccbullet.core.types import FloatArray
+from pccbullet.core.types import Choice, FloatArray
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints
 from pccbullet.urdf_gen.rod import rod_joint_kinds, rod_limb_joints
@@ -39,7 +38,7 @@ from pccbullet.urdf_gen.specs import LimbSpec, SegmentSpec
 from pccbullet.urdf_gen.urdf_parts import Meshes
 
 
-class Topology(StrEnum):
+class Topology(Choice):
     """A limb chain's topology; see the module docstring. Parse a user's name with :meth:`of`."""
 
     RRP = "rrp"
@@ -48,15 +47,9 @@ class Topology(StrEnum):
     """Spherical nodes at the section boundaries and a prismatic chord per section."""
 
     @classmethod
-    def of(cls, name: object) -> Topology:
-        """The topology named ``name`` (``"rrp"``, ``"rod"`` or a :class:`Topology`); else a one-line
-        :class:`~pccbullet.core.errors.ConfigurationError` naming the value and the topologies allowed."""
-        if isinstance(name, Topology):
-            return name
-        if isinstance(name, str) and name in {t.value for t in cls}:
-            return cls(name)
-        allowed = ", ".join(repr(t.value) for t in cls)
-        raise ConfigurationError(f"chain = {repr(name)[:80]} is invalid; allowed: {allowed}")
+    def field(cls) -> str:
+        """``chain``: the name users write it under."""
+        return "chain"
 
     def joints_per_segment(self, sections: int) -> int:
         """Length of one segment's joint vector: ``3 N + 1`` (RRP) or ``4 N + 3`` (rod)."""

@@ -8,18 +8,17 @@ into what its implicit step applies (:meth:`Drive.start`, :meth:`Drive.command`,
 :meth:`Drive.command_pcc`), so that no caller branches on a drive's name: a new drive (a pressure drive
 for chambered limbs, say) is a member here with its branch in these few methods. Users still write
 ``"joints"`` or ``"tendons"`` (``World.load_robot(drive=...)``, TOML, CLI flags): :meth:`Drive.of`
-parses a name once, at that edge. A ``Drive`` is a ``str`` (``StrEnum``): it prints and serializes as
-its name.
+parses a name once, at that edge. A ``Drive`` is a :class:`~pccbullet.core.types.Choice`, a ``str``: it
+prints and serializes as its name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Protocol
 
 from pccbullet.core.errors import ConfigurationError
-from pccbullet.core.types import FloatArray
+from pccbullet.core.types import Choice, FloatArray
 from pccbullet.sim.limb.tendons import TendonDrive
 from pccbullet.sim.limb.topology import LIMB_TOPOLOGIES, limb_topology
 from pccbullet.urdf_gen.pcc import PccConfig
@@ -43,7 +42,7 @@ class DrivenLimb(Protocol):
         ...
 
 
-class Drive(StrEnum):
+class Drive(Choice):
     """How a compliant limb is driven; see the module docstring. Parse a user's name with :meth:`of`."""
 
     JOINTS = "joints"
@@ -52,15 +51,9 @@ class Drive(StrEnum):
     """Its tendons, through their controller."""
 
     @classmethod
-    def of(cls, name: object) -> Drive:
-        """The drive named ``name`` (``"joints"``, ``"tendons"`` or a :class:`Drive`); else a one-line
-        :class:`~pccbullet.core.errors.ConfigurationError` naming the value and the drives allowed."""
-        if isinstance(name, Drive):
-            return name
-        if isinstance(name, str) and name in {d.value for d in cls}:
-            return cls(name)
-        allowed = ", ".join(repr(d.value) for d in cls)
-        raise ConfigurationError(f"drive = {repr(name)[:80]} is invalid; allowed: {allowed}")
+    def field(cls) -> str:
+        """``drive``: the name users write it under."""
+        return "drive"
 
     def check(self, limb: str, declares_tendons: bool, chain: Topology) -> None:
         """Raise :class:`ConfigurationError` (one line) unless limb ``limb`` (on the ``chain`` chain,
