@@ -39,7 +39,7 @@ from pccbullet.sim.views.web.cli import add_web_args, start_web_view
 from pccbullet.teleop.channel import LINKS
 from pccbullet.teleop.demo.script import SESSION_S
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
-from pccbullet.teleop.interrupts import ctrl_c_guarded
+from pccbullet.teleop.interrupts import Deferral, ctrl_c_guarded, exit_on_interrupt, sigint_deferred
 from pccbullet.teleop.robot_commands import SECTIONS, register_pose, register_robots, register_urdf
 from pccbullet.urdf_gen.topology import Topology
 
@@ -270,7 +270,8 @@ def _compile_notice(gap: float = 2.0) -> Iterator[None]:
         log.info("compiled and cached numba kernels in %.1f s", notice.total)
 
 
-def _demo(args: argparse.Namespace) -> int:
+def _demo(args: argparse.Namespace, start_up: Deferral | None = None) -> int:
+    """``demo``; ``start_up`` (the signals held so far) is ended by ``run_demo`` once summary.json exists."""
     if args.help_keys:
         from pccbullet.teleop.devices.keys import key_table
 
@@ -306,6 +307,7 @@ def _demo(args: argparse.Namespace) -> int:
             view=args.view,
             drive=args.drive,
             objects=args.objects,
+            start_up=start_up,
         )
     finally:
         if viewer is not None:
@@ -350,19 +352,21 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``pccbullet``; returns the exit status (2 for bad input, 130 on Ctrl-C).
+def main(argv: Sequence[str] | None = None, *, start_up: Deferral | None = None) -> int:
+    """Entry point of ``pccbullet``; returns the exit status (2 for bad input; 128 + the signal's number
+    when Ctrl-C, SIGTERM or SIGHUP stopped it: 130, 143, 129).
 
-    Bad arguments, bad files and failing file-system writes print one line ``pccbullet: error: ...`` on
-    stderr (the traceback only at ``-vv``), never a traceback alone. No Ctrl-C is lost in a callback of
-    the garbage collector, and one while the interpreter exits changes nothing
-    (:func:`~pccbullet.teleop.interrupts.ctrl_c_guarded`).
-    """
+    Bad arguments, bad files and failing writes print one line ``pccbullet: error: ...`` (the traceback
+    only at ``-vv``); a signal one line too (:func:`~pccbullet.teleop.interrupts.exit_on_interrupt`). SIGTERM
+    and SIGHUP are Ctrl-C (:func:`~pccbullet.teleop.interrupts.ctrl_c_guarded`), held until the command's
+    work begins (the demo: until its ``summary.json`` exists); ``start_up``: a hold begun before this
+    module was imported (:mod:`pccbullet.teleop.command`)."""
     with ctrl_c_guarded():
-        return _main(argv)
+        held = start_up or sigint_deferred().hold()
+        return exit_on_interrupt(lambda: _main(argv, held), held)
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _main(argv: Sequence[str] | None, start_up: Deferral) -> int:
     try:
         args = _parser().parse_args(argv)
     except PccBulletError as exc:
@@ -374,6 +378,9 @@ def _main(argv: Sequence[str] | None) -> int:
             stack.enter_context(_verbosity(level))
             if args.command in COMPILING_COMMANDS:
                 stack.enter_context(_compile_notice())
+            if args.handler is _demo:  # the demo ends the start-up once its summary.json exists
+                return _demo(args, start_up)
+            start_up.end()
             return int(args.handler(args))
     except SimulationDivergedError as exc:  # not bad input: the run failed
         print(f"pccbullet: error: {exc}", file=sys.stderr)
@@ -386,9 +393,6 @@ def _main(argv: Sequence[str] | None) -> int:
         where = f" {clip(str(exc.filename), 200)!r}" if exc.filename else ""
         print(f"pccbullet: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("pccbullet: interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

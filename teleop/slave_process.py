@@ -57,8 +57,10 @@ def _slave_main(
     record_poses: bool,
     spin_window: float,
 ) -> None:
-    # Ctrl-C in a terminal reaches the whole process group: the master ends the session and stops us
+    # Ctrl-C in a terminal, and its SIGHUP when it closes, reach the whole process group: the master
+    # ends the session and stops us (a SIGTERM meant for us alone still ends us)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     master = os.getppid()
     go, stop, priority = events
     from pccbullet.teleop.realtime import realtime_priority

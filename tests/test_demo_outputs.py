@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pccbullet.teleop.demo.summary import SummaryFile, sigint_deferred
+from pccbullet.teleop.demo.summary import SummaryFile
+from pccbullet.teleop.interrupts import sigint_deferred
 
 CLI = "import sys; from pccbullet.teleop.cli import main; sys.exit(main(sys.argv[1:]))"
 

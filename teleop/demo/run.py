@@ -44,10 +44,11 @@ from pccbullet.teleop.demo.outputs import (
 )
 from pccbullet.teleop.demo.scene import ROBOT, demo_config
 from pccbullet.teleop.demo.script import SESSION_S, scripted_operator
-from pccbullet.teleop.demo.summary import SummaryFile, sigint_deferred
+from pccbullet.teleop.demo.summary import SummaryFile
 from pccbullet.teleop.devices.base import InputDevice
 from pccbullet.teleop.devices.keys import key_table
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
+from pccbullet.teleop.interrupts import Deferral, sigint_deferred, signal_name, signal_of
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.objects import add_environment, load_objects, place_objects
 from pccbullet.teleop.mmt.session import MmtSession
@@ -83,13 +84,15 @@ def run_demo(
     view: str = "auto",
     drive: str = "mixed",
     objects: Path | Sequence[ObjectSpec] | None = None,
+    start_up: Deferral | None = None,
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
     ``summary.json`` is written first of all and rewritten as the demo goes
     (:class:`~pccbullet.teleop.demo.summary.SummaryFile`): a Ctrl-C at any moment leaves it whole; one
     after the session (a second Ctrl-C while the files are rendered) re-raises
-    :class:`KeyboardInterrupt` once the summary says so.
+    :class:`KeyboardInterrupt` once the summary says so. SIGTERM and SIGHUP do what Ctrl-C does
+    (under :func:`~pccbullet.teleop.interrupts.ctrl_c_guarded`, as the command line runs it).
 
     Args:
         device: the operator's input, one of :data:`DEMO_DEVICES`. ``"auto"``: the GUI window's
@@ -114,6 +117,9 @@ def run_demo(
         objects: objects to place in the scene (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects`), or
             a TOML file of ``[[objects]]`` tables (:func:`~pccbullet.teleop.mmt.objects.load_objects`);
             ``None``: the bar on its posts (:func:`~pccbullet.teleop.demo.scene.scene_objects`).
+        start_up: signals held since the command started (the command line's
+            :class:`~pccbullet.teleop.interrupts.Deferral`: its modules load meanwhile); ended once
+            ``summary.json`` exists, so that one held is recorded as at start-up.
     """
     if device not in DEMO_DEVICES:
         raise ConfigurationError(f"device = {device!r} is invalid; allowed: {', '.join(DEMO_DEVICES)}")
@@ -137,6 +143,8 @@ def run_demo(
     first: dict[str, object] = {"mode": mode, "device": device, "link": link, "tendons": {"drive": drive}}
     summary = SummaryFile(out_dir, first)
     try:
+        if start_up is not None:
+            start_up.end()
         spec = load_robot(ROBOT)  # the robot file, read once: the master, the slave and its process share it
         if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.views.gui import ViewerProcess
@@ -152,9 +160,9 @@ def run_demo(
                 viewer.close()
         else:
             _run_headless(summary, spec, cfg, duration, device, udp_port, udp_key_file, gif)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP
         phase = "start-up" if summary.data["status"] == "starting" else "outputs"
-        summary.update(status="interrupted", interrupted_in=phase)
+        summary.update(status="interrupted", interrupted_in=phase, interrupted_by=signal_name(signal_of(exc)))
         raise
     except Exception as exc:  # e.g. a full disk while the files are written: the summary says so
         with contextlib.suppress(OSError):

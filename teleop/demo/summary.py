@@ -3,45 +3,22 @@
 :class:`SummaryFile` writes ``summary.json`` as soon as the demo starts (``"status": "starting"``), again
 with the session's figures the moment the loop ends (``"complete"``), and after every further file
 (plots, camera image, GIF) with the list of files written. Each write is atomic
-(:func:`~pccbullet.core.atomic.write_atomic`) and holds Ctrl-C back until it is done
-(:func:`sigint_deferred`): a Ctrl-C at any moment leaves a whole ``summary.json``, and one that stops
-the rendering after the session says so (``"status": "interrupted"``, ``interrupted_in``).
+(:func:`~pccbullet.core.atomic.write_atomic`) and holds Ctrl-C (and SIGTERM, SIGHUP, which are Ctrl-C:
+:mod:`pccbullet.teleop.interrupts`) back until it is done
+(:func:`~pccbullet.teleop.interrupts.sigint_deferred`): a signal at any moment leaves a whole
+``summary.json``, and one that stops the demo before or after its session says so (``"status":
+"interrupted"``, ``interrupted_in``, ``interrupted_by``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import signal
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from pccbullet.core.atomic import write_atomic
-
-
-@contextlib.contextmanager
-def sigint_deferred() -> Iterator[None]:
-    """Hold SIGINT back for the block: a Ctrl-C meanwhile raises :class:`KeyboardInterrupt` when the
-    block ends (in the main thread; elsewhere the block runs as it is)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-
-    def hold(signum: int, frame: FrameType | None) -> None:
-        caught.append(signum)
-
-    previous = signal.signal(signal.SIGINT, hold)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught:
-        raise KeyboardInterrupt
+from pccbullet.teleop.interrupts import sigint_deferred
 
 
 def _plain(value: Any) -> Any:
