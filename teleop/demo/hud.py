@@ -7,7 +7,8 @@ the robot's last reported one, how old the camera frame the operator sees is, an
 selected limb's grasp is closed (the ``g`` key) and the robot holds it, and the largest tendon tension in
 the robot's last report. The GUI viewer draws
 them over the scene (:class:`~pccbullet.sim.views.gui.ViewerProcess`, ``hud``); the terminal device shows
-:func:`status_line`, the same in one line.
+:func:`status_line`, the same in one line, fitted to the terminal's width (:func:`fit`: the fields
+least needed give way first).
 """
 
 from __future__ import annotations
@@ -114,21 +115,50 @@ def camera_line(session: MmtSession) -> str:
     return f"camera: frame {video.age(session.world.time):4.1f} s old {plan}"
 
 
-def status_line(session: MmtSession) -> str:
-    """The display in one terminal line: time, limb and segment, commanded PCC, force bar, robot, the
-    selected limb's grasp when closed, faults."""
+def status_fields(session: MmtSession) -> list[tuple[str, str, int]]:
+    """The terminal line's fields in order: ``(separator before it, text, rank)``; fields of a higher rank
+    give way first when the line is too long (0: never)."""
     m, h = session.mapping, session.haptics
     c = m.command[m.limb][m.segment]
     force = float(np.linalg.norm(h.last_force))
     err = tip_error(session)
     fault = faults(session)
-    return (
-        f"t {session.world.time:6.2f} s | {m.limb} segment {m.segment + 1} | "
-        f"bend {math.degrees(c.bend):7.2f} deg plane {math.degrees(c.plane):7.2f} deg "
-        f"length {c.length * 1e3:6.1f} mm | "
-        f"force {force_bar(force, h.params.peak_force, 10)} {force:4.2f} N | "
-        f"robot {robot_state(session)} | tip err "
-        + ("n/a" if math.isnan(err) else f"{err * 1e3:.0f} mm")
-        + (" | grip CLOSED" if m.grips >> m.names.index(m.limb) & 1 else "")
-        + (" | FAULT " + "; ".join(fault) if fault else "")
-    )
+    fields = [
+        ("", f"t {session.world.time:6.2f} s", 0),
+        (" | ", f"{m.limb} segment {m.segment + 1}", 0),
+        (" | ", f"bend {math.degrees(c.bend):7.2f} deg", 1),
+        (" ", f"plane {math.degrees(c.plane):7.2f} deg", 3),
+        (" ", f"length {c.length * 1e3:6.1f} mm", 4),
+        (" | ", f"force {force_bar(force, h.params.peak_force, 10)} {force:4.2f} N", 1),
+        (" | ", f"robot {robot_state(session)}", 0),
+        (" | ", "tip err " + ("n/a" if math.isnan(err) else f"{err * 1e3:.0f} mm"), 2),
+    ]
+    if m.grips >> m.names.index(m.limb) & 1:
+        fields.append((" | ", "grip CLOSED", 2))
+    if fault:
+        fields.append((" | ", "FAULT " + "; ".join(fault), 0))
+    return fields
+
+
+def fit(fields: list[tuple[str, str, int]], width: int | None) -> str:
+    """``fields`` (:func:`status_fields`) joined in at most ``width`` characters (``None``: no limit): the
+    highest ranks dropped first (the last of a rank first), then the line cut, ending in ``...``."""
+    kept = list(fields)
+
+    def joined() -> str:
+        return "".join((sep if i else "") + text for i, (sep, text, _) in enumerate(kept))
+
+    while width is not None and len(joined()) > width and any(rank for _, _, rank in kept):
+        top = max(rank for _, _, rank in kept)
+        del kept[max(i for i, (_, _, rank) in enumerate(kept) if rank == top)]
+    line = joined()
+    if width is not None and len(line) > width:
+        line = line[: max(width - 3, 0)] + "..."[:width]
+    return line
+
+
+def status_line(session: MmtSession, width: int | None = None) -> str:
+    """The display in one terminal line of at most ``width`` characters (:func:`fit`; ``None``: all of
+    it): time, limb and segment, commanded PCC, force bar, robot, tip error, the selected limb's grasp
+    when closed, faults."""
+    return fit(status_fields(session), width)

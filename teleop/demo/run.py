@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -232,7 +231,7 @@ def _run_headless(
         finally:
             operator.close()
             if status is not None:
-                sys.stderr.write("\n")  # end the status line
+                status.close()  # end the status line
         cfg = session.cfg
         ended = time.perf_counter()
         with sigint_deferred():  # the session's figures reach the disk before anything else
