@@ -75,9 +75,9 @@ def _mesh_uri(text: str) -> str:
 
 
 def register_pose(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``pose ROBOT --limb L --bend DEG --plane DEG [--length M] [--segment K] [--sections N] [--json]``,
-    ``pose ROBOT --set LIMB:SEG:BEND,PLANE[,LENGTH] [--set ...]`` and ``pose [ROBOT] --pose-file FILE
-    [--set ...] [--limb L] [--sections N] [--json]``."""
+    """Add ``pose ROBOT --limb L --bend DEG [--plane DEG] [--length M] [--segment K] [--sections N]
+    [--json]``, ``pose ROBOT --set LIMB:SEG:BEND,PLANE[,LENGTH] [--set ...]`` and ``pose [ROBOT]
+    --pose-file FILE [--set ...] [--limb L] [--sections N] [--json]``."""
     q = subparsers.add_parser("pose", help="section joints and tip pose of a limb for a PCC configuration")
     q.add_argument(
         "robot",
@@ -89,7 +89,10 @@ def register_pose(subparsers: Any) -> argparse.ArgumentParser:
     q.add_argument("--limb", default=None, help="limb name, e.g. camera (with --pose-file: only this limb)")
     q.add_argument("--bend", type=real(), default=None, help="total arc angle of the segment (deg)")
     q.add_argument(
-        "--plane", type=real(), default=None, help="bending-plane angle about the segment base z (deg)"
+        "--plane",
+        type=real(),
+        default=None,
+        help="bending-plane angle about the segment base z (deg); default 0: bending towards the base x",
     )
     q.add_argument(
         "--length",
@@ -149,7 +152,6 @@ def pose_command(args: argparse.Namespace) -> int:
             ("ROBOT", args.robot),
             ("--limb", args.limb),
             ("--bend", args.bend),
-            ("--plane", args.plane),
         )
         if v is None
     ]
@@ -169,7 +171,8 @@ def pose_command(args: argparse.Namespace) -> int:
     configs = rest_configs(limb.segments)
     seg = limb.segments[segment - 1]
     length = seg.length if args.length is None else args.length
-    configs[segment - 1] = PccConfig(math.radians(args.bend), math.radians(args.plane), length)
+    plane = 0.0 if args.plane is None else args.plane  # None, not 0, in the parser: --pose-file rejects it
+    configs[segment - 1] = PccConfig(math.radians(args.bend), math.radians(plane), length)
     check_limits(spec, {limb.name: configs})  # before PyBullet and the first (slow) compile
     (out,) = _limb_reports(spec, {limb.name: configs})
     _print_report(out, args.json)

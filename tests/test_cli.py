@@ -34,6 +34,21 @@ def test_pose_json_camera_90_30(capsys) -> None:
     assert out["joints"][2]["unit"] == "m"
 
 
+def test_pose_plane_defaults_to_0_as_the_help_says(capsys) -> None:
+    """``--plane`` is optional in ``--help`` ("default 0"); without it the segment bends in its base x-z
+    plane, as with ``--plane 0``."""
+    argv = ["pose", "ursula", "--limb", "grasper", "--bend", "60", "--segment", "2", "--json"]
+    assert main(argv) == 0
+    without = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--plane", "0"]) == 0
+    assert without == json.loads(capsys.readouterr().out)
+    assert without["segments"][1]["plane_deg"] == 0.0
+    assert without["segments"][1]["bend_deg"] == pytest.approx(60.0)
+    with pytest.raises(SystemExit):
+        main(["pose", "--help"])
+    assert "(deg); default 0:" in " ".join(capsys.readouterr().out.split())
+
+
 def test_pose_second_segment_and_length(capsys) -> None:
     argv = [
         "pose",

@@ -181,7 +181,7 @@ def test_bad_pose_files(tmp_path: Path, capsys, old: str, new: str, field: str, 
             ["pose", "--pose-file", "ursula_fig10", "--bend", "10"],
             "--bend cannot be combined with --pose-file",
         ),
-        (["pose", "ursula", "--limb", "camera"], "required without --pose-file: --bend, --plane"),
+        (["pose", "ursula", "--limb", "camera"], "required without --pose-file: --bend ("),
         (
             ["pose", "--pose-file", "no_such_pose"],
             "unknown pose file 'no_such_pose': not a TOML file and not",
