@@ -73,3 +73,25 @@ def test_the_demo_takes_the_link_and_writes_the_last_frame_received(tmp_path, mo
     assert str(out / "camera_tip.png") in summary["files"] and not (out / "demo.gif").exists()
     # the demo's default drive: the grasper on its tendons, named as the command line names it
     assert summary["tendons"]["drive"] == "mixed" and summary["tendons"]["limbs"] == ["grasper"]
+
+
+def test_the_demo_guide_gives_the_camera_cadence_the_demo_has() -> None:
+    """docs/guide/demo.md's figures for the acoustic link are the demo's: the report size, the video's
+    share, the frame size and the period (the HUD's "a frame every 2.2 s")."""
+    from pathlib import Path
+
+    from pccbullet.teleop.demo.hud import camera_line
+    from pccbullet.teleop.demo.scene import ROBOT, demo_config
+
+    guide = Path(__file__).resolve().parents[1] / "docs" / "guide" / "demo.md"
+    text = " ".join(guide.read_text(encoding="utf-8").split())
+    with MmtSession(load_robot(ROBOT), demo_config("acoustic", "mixed", None)) as session:
+        transport, hud = session.transport, camera_line(session)
+    plan = transport.video.plan
+    reports = 8 * transport.report_size * session.cfg.state_rate
+    assert f"the state reports take {transport.report_size} bytes five times a second" in text
+    assert f"{reports:.0f} bit/s) and leave the video {plan.bandwidth:.0f} bit/s" in text
+    w, h = plan.size
+    assert f"{w}×{h} px (a {plan.budget}-byte budget;" in text
+    assert f"every 8 × {plan.budget} / {plan.bandwidth:.0f} = {plan.period:.1f} s" in text
+    assert f"a frame every {plan.period:.2g} s" in hud and f"{plan.period:.2g}" == f"{plan.period:.1f}"
