@@ -196,7 +196,7 @@ def _forward() -> dict[int, Any]:
     handlers replaced (none off the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    replaced = {}
+    replaced: dict[int, Any] = {}
     for signum in FORWARDED:
         if signal.getsignal(signum) == signal.SIG_DFL:
             replaced[signum] = signal.signal(signum, deliver)
