@@ -1,6 +1,7 @@
 """SIGTERM and SIGHUP end the demo as Ctrl-C does, at every moment: real ``pccbullet demo --headless``
 processes get each signal at a point the test waits for (a module about to load, the summary saying
-``starting``, a temporary file being written, the session's first frame), never after a guessed delay.
+``starting``, the compile notice, a temporary file being written, the session's first frame), never
+after a guessed delay.
 
 Each ends with one line on stderr (besides PyBullet's build banner and the first run's compile notice),
 no traceback, a ``summary.json`` that says what happened, and no temporary left in the output folder."""
@@ -12,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,9 +35,9 @@ SCRIPT = (
 )
 
 
-def _start(out: Path, program: str, *args: str) -> subprocess.Popen[str]:
+def _start(out: Path, program: str, *args: str, **env_vars: str) -> subprocess.Popen[str]:
     """``pccbullet demo --headless --out OUT ARGS`` after ``program`` (``python -c`` text)."""
-    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"} | env_vars
     cmd = [sys.executable, "-c", "import sys\n" + program + SCRIPT, "demo", "--headless", "--out", str(out)]
     return subprocess.Popen([*cmd, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -109,6 +111,28 @@ def test_a_signal_while_the_worlds_are_built_ends_the_demo_with_a_summary(tmp_pa
     _wait(lambda: _status(out) == "starting", proc)
     proc.send_signal(sig)
     assert _ended(proc, out, sig)["interrupted_in"] == "start-up"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", SIGNALS[:2], ids=IDS[:2])
+def test_a_signal_while_the_kernels_compile_ends_the_demo_with_a_summary(tmp_path, sig) -> None:
+    """An empty kernel cache of its own: the demo compiles, and says so on stderr; the signal follows
+    that line (numba imports modules while it compiles: a Ctrl-C there became an ImportError)."""
+    out = tmp_path / "out"
+    proc = _start(out, "", "--duration", "1", NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    assert proc.stderr is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr or []), daemon=True)
+    reader.start()
+    _wait(lambda: COMPILE_NOTICE + "\n" in lines, proc)
+    proc.send_signal(sig)
+    proc.wait(timeout=TIMEOUT_S)
+    reader.join(timeout=60)
+    line = "pccbullet: interrupted" + ("" if sig == signal.SIGINT else f" by {sig.name}")
+    assert proc.returncode == 128 + sig and _ours("".join(lines)) == [line], "".join(lines)[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["interrupted_in"] == "start-up"
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
 
 
 # A slow disk: the file's temporary is written, then its flush waits (at most 10 min) while the test sends
