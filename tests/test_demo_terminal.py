@@ -3,13 +3,16 @@ and Ctrl-C ending the session with exit status 0 and every output file written."
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -48,7 +51,10 @@ def _controlling_terminal() -> None:
 
 def test_terminal_demo_prints_help_and_status_and_ends_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     master, slave = os.openpty()
-    env = {**os.environ, "DISPLAY": ""}
+    # a terminal as wide as the whole status line (the line is fitted to the width: a narrower one drops
+    # the force field this test reads); $COLUMNS, which the status line falls back to, not inherited
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} | {"DISPLAY": ""}
     proc = subprocess.Popen(
         [sys.executable, "-m", "pccbullet.teleop.cli", "demo", "--device", "terminal", "--headless",
          "--out", str(tmp_path / "out"), "--duration", "120"],
