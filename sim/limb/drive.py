@@ -50,11 +50,6 @@ class Drive(Choice):
     TENDONS = "tendons"
     """Its tendons, through their controller."""
 
-    @classmethod
-    def field(cls) -> str:
-        """``drive``: the name users write it under."""
-        return "drive"
-
     def check(self, limb: str, declares_tendons: bool, chain: Topology) -> None:
         """Raise :class:`ConfigurationError` (one line) unless limb ``limb`` (on the ``chain`` chain,
         ``declares_tendons`` whether its file has ``[[limbs.tendons]]``) can take this drive: tendons need
