@@ -110,6 +110,9 @@ class LoopStats:
     step_p99_ms: float
     overruns: int
     interrupted: bool = False
+    interrupted_by: str | None = None
+    """The signal that interrupted the run (``"SIGINT"``; ``"SIGTERM"``, ``"SIGHUP"`` where they are Ctrl-C:
+    :mod:`pccbullet.teleop.interrupts`), ``None`` when none did."""
 
     def as_dict(self) -> dict[str, float]:
         """Plain dict for JSON."""
@@ -140,6 +143,8 @@ class Loop:
             every step is. Always ``False`` in batch mode.
         interrupted: set by Ctrl-C during :meth:`run` with ``catch_sigint=True``; the run then ends after
             the current step.
+        interrupted_by: the name of the signal that set :attr:`interrupted` (``"SIGINT"``, or the signal a
+            handler passed on as Ctrl-C), ``None`` until one does.
     """
 
     def __init__(
@@ -162,6 +167,7 @@ class Loop:
         self.deadline_met = True
         self.losing_ground = False
         self.interrupted = False
+        self.interrupted_by: str | None = None
         self.world = world
         self.dt: float = world.dt
         self.visual_every = compute_n_steps(visual_rate, self.dt)
@@ -229,6 +235,7 @@ class Loop:
             step_p99_ms=float(np.percentile(t, 99) * 1e3),
             overruns=overruns,
             interrupted=self.interrupted,
+            interrupted_by=self.interrupted_by,
         )
 
 
@@ -241,6 +248,7 @@ def _sigint_flag(loop: Loop | None) -> Iterator[None]:
 
     def handler(signum: int, frame: object) -> None:
         loop.interrupted = True
+        loop.interrupted_by = signal.Signals(signum).name
 
     previous = signal.signal(signal.SIGINT, handler)
     try:

@@ -206,6 +206,8 @@ def test_a_signal_during_the_session_ends_it_as_ctrl_c_does(tmp_path, sig) -> No
     summary = json.loads((out / "summary.json").read_text())
     assert summary == json.loads(printed)
     assert summary["status"] == "complete" and summary["loop"]["interrupted"] is True
+    assert summary["interrupted_in"] == "session" and summary["interrupted_by"] == sig.name
+    assert summary["loop"]["interrupted_by"] == sig.name
     assert 0 < summary["loop"]["physics_steps"] < 600_000
     for file in ("metrics.png", "tips.png", "camera_tip.png"):
         assert str(out / file) in summary["files"]

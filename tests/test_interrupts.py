@@ -58,7 +58,7 @@ def test_sigterm_and_sighup_are_ctrl_c_under_the_guard(default_signals, sig) -> 
                     os.kill(os.getpid(), sig)
 
         stats = Loop(World(), visual_rate=50.0).run(1.0, catch_sigint=True)
-        assert stats.interrupted and stats.physics_steps == 3
+        assert stats.interrupted and stats.physics_steps == 3 and stats.interrupted_by == sig.name
 
 
 def test_deferrals_nest_and_the_outer_one_delivers(default_signals) -> None:

@@ -41,6 +41,7 @@ def test_stop_ends_the_run_early_with_stats_of_the_steps_done() -> None:
     world = _Clock()
     stats = Loop(world, stop=lambda: world.steps >= 7).run(1.0)
     assert stats.physics_steps == 7 and world.steps == 7 and not stats.interrupted
+    assert stats.interrupted_by is None
 
 
 def test_ctrl_c_ends_the_run_cleanly_and_restores_the_handler() -> None:
@@ -53,7 +54,7 @@ def test_ctrl_c_ends_the_run_cleanly_and_restores_the_handler() -> None:
             os.kill(os.getpid(), signal.SIGINT)
 
     stats = Loop(world, step=tick).run(1.0, catch_sigint=True)
-    assert stats.interrupted and stats.physics_steps == 5
+    assert stats.interrupted and stats.physics_steps == 5 and stats.interrupted_by == "SIGINT"
     assert signal.getsignal(signal.SIGINT) is before
 
 

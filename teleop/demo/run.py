@@ -236,7 +236,7 @@ def _run_headless(
         ended = time.perf_counter()
         with sigint_deferred():  # the session's figures reach the disk before anything else
             summary.update(
-                status="complete",
+                **_session_status(stats),
                 **_device_stats(operator.device),
                 slave={
                     "mode": "dynamic",
@@ -366,7 +366,7 @@ def _run_gui(
         stats["web_view"] = viewer_report  # type: ignore[assignment]
     with sigint_deferred():
         summary.update(
-            status="complete",
+            **_session_status(stats),
             **_device_stats(device.device),
             robot=session.robot_report(),
             loop=stats,
@@ -375,6 +375,15 @@ def _run_gui(
         )
     summary.add_file(plot_metrics(summary.path.parent, session))
     summary.add_file(write_camera_image(summary.path.parent, session))
+
+
+def _session_status(stats: dict[str, object]) -> dict[str, object]:
+    """The summary's status once the session has ended: ``"complete"``, and where a signal ended the session
+    early (Ctrl-C, SIGTERM, SIGHUP: the loop's ``interrupted``), ``interrupted_in: "session"`` and the signal
+    in ``interrupted_by``; the outputs are written all the same (the exit status stays 0)."""
+    if not stats.get("interrupted"):
+        return {"status": "complete"}
+    return {"status": "complete", "interrupted_in": "session", "interrupted_by": stats.get("interrupted_by")}
 
 
 def _device_stats(device: InputDevice) -> dict[str, object]:
