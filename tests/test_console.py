@@ -10,7 +10,7 @@ import pytest
 
 from pccbullet.sim.bullet import pb
 from pccbullet.teleop.demo.hud import force_bar, hud_lines, status_line
-from pccbullet.teleop.devices.keyboard import KeyboardDevice, TerminalKeyboard
+from pccbullet.teleop.devices.keyboard import TAP_HOLD_S, KeyboardDevice, TerminalKeyboard
 from pccbullet.teleop.devices.keys import PRESS_KEYS, RATE_KEYS, key_table
 from pccbullet.teleop.mapping import OperatorMapping
 from pccbullet.teleop.mmt.session import MmtSession
@@ -61,6 +61,21 @@ def test_one_key_table_for_the_gui_and_the_terminal(capsys) -> None:
     down = {ord("w"): pb.KEY_IS_DOWN, ord("2"): pb.KEY_WAS_TRIGGERED}
     sample = KeyboardDevice(0, LIMBS, events=lambda: down).read(0.0)
     assert sample.held == {"bend+"} and sample.pressed == ("select:palpation",)
+
+
+def test_a_tapped_rate_key_acts_for_the_tap_hold() -> None:
+    """A key pressed and released between two reads (a quick tap, xdotool's ``key w``) arrives as
+    triggered and released without ``KEY_IS_DOWN``: it still bends for ``TAP_HOLD_S`` of simulated time."""
+    tap = {ord("s"): pb.KEY_WAS_TRIGGERED | pb.KEY_WAS_RELEASED}
+    queue = [tap, {}, {}, {}]
+    device = KeyboardDevice(0, LIMBS, events=lambda: queue.pop(0))
+    held = [device.read(t).held for t in (1.0, 1.0 + TAP_HOLD_S / 2, 1.0 + TAP_HOLD_S, 1.0 + 2 * TAP_HOLD_S)]
+    assert held == [{"bend-"}, {"bend-"}, set(), set()]
+    # a key held longer than the tap hold acts as long as it is down, and stops when released
+    states = [{ord("w"): pb.KEY_WAS_TRIGGERED | pb.KEY_IS_DOWN}, {ord("w"): pb.KEY_IS_DOWN}]
+    states += [{ord("w"): pb.KEY_WAS_RELEASED}]
+    device = KeyboardDevice(0, LIMBS, events=lambda: states.pop(0))
+    assert [device.read(t).held for t in (0.0, 1.0, 1.001)] == [{"bend+"}, {"bend+"}, set()]
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ keys typed before it have acted on the segment they were meant for.
 
 from __future__ import annotations
 
+import math
 import os
 import select
 import sys
@@ -25,29 +26,53 @@ HELP_LINES = tuple(key_table())
 """The key table for URSULA's limbs (what the GUI shows)."""
 
 
+TAP_HOLD_S = 0.15
+"""s, how long a rate key acts at least once pressed: a tap (down and up between two reads, as a quick
+press on a busy machine or a synthetic key event gives) still moves the segment; the terminal's hold."""
+
+
 class KeyboardDevice:
     """Keys of the PyBullet GUI window of ``client`` as operator actions.
+
+    A rate key acts while it is down and at least ``tap_hold`` s from its press: a key pressed and
+    released between two reads of the window's events arrives without ``KEY_IS_DOWN`` and would
+    otherwise do nothing.
 
     Args:
         client: PyBullet client id (a GUI connection).
         limbs: limb names in the order keys 1-4 select them.
+        events: the key events of another window (e.g.
+            :meth:`pccbullet.sim.views.gui.ViewerProcess.keyboard_events`) instead of ``client``'s.
+        tap_hold: the least time a rate key acts once pressed (s; :data:`TAP_HOLD_S`).
     """
 
     def __init__(
-        self, client: int, limbs: Sequence[str] = (), events: Callable[[], dict[int, int]] | None = None
+        self,
+        client: int,
+        limbs: Sequence[str] = (),
+        events: Callable[[], dict[int, int]] | None = None,
+        tap_hold: float = TAP_HOLD_S,
     ) -> None:
         self.client = client
-        # key events of another window, e.g. pccbullet.sim.views.gui.ViewerProcess.keyboard_events
         self.events = events
+        self.tap_hold = tap_hold
         self._held_map = {ord(k): a for k, a in RATE_KEYS.items()}
         self._pressed_map = {ord(k): a for k, a in {**PRESS_KEYS, **limb_keys(limbs)}.items()}
+        self._tapped: dict[str, float] = {}  # rate action -> until when its last press holds it (s)
 
     def read(self, t: float) -> DeviceSample:
-        """Translate this tick's key events (held keys and fresh presses)."""
+        """Translate this tick's key events (held keys, taps of rate keys, fresh presses)."""
         events = (
             self.events() if self.events is not None else pb.getKeyboardEvents(physicsClientId=self.client)
         )
-        held = frozenset(a for k, a in self._held_map.items() if events.get(k, 0) & pb.KEY_IS_DOWN)
+        for k, a in self._held_map.items():
+            if events.get(k, 0) & pb.KEY_WAS_TRIGGERED:
+                self._tapped[a] = t + self.tap_hold
+        held = frozenset(
+            a
+            for k, a in self._held_map.items()
+            if events.get(k, 0) & pb.KEY_IS_DOWN or self._tapped.get(a, -math.inf) > t
+        )
         pressed = tuple(a for k, a in self._pressed_map.items() if events.get(k, 0) & pb.KEY_WAS_TRIGGERED)
         return DeviceSample(t=t, held=held, pressed=pressed)
 
