@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 
 import numpy as np
@@ -118,6 +119,18 @@ def test_robots_and_version(capsys) -> None:
         main(["--version"])
     assert info.value.code == 0
     assert capsys.readouterr().out.strip() == f"pccbullet {__version__}"
+
+
+def test_the_commands_version_loads_none_of_the_heavy_modules() -> None:
+    """``pccbullet --version`` answers from the console script's own module: it imports neither the command
+    line nor numpy, PyBullet, numba or trimesh (seconds of imports); the same version as ``--help``'s."""
+    code = (
+        "import sys; from pccbullet.teleop.command import main; code = main(['--version']); "
+        "print(sorted(m for m in ('numpy', 'pybullet', 'numba', 'trimesh', 'pccbullet.teleop.cli') "
+        "if m in sys.modules), code)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.splitlines() == [f"pccbullet {__version__}", "[] 0"]
 
 
 @pytest.mark.slow
