@@ -11,7 +11,7 @@ terminal). Both files are written atomically.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,19 +22,33 @@ from pccbullet.sim.bullet import pb
 from pccbullet.sim.loop import VISUAL_RATE
 from pccbullet.sim.robot import pose_matrix
 from pccbullet.sim.views.scene import SceneFrame, show_frame, world_frame
-from pccbullet.teleop.demo.outputs import EXTERNAL_VIEW, GIF_EVERY, IMAGE_SIZE, caption, render_view
-from pccbullet.teleop.demo.render import SpotlitRenderer
+from pccbullet.teleop.demo.outputs import (
+    EXTERNAL_VIEW,
+    GIF_EVERY,
+    IMAGE_SIZE,
+    LABEL_PX,
+    VIEW_ANGLE_DEG,
+    caption,
+    draw_text,
+    fit_view,
+    render_view,
+)
+from pccbullet.teleop.demo.render import HEAD_LENGTH, HEAD_RADIUS, SpotlitRenderer
 
 if TYPE_CHECKING:
     from pccbullet.sim.robot import Robot
     from pccbullet.teleop.mmt.session import MmtSession
 
 
+CAPTION_BAND = (LABEL_PX + 16) / IMAGE_SIZE[1]
+"""The top of a panel kept free for its caption (a share of its height)."""
+
+
 def _labels(image: np.ndarray, robot: Robot, view: list[float], proj: list[float], fill: tuple) -> np.ndarray:
-    """``image`` with each limb's name beside its tip, projected with PyBullet's ``view`` and ``proj``
-    matrices (16 floats each, column-major), which the pyvista panel shares (the same eye, target, up
-    and 55 degrees)."""
-    from PIL import Image, ImageDraw
+    """``image`` with each limb's name beside its tip (:func:`~pccbullet.teleop.demo.outputs.draw_text`),
+    projected with PyBullet's ``view`` and ``proj`` matrices (16 floats each, column-major), which the
+    pyvista panel shares (the same eye, target, up and field of view)."""
+    from PIL import Image, ImageDraw, ImageFont
 
     h, w = image.shape[:2]
     M = np.asarray(proj, dtype=float).reshape(4, 4).T @ np.asarray(view, dtype=float).reshape(4, 4).T
@@ -46,8 +60,47 @@ def _labels(image: np.ndarray, robot: Robot, view: list[float], proj: list[float
             continue
         x, y = (clip[0] / clip[3] + 1.0) * w / 2, (1.0 - clip[1] / clip[3]) * h / 2
         if 0 <= x < w and 0 <= y < h:
-            draw.text((x + 6, y - 4), limb.name, fill=fill)
+            width = draw.textlength(limb.name, font=ImageFont.load_default(size=LABEL_PX))
+            left = x + 8 if x + 8 + width < w else x - 8 - width  # on the side with room for it
+            draw_text(draw, (left, min(max(y - LABEL_PX / 2, 0), h - LABEL_PX - 4)), limb.name, fill)
     return np.asarray(pil)
+
+
+def scene_points(
+    session: MmtSession, shown: Robot, rock_at: Sequence[float], model_frames: list[SceneFrame],
+    robot_frames: list[SceneFrame],
+) -> np.ndarray:  # fmt: skip
+    """What the GIF must hold in frame ``(n, 3)`` (m, world): every slice of every limb in every recorded
+    frame of the model and the robot, the head, the rock and the placed objects wherever the robot's frames
+    put them. Both worlds are put back as they were."""
+    robot, bodies, cfg = session.robot, session.shown_bodies, session.cfg
+    points: list[np.ndarray] = []
+
+    def limbs(r: Robot) -> None:
+        points.extend(r.section_poses(limb.name)[:, :3, 3] for limb in r.spec.limbs)
+
+    final_model, final_robot = world_frame(session.world, bodies), world_frame(shown.world)
+    for frame in model_frames:
+        show_frame(session.world, frame, bodies)
+        limbs(robot)
+    for frame in robot_frames:
+        show_frame(shown.world, frame)
+        limbs(shown)
+    show_frame(session.world, final_model, bodies)
+    show_frame(shown.world, final_robot)
+    limbs(robot)
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+    axes = np.vstack([np.eye(3), -np.eye(3)])  # a round body's extreme points, whatever its orientation
+    head = corners * [HEAD_LENGTH / 2, HEAD_RADIUS, HEAD_RADIUS]
+    points += [head, np.asarray(rock_at, dtype=float) + axes * cfg.rock_radius]
+    for i, o in enumerate(cfg.objects):
+        size = np.asarray(o.size, dtype=float)
+        # the radius of the sphere round the object: a box's half diagonal, a cylinder's (radius, length)
+        round_radius = {"box": np.linalg.norm(size / 2), "cylinder": np.hypot(size[0], size[-1] / 2)}
+        radius = float(round_radius.get(o.shape, size[0]))  # a sphere's own
+        at = [o.position] + [list(f.bases.values())[i][0] for f in robot_frames if len(f.bases) > i]
+        points += [np.asarray(p, dtype=float) + axes * radius for p in at]
+    return np.vstack(points)
 
 
 def lamp_for(session: MmtSession) -> SpotlitRenderer:
@@ -73,8 +126,11 @@ def write_gif(
     frame. Returns the path (``None`` without frames) and the frames written; both worlds are put back as
     they were."""
     robot, bodies = session.robot, session.shown_bodies
-    proj = pb.computeProjectionMatrixFOV(55, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 5.0)
-    view = pb.computeViewMatrix(*EXTERNAL_VIEW)
+    points = scene_points(session, shown, rock_at, model_frames, robot_frames)  # type: ignore[arg-type]
+    fitted = fit_view(points, top=CAPTION_BAND)  # everything in frame all along, below the caption
+    lamp.set_view(fitted)
+    proj = pb.computeProjectionMatrixFOV(VIEW_ANGLE_DEG, IMAGE_SIZE[0] / IMAGE_SIZE[1], 0.01, 10.0)
+    view = pb.computeViewMatrix(*fitted)
     final_model = world_frame(session.world, bodies)
     final_robot = world_frame(shown.world)
     robot_t = np.array([frame.t for frame in robot_frames])

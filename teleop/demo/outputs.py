@@ -8,6 +8,7 @@ after the plots and the camera image. Every file is written atomically.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
 GIF_EVERY = 5  # visual frames per GIF frame (10 fps)
 IMAGE_SIZE = (640, 480)  # px, one GIF panel and the camera image
 EXTERNAL_VIEW = ([1.25, -1.05, 0.15], [0.45, 0.0, -0.42], [0, 0, 1])  # eye, target, up (m, world)
+VIEW_ANGLE_DEG = 55.0  # vertical field of view of the GIF's panels (both renderers)
+LABEL_PX = 16  # px, the font size of the captions and limb labels in the pictures (at least 14)
+FRAME_MARGIN = 0.06  # of the half field of view: room left around what a fitted view holds
 MAX_TIP_ROWS = 30_000  # rows of the tip log (a longer session keeps every k-th visual frame)
 
 
@@ -73,15 +77,71 @@ def render_view(
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
 
 
+def draw_text(draw: Any, xy: tuple[float, float], text: str, fill: tuple[int, int, int]) -> None:
+    """``text`` at ``xy`` (its top-left) on a PIL ``ImageDraw``, :data:`LABEL_PX` px, outlined in black
+    (light text) or white (dark text): readable on any background."""
+    from PIL import ImageFont
+
+    outline = (0, 0, 0) if sum(fill) > 384 else (255, 255, 255)
+    font = ImageFont.load_default(size=LABEL_PX)
+    draw.text(xy, text, fill=fill, font=font, stroke_width=2, stroke_fill=outline)
+
+
 def caption(image: np.ndarray, lines: list[str], fill: tuple[int, int, int] = (20, 20, 20)) -> np.ndarray:
-    """``image`` with text lines in its top-left corner (PIL's default font)."""
+    """``image`` with text lines in its top-left corner (:func:`draw_text`)."""
     from PIL import Image, ImageDraw
 
     pil = Image.fromarray(image)
     draw = ImageDraw.Draw(pil)
     for i, line in enumerate(lines):
-        draw.text((8, 6 + 14 * i), line, fill=fill)
+        draw_text(draw, (8, 6 + (LABEL_PX + 6) * i), line, fill)
     return np.asarray(pil)
+
+
+def fit_view(
+    points: np.ndarray,
+    view: Sequence[Sequence[float]] = EXTERNAL_VIEW,
+    aspect: float = IMAGE_SIZE[0] / IMAGE_SIZE[1],
+    fov_deg: float = VIEW_ANGLE_DEG,
+    margin: float = FRAME_MARGIN,
+    top: float = 0.0,
+) -> tuple[list[float], list[float], list[float]]:
+    """A view ``(eye, target, up)`` looking as ``view`` does (its direction and up) at ``points (n, 3)``
+    (m, world) from the nearest distance at which every point is in the picture, centred in it, inside
+    ``margin`` of the half field of view on every side (``fov_deg`` vertical, ``aspect`` width/height) and
+    below a band of ``top`` of the picture's height kept free (for a caption)."""
+    eye0, target0, up0 = (np.asarray(v, dtype=float) for v in view)
+    d = (target0 - eye0) / np.linalg.norm(target0 - eye0)
+    right = np.cross(d, up0)
+    right /= np.linalg.norm(right)
+    up = np.cross(right, d)
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    tan_y = math.tan(math.radians(fov_deg) / 2.0)
+    tan_x = tan_y * aspect
+    # where the points may be in the picture (-1 .. 1 across and up): the middle and half the extent
+    low, high = -(1.0 - margin), 1.0 - margin - 2.0 * top
+    mid_y, half_y = (low + high) / 2.0, (high - low) / 2.0
+    half_x = 1.0 - margin
+
+    def nearest(centre: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """The nearest distance from which every point is where it may be, looking at ``centre``, and
+        the points there in the picture (-1 .. 1 where they may be)."""
+        rel = pts - centre
+        x, y, z = rel @ right, rel @ up, rel @ d
+        bound_y = np.where(y >= 0.0, mid_y + half_y, mid_y - half_y) * tan_y  # y / depth at the edge
+        distance = max(float(np.max(np.abs(x) / (half_x * tan_x) - z)), float(np.max(y / bound_y - z)), 0.1)
+        depth = z + distance
+        return distance, x / (depth * tan_x * half_x), (y / (depth * tan_y) - mid_y) / half_y
+
+    centre = pts.mean(axis=0)
+    for _ in range(20):  # the target moved until the points are centred where they may be
+        distance, u, v = nearest(centre)
+        du, dv = (u.max() + u.min()) / 2.0, (v.max() + v.min()) / 2.0
+        if abs(du) < 1e-3 and abs(dv) < 1e-3:
+            break
+        centre = centre + distance * (right * du * half_x * tan_x + up * dv * half_y * tan_y)
+    eye = centre - nearest(centre)[0] * d
+    return eye.tolist(), centre.tolist(), up.tolist()
 
 
 def _save_figure(fig: Any, path: Path) -> str:

@@ -36,6 +36,8 @@ LIMB_RGB = (0.80, 0.45, 0.25)
 SPOT_CONE_DEG = 25.0  # half angle of the lamp's cone
 SPOT_INTENSITY = 1.6
 AMBIENT_INTENSITY = 0.45  # the head light standing in for the daylight left at depth
+HEAD_RADIUS = 0.125  # m, the head cylinder drawn (along world x)
+HEAD_LENGTH = 0.25  # m
 
 
 class SpotlitRenderer:
@@ -53,8 +55,8 @@ class SpotlitRenderer:
         view: tuple[Any, Any, Any],
         seabed_z: float,
         rock_radius: float,
-        head_radius: float = 0.125,
-        head_length: float = 0.25,
+        head_radius: float = HEAD_RADIUS,
+        head_length: float = HEAD_LENGTH,
         objects: Sequence[ObjectSpec] = (),
     ) -> None:
         if not os.environ.get("DISPLAY"):
@@ -87,10 +89,18 @@ class SpotlitRenderer:
         self.reset_view()
 
     def reset_view(self) -> None:
-        """Put the camera back at the view it was built with (55° vertical field of view)."""
+        """Put the camera back at its view (:meth:`set_view`; the one it was built with until then), with
+        the GIF's vertical field of view (:data:`~pccbullet.teleop.demo.outputs.VIEW_ANGLE_DEG`)."""
+        from pccbullet.teleop.demo.outputs import VIEW_ANGLE_DEG
+
         eye, target, up = self._view
         self.plotter.camera_position = [tuple(eye), tuple(target), tuple(up)]
-        self.plotter.camera.view_angle = 55.0
+        self.plotter.camera.view_angle = VIEW_ANGLE_DEG
+
+    def set_view(self, view: tuple[Any, Any, Any]) -> None:
+        """Look from ``view`` (eye, target, up; m, world) from now on."""
+        self._view = view
+        self.reset_view()
 
     def _add_object(self, o: ObjectSpec) -> Any:
         """A placed object's mesh (body frame) in its material's colour, at its placed pose."""
