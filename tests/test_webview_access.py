@@ -82,6 +82,10 @@ def test_host_headers_split_into_name_and_port(header: str, parts: tuple[str, in
         ("[fe80::1]:8000", "::", True),
         ("robot-lab.example:8000", "0.0.0.0", False),
         ("robot-lab.example:8000", "robot-lab.example", True),  # bound by name: that name
+        ("127.0.0.1:8000", "localhost", True),  # bound as localhost: its loopback addresses
+        ("[::1]:8000", "localhost", True),
+        ("10.0.0.2:8000", "localhost", False),
+        ("evil.example:8000", "localhost", False),
     ],
 )
 def test_the_host_must_name_this_view(header: str | None, bound: str, allowed: bool) -> None:

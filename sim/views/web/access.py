@@ -58,8 +58,8 @@ def split_host(value: str) -> tuple[str, int | None] | None:
 
 def host_allowed(host: str | None, bound: str, port: int) -> bool:
     """Whether a request's ``Host`` header names this view, bound to ``bound`` on ``port``: the bound
-    address or ``localhost`` (any IP address when ``bound`` is a wildcard), with the view's port (none
-    given: 80)."""
+    address or ``localhost`` (any IP address when ``bound`` is a wildcard, a loopback one when it is
+    ``localhost``), with the view's port (none given: 80)."""
     parts = split_host(host) if host is not None else None
     if parts is None:
         return False
@@ -72,6 +72,8 @@ def host_allowed(host: str | None, bound: str, port: int) -> bool:
     if bound in WILDCARDS:
         return _address(name) is not None  # no name: a name could be anyone's
     given_address = _address(name)
+    if bound.lower() == LOCAL_NAME:  # bound by the name: its loopback addresses are its own too
+        return given_address is not None and ipaddress.ip_address(given_address).is_loopback
     return (given_address or name) == (ours if ours is not None else bound.lower())
 
 

@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from websockets.exceptions import ConnectionClosed
+
 from pccbullet.core import strict_json
 from pccbullet.sim.views.web.access import Access
 from pccbullet.sim.views.web.inbox import BEAT_S, STALL_S, BadMessage, KeyRelay, parse_message
@@ -151,6 +153,12 @@ async def _page(ws: Any, state: State, relay: KeyRelay, connected: Any) -> None:
     answered = 0
 
     async def read() -> None:
+        try:
+            await take()
+        except ConnectionClosed:  # the page went away (not cleanly): its keys go in the finally below
+            pass
+
+    async def take() -> None:
         nonlocal answered
         async for text in ws:
             relay.hear(page)
@@ -167,11 +175,11 @@ async def _page(ws: Any, state: State, relay: KeyRelay, connected: Any) -> None:
             elif msg["type"] == "stats":
                 state.page_stats = {k: float(v) for k, v in msg.items() if k != "type"}
 
-    await ws.send(strict_json.dumps({"type": "hello", "beat_s": BEAT_S}))
     reader = asyncio.create_task(read())
     seen = {"scene": 0, "hud": 0, "image": 0}
     last_frame = state.frame_no
     try:
+        await ws.send(strict_json.dumps({"type": "hello", "beat_s": BEAT_S}))
         while True:
             woken = asyncio.ensure_future(waker.wait())
             await asyncio.wait({woken, reader}, return_when=asyncio.FIRST_COMPLETED)
@@ -264,6 +272,14 @@ def _take(frames: Any, pages: Any, events: dict[str, Any], loop: Any, state: Sta
         tracked.close()
 
 
+async def _tell(ws: Any, message: str) -> None:
+    """Send ``message`` to a page that may have gone away meanwhile."""
+    try:
+        await ws.send(message)
+    except ConnectionClosed:
+        pass
+
+
 async def _watch(state: State, relay: KeyRelay) -> None:
     """Release the keys of silent pages (and tell them), send releases the queue had no room for."""
     while True:
@@ -271,7 +287,7 @@ async def _watch(state: State, relay: KeyRelay) -> None:
             ws = state.sockets.get(page)
             if ws is not None:
                 message = strict_json.dumps({"type": "released", "keys": keys, "why": "silent"})
-                asyncio.ensure_future(ws.send(message))  # a page that went away: its task fails, alone
+                asyncio.ensure_future(_tell(ws, message))
         relay.flush()
         await asyncio.sleep(WATCH_S)
 
