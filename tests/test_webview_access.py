@@ -415,3 +415,20 @@ def test_nothing_listens_after_close() -> None:
     view.close()
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=WAIT_S):
         pass
+
+
+def test_a_page_that_sends_an_oversized_message_is_closed_and_its_key_released() -> None:
+    from websockets.exceptions import ConnectionClosed
+
+    with WebView(_view_page()) as view:
+        assert view.wait_ready(WAIT_S)
+        with connect(f"ws://127.0.0.1:{view.port}/ws", open_timeout=WAIT_S) as ws:
+            _hold_w(view, ws)
+            ws.send("x" * (4 * MAX_MESSAGE + 1))
+            with pytest.raises(ConnectionClosed, match="1009"):  # message too big
+                while True:
+                    ws.recv(timeout=WAIT_S)
+        seen: dict[int, int] = {}
+        assert _until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
+        report = view.close()
+    assert report["released"] == 1

@@ -38,7 +38,7 @@ from websockets.exceptions import ConnectionClosed
 
 from pccbullet.core import strict_json
 from pccbullet.sim.views.web.access import Access
-from pccbullet.sim.views.web.inbox import BEAT_S, STALL_S, BadMessage, KeyRelay, parse_message
+from pccbullet.sim.views.web.inbox import BEAT_S, MAX_MESSAGE, STALL_S, BadMessage, KeyRelay, parse_message
 
 PAGE_DIR = Path(__file__).with_name("page")
 POLL_S = 0.05  # s, the intake thread's longest wait for a frame before it looks at the scene and stop
@@ -319,7 +319,7 @@ async def _serve(
         host,
         port,
         process_request=check,
-        max_size=2**16,
+        max_size=4 * MAX_MESSAGE,  # bytes: a larger message closes the page's socket
         compression=None,
         close_timeout=1.0,
     ) as server:
