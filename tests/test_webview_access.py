@@ -432,3 +432,33 @@ def test_a_page_that_sends_an_oversized_message_is_closed_and_its_key_released()
         assert _until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
         report = view.close()
     assert report["released"] == 1
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here")
+def test_a_view_on_the_ipv6_loopback_takes_its_own_address_and_localhost() -> None:
+    with WebView(host="::1") as view:
+        port = view.port
+        assert view.url == f"http://[::1]:{port}/"
+
+        def status(host: str) -> int:
+            conn = http.client.HTTPConnection("::1", port, timeout=WAIT_S)
+            conn.putrequest("GET", "/", skip_host=True)
+            conn.putheader("Host", host)
+            conn.endheaders()
+            code = conn.getresponse().status
+            conn.close()
+            return code
+
+        assert status(f"[::1]:{port}") == 200 and status(f"localhost:{port}") == 200
+        assert status(f"evil.example:{port}") == 403 and status(f"127.0.0.1:{port}") == 403
+        with connect(f"ws://[::1]:{port}/ws", origin=f"http://[::1]:{port}", open_timeout=WAIT_S) as ws:  # type: ignore[arg-type]
+            assert json.loads(ws.recv(timeout=WAIT_S))["type"] == "hello"
