@@ -14,6 +14,7 @@ from browser import browser_missing, headless_chromium, wait_for
 
 from pccbullet.sim.views.scene import world_bodies
 from pccbullet.sim.views.web import WebGroup, WebPage, WebView
+from pccbullet.sim.views.web.inbox import SharedClock
 from pccbullet.sim.views.web.view import KEY_IS_DOWN, KEY_WAS_RELEASED, KEY_WAS_TRIGGERED
 from pccbullet.sim.world import World
 
@@ -60,8 +61,10 @@ def _press_w(driver: Any, view: WebView) -> None:
     assert view.keyboard_events() == {ord("w"): KEY_IS_DOWN}  # held while the page holds it
 
 
-def test_a_page_drives_and_its_held_key_is_released_when_it_goes_away_or_freezes() -> None:
-    with _view(stall=2.0) as view, headless_chromium((640, 400)) as driver:
+def test_a_page_drives_and_its_held_key_is_released_when_it_goes_away() -> None:
+    """The page's socket closes: released at once (the silence clock never moves here, so no stall
+    releases it)."""
+    with _view(clock=SharedClock()) as view, headless_chromium((640, 400)) as driver:
         assert view.wait_ready(WAIT_S)
         driver.get(view.url)
         _press_w(driver, view)
@@ -69,15 +72,24 @@ def test_a_page_drives_and_its_held_key_is_released_when_it_goes_away_or_freezes
         seen: dict[int, int] = {}
         assert _until(lambda: _flags(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
         assert view.keyboard_events() == {}
-        driver.get(view.url)  # a page that freezes (its timers and scripts stop, its socket stays open)
+        report = view.close()
+    assert report["released"] == 1 and report["rejected"] == 0
+
+
+def test_a_page_that_freezes_has_its_held_key_released() -> None:
+    """The page freezes (its timers and scripts stop, its socket stays open): its heartbeat stops, and
+    after the stall its key is released; thawed, it is told."""
+    with _view(stall=2.0) as view, headless_chromium((640, 400)) as driver:
+        assert view.wait_ready(WAIT_S)
+        driver.get(view.url)
         _press_w(driver, view)
         driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "frozen"})
-        seen = {}
+        seen: dict[int, int] = {}
         assert _until(lambda: _flags(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
         driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "active"})
         wait_for(driver, "window.pccbullet.released === 1", WAIT_S)  # it was told
         report = view.close()
-    assert report["released"] == 2 and report["rejected"] == 0
+    assert report["released"] == 1 and report["rejected"] == 0
 
 
 def test_a_rebinding_name_gets_nothing_without_the_token() -> None:
