@@ -317,7 +317,7 @@ def test_a_real_server_refuses_rebinding_and_long_paths_and_serves_its_own_host(
 
 
 def test_a_page_that_closes_has_its_held_key_released() -> None:
-    with WebView(_view_page()) as view:
+    with WebView(_view_page(), clock=SharedClock()) as view:  # no stall: only the close releases
         assert view.wait_ready(WAIT_S)
         with connect(f"ws://127.0.0.1:{view.port}/ws", open_timeout=WAIT_S) as ws:
             seen = _hold_w(view, ws)
@@ -420,7 +420,7 @@ def test_nothing_listens_after_close() -> None:
 def test_a_page_that_sends_an_oversized_message_is_closed_and_its_key_released() -> None:
     from websockets.exceptions import ConnectionClosed
 
-    with WebView(_view_page()) as view:
+    with WebView(_view_page(), clock=SharedClock()) as view:  # no stall: only the close releases
         assert view.wait_ready(WAIT_S)
         with connect(f"ws://127.0.0.1:{view.port}/ws", open_timeout=WAIT_S) as ws:
             _hold_w(view, ws)
