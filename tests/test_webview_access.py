@@ -462,3 +462,21 @@ def test_a_view_on_the_ipv6_loopback_takes_its_own_address_and_localhost() -> No
         assert status(f"evil.example:{port}") == 403 and status(f"127.0.0.1:{port}") == 403
         with connect(f"ws://[::1]:{port}/ws", origin=f"http://[::1]:{port}", open_timeout=WAIT_S) as ws:  # type: ignore[arg-type]
             assert json.loads(ws.recv(timeout=WAIT_S))["type"] == "hello"
+
+
+@pytest.mark.parametrize("end", ["kill", "close"])
+def test_keys_held_when_the_view_process_ends_or_the_view_closes_are_released(end: str) -> None:
+    view = WebView(_view_page(), clock=SharedClock())
+    try:
+        assert view.wait_ready(WAIT_S)
+        with connect(f"ws://127.0.0.1:{view.port}/ws", open_timeout=WAIT_S) as ws:
+            _hold_w(view, ws)
+            if end == "kill":  # as if the machine's OOM killer had taken it: nobody can release w
+                view._process.kill()
+                view._process.join(timeout=WAIT_S)
+            else:
+                view.close()
+            assert _until(lambda: view.keyboard_events().get(ord("w"), 0) & KEY_WAS_RELEASED)
+            assert view.keyboard_events() == {}
+    finally:
+        view.close()

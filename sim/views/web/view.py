@@ -35,6 +35,7 @@ KEY_QUEUE = 256
 KEY_IS_DOWN, KEY_WAS_TRIGGERED, KEY_WAS_RELEASED = 1, 2, 4  # pybullet's keyboard event flags
 LOCAL_HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0  # s, longest wait for the view process to bind its port
+ALIVE_CHECK_S = 0.1  # s, how often keyboard_events looks whether the view process still runs, keys held
 MAX_STALL_S = 60.0  # s, the longest silence a view may allow a page that holds keys
 
 
@@ -148,6 +149,7 @@ class WebView:
         self._files = SceneFiles(Path(tempfile.mkdtemp(prefix="pccbullet_view_")))
         weakref.finalize(self, shutil.rmtree, self._files.root, True)  # also if never closed
         self._held: set[str] = set()
+        self._alive_checked = -float("inf")  # when keyboard_events last looked at the process (s)
         self._overlay = PendingOverlay()  # HUD and image not yet in a frame the view process took
         self._closed: dict[str, Any] | None = None
         self._closing = False  # set by close(): no frame is published after it
@@ -253,13 +255,20 @@ class WebView:
         """The page's key events since the last call, in ``pybullet.getKeyboardEvents`` form (key code ->
         flags), for :class:`~pccbullet.teleop.devices.keyboard.KeyboardDevice`. Held keys stay down
         between calls; a key pressed and released between two calls is reported down (and triggered)
-        once, so that a short tap acts for one read."""
+        once, so that a short tap acts for one read. Once the view is closed, or its process has ended
+        (looked at every :data:`ALIVE_CHECK_S` while keys are held), every held key is released."""
         events = []
         while True:
             try:
                 events.append(self._queues["keys"].get_nowait())
-            except queue.Empty:
-                return fold_keys(events, self._held)
+            except (queue.Empty, OSError, ValueError):  # OSError, ValueError: the queue is closed
+                break
+        now = time.monotonic()
+        if self._held and (self._closing or now >= self._alive_checked + ALIVE_CHECK_S):
+            self._alive_checked = now
+            if self._closing or not self._process.is_alive():  # nobody can release them any more
+                events.extend((key, False) for key in sorted(self._held))
+        return fold_keys(events, self._held)
 
     def close(self, timeout: float = 10.0) -> dict[str, Any]:
         """Stop the view; returns its report: frames ``received`` and ``applied`` by the view process,
