@@ -25,7 +25,6 @@ Usage: python examples/60_elastica_reference.py [--out tests/data/elastica_camer
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import multiprocessing
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core import strict_json
 from pccbullet.sim.medium import AIR, WATER
 from pccbullet.sim.world import STANDARD_GRAVITY
 from pccbullet.urdf_gen.spec_loader import load_robot
@@ -184,7 +184,8 @@ def main() -> None:
     parser.add_argument("--shear-factor", type=float, default=10.0)
     args = parser.parse_args()
     if args.diagnostic_stiff_shear:
-        print(json.dumps(settle(args.diagnostic_stiff_shear, AIR.density, shear_factor=args.shear_factor)))
+        settled = settle(args.diagnostic_stiff_shear, AIR.density, shear_factor=args.shear_factor)
+        print(strict_json.dumps(settled))
         return
     spec = load_robot("ursula")
     limb = spec.limb(LIMB)
@@ -225,7 +226,7 @@ def main() -> None:
             entry["extrapolated"] = extrapolate(runs[-3:])
             print(f"{name:5s} limit: {entry['extrapolated']}")
         out["media"][name] = entry  # type: ignore[index]
-    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    args.out.write_text(strict_json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.out}")
 
 

@@ -73,6 +73,7 @@ from golden_3d import (  # noqa: E402
     vibration_reference,
 )
 
+from pccbullet.core import strict_json  # noqa: E402
 from pccbullet.sim.world import STANDARD_GRAVITY  # noqa: E402
 from pccbullet.urdf_gen.pcc import arc_transform, rot_y, rot_z  # noqa: E402
 from pccbullet.urdf_gen.spec_loader import load_robot  # noqa: E402
@@ -344,7 +345,7 @@ def main() -> None:
     def done(job: tuple[str, int], res: dict[str, object]) -> None:
         results[job] = res
         if args.cache:
-            (args.cache / f"{job[0]}_{job[1]}.json").write_text(json.dumps(res))
+            (args.cache / f"{job[0]}_{job[1]}.json").write_text(strict_json.dumps(res))
         print(f"{time.strftime('%H:%M:%S')} {job[0]} n={job[1]}: wall {res['wall_s']} s", flush=True)
 
     if args.workers > 1:
@@ -422,7 +423,7 @@ def main() -> None:
         entry = case_entry(name, asdict(case), runs)
         out["cases"][name] = entry  # type: ignore[index]
         ex = entry.get("extrapolated")
-        print(f"{name}: {json.dumps(ex)}", flush=True)
+        print(f"{name}: {strict_json.dumps(ex)}", flush=True)
     cases = out["cases"]  # type: ignore[assignment]
     for name in ("straight_gravity_air", "straight_gravity_water"):
         if name in cases and "extrapolated" in cases[name]:
@@ -437,7 +438,7 @@ def main() -> None:
     if "straight_torque" in cases:
         cases["straight_torque"]["saint_venant_twist_deg"] = math.degrees(saint_venant_twist(TIP_TORQUE))
     out["vibration_reference"] = vibration_reference()
-    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    args.out.write_text(strict_json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.out}")
 
 

@@ -66,6 +66,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pccbullet.core import strict_json  # noqa: E402
 from pccbullet.sim.bullet import pb  # noqa: E402
 from pccbullet.sim.medium import medium as medium_by_name  # noqa: E402
 from pccbullet.sim.models.newton_euler.model import LimbModel  # noqa: E402
@@ -447,7 +448,7 @@ def main() -> None:
                     flush=True,
                 )
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+        args.json.write_text(strict_json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":

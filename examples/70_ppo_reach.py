@@ -15,7 +15,6 @@ summary.json, the policy (ppo_reach.zip) and the observation statistics (vecnorm
 
 import argparse
 import csv
-import json
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecNormalize
 
 import pccbullet.sim.rl  # registers the ids
+from pccbullet.core import strict_json
 
 N_STEPS = 256  # steps per environment and rollout
 
@@ -127,7 +127,7 @@ summary = {
     "wall_s": rows[-1][5],
     "seed": args.seed,
 }
-(args.out / "summary.json").write_text(json.dumps(summary, indent=2))
+(args.out / "summary.json").write_text(strict_json.dumps(summary, indent=2))
 steps = np.array([r[0] for r in rows]) / 1e3
 fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
 # (an episode ends once within 10 mm, so "within 5 mm" says little and is left out of the plot)
@@ -140,4 +140,4 @@ ax.set_title(
 )
 ax.legend(loc="center right")
 fig.savefig(args.out / "curve.png", dpi=120)
-print(json.dumps(summary, indent=2))
+print(strict_json.dumps(summary, indent=2))

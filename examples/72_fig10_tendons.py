@@ -12,12 +12,12 @@ second) and per tendon set the tensions that hold the pose. Writes the numbers t
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core import strict_json
 from pccbullet.sim.experiments.runner import run_experiment
 from pccbullet.sim.experiments.spec import load_experiment
 from pccbullet.urdf_gen.spec_loader import robots_dir
@@ -65,7 +65,7 @@ def main() -> None:
                 f"{sets} | {max(r['peak_tensions_n'].values()):.1f} |"
             )
     if args.json:
-        Path(args.json).write_text(json.dumps(table, indent=2))
+        Path(args.json).write_text(strict_json.dumps(table, indent=2))
 
 
 if __name__ == "__main__":

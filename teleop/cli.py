@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import math
 import os
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pccbullet import __version__
+from pccbullet.core import strict_json
 from pccbullet.core.cli_args import OneLineParser, integer, out_dir, port, real, udp_port_free
 from pccbullet.core.errors import PccBulletError, SimulationDivergedError, UsageError, clip
 from pccbullet.sim.experiments.cli import register_run, register_sweep
@@ -312,7 +312,7 @@ def _demo(args: argparse.Namespace, start_up: Deferral | None = None) -> int:
     finally:
         if viewer is not None:
             viewer.close()
-    print(json.dumps(summary, indent=2))
+    print(strict_json.dumps(summary, indent=2))
     return 0
 
 
@@ -334,7 +334,7 @@ def _bench(args: argparse.Namespace) -> int:
         view = start_web_view(args)
         seconds = args.seconds or SESSION_S
         demo = bench_demo(seconds, sections, flood_n=args.flood, priority=not args.normal_priority, view=view)
-        print(json.dumps(demo, indent=2) if args.json else format_demo(demo))
+        print(strict_json.dumps(demo, indent=2) if args.json else format_demo(demo))
         return 0
 
     result = run_bench(
@@ -348,7 +348,7 @@ def _bench(args: argparse.Namespace) -> int:
         chain=args.chain,
         drive=args.drive,
     )
-    print(json.dumps(result, indent=2) if args.json else format_table(result))
+    print(strict_json.dumps(result, indent=2) if args.json else format_table(result))
     return 0
 
 

@@ -12,12 +12,12 @@ top-level CLI turns into status 2.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
 
 import numpy as np
 
+from pccbullet.core import strict_json
 from pccbullet.core.atomic import removed_on_failure
 from pccbullet.core.cli_args import integer, out_dir, real
 from pccbullet.core.errors import ConfigurationError, PccBulletError, UsageError, clip
@@ -216,7 +216,7 @@ def _pose_file_command(args: argparse.Namespace) -> int:
         spec, {name: poses.get(name) or rest_configs(spec.limb(name).segments) for name in names}
     )
     if args.json:
-        print(json.dumps({"pose_file": source, "limbs": reports}, indent=2))  # noqa: T201
+        print(strict_json.dumps({"pose_file": source, "limbs": reports}, indent=2))  # noqa: T201
         return 0
     print(f"{source}: {description}")  # noqa: T201
     for out in reports:
@@ -277,7 +277,7 @@ def _limb_reports(spec: RobotSpec, poses: dict[str, list[PccConfig]]) -> list[di
 def _print_report(out: dict[str, Any], as_json: bool, *, joints: bool = True) -> None:
     """Print one limb's report as JSON or as a table (the joints only with ``joints``)."""
     if as_json:
-        print(json.dumps(out, indent=2))  # noqa: T201
+        print(strict_json.dumps(out, indent=2))  # noqa: T201
         return
     print(f"{out['robot']} / {out['limb']}: {len(out['joints'])} joints")  # noqa: T201
     if joints:

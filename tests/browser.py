@@ -12,7 +12,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pccbullet.core.errors import ConfigurationError
@@ -46,9 +46,13 @@ def browser_missing() -> str | None:
 
 
 @contextlib.contextmanager
-def headless_chromium(size: tuple[int, int] = (1280, 720), nice: int = 0) -> Iterator[Any]:
+def headless_chromium(
+    size: tuple[int, int] = (1280, 720), nice: int = 0, flags: Sequence[str] = ()
+) -> Iterator[Any]:
     """A Selenium ``WebDriver`` of a headless Chromium with a window of ``size`` (px), its processes
-    ``nice`` steps below normal priority (0..19); quits on exit."""
+    ``nice`` steps below normal priority (0..19), with Chromium's command-line ``flags`` added (e.g.
+    ``--host-resolver-rules=MAP evil.example 127.0.0.1``: a name that resolves to this machine, as DNS
+    rebinding makes it); quits on exit."""
     missing = browser_missing()
     if missing is not None:
         raise ConfigurationError(f"headless Chromium is unavailable: {missing}")
@@ -58,7 +62,7 @@ def headless_chromium(size: tuple[int, int] = (1280, 720), nice: int = 0) -> Ite
     profile = tempfile.mkdtemp(prefix="pccbullet_chromium_")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in (*FLAGS, f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}"):
+    for flag in (*FLAGS, *flags, f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}"):
         options.add_argument(flag)
     saved = os.environ.get("SE_OFFLINE")
     os.environ["SE_OFFLINE"] = "true"  # Selenium's manager must not look anything up online

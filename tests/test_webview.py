@@ -138,6 +138,7 @@ def test_the_socket_needs_the_token_and_this_origin_and_sends_scene_and_frames()
                 connect(f"{ws}?token={TOKEN}", origin="http://elsewhere.example", open_timeout=30)  # type: ignore[arg-type]
             assert view.wait_ready(60.0)
             with connect(f"{ws}?token={TOKEN}", open_timeout=30, max_size=2**24) as socket:
+                assert json.loads(socket.recv(timeout=60)) == {"type": "hello", "beat_s": 0.5}  # heartbeat
                 scene = json.loads(socket.recv(timeout=60))
                 assert scene["type"] == "scene" and scene["keys"] == ["w", "2"]
                 items = scene["groups"][0]["items"]  # head, 4 base disks, 18 slices, the sensor ball
@@ -187,7 +188,8 @@ def test_the_page_keys_come_back_as_keyboard_events() -> None:
             WebView(_page(world)) as view,
             connect(f"ws://127.0.0.1:{view.port}/ws", open_timeout=30) as socket,
         ):
-            for key, down in [("2", True), ("2", False), ("w", True), ("ww", True)]:  # "ww": ignored
+            assert view.wait_ready(60.0)  # the page's keys are known once its scene is loaded
+            for key, down in [("2", True), ("2", False), ("w", True), ("ww", True)]:  # "ww": refused
                 socket.send(json.dumps({"type": "key", "key": key, "down": down}))
             seen: dict[int, int] = {}
 

@@ -41,6 +41,23 @@ def _squid_pixels(png: bytes) -> tuple[int, float]:
     return int(((r - g > 20) & (r - b > 40)).sum()), float(rgb.mean(axis=2).std())
 
 
+def _rebinding_is_refused(port: int) -> None:
+    """A socket of a page on another name that resolves here (DNS rebinding) is refused: 403."""
+    import socket
+
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        with pytest.raises(InvalidStatus, match="403"):
+            connect(
+                f"ws://evil.example:{port}/ws",
+                sock=sock,
+                origin=f"http://evil.example:{port}",  # type: ignore[arg-type]
+                open_timeout=60,
+            )
+
+
 def test_the_demo_is_watched_and_driven_from_a_browser(tmp_path: Path) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
 
@@ -96,6 +113,26 @@ def test_the_demo_is_watched_and_driven_from_a_browser(tmp_path: Path) -> None:
             assert orange > 2000 and spread > 20.0, (orange, spread)
             stats = driver.execute_script("return window.pccbullet")
             assert stats["frames"] > 10 and stats["drawn"] > 0
+            # a page that goes away with "w" held: the demo's command stops (its keys were released)
+            driver.execute_script("document.getElementById('hud').style.visibility = 'visible'")
+            start = float(BEND.search(_hud(driver)).group(1))  # type: ignore[union-attr]
+            ActionChains(driver).key_down("w").perform()
+            deadline = time.monotonic() + 120
+            while (
+                (m := BEND.search(_hud(driver)))
+                and float(m.group(1)) < start + 3.0
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.1)
+            driver.get("about:blank")
+            driver.get(url)
+            wait_for(driver, "window.pccbullet.scene && window.pccbullet.hudLines > 0", START_S)
+            held = float(BEND.search(_hud(driver)).group(1))  # type: ignore[union-attr]
+            frames = driver.execute_script("return window.pccbullet.frames")
+            wait_for(driver, f"window.pccbullet.frames > {frames + 100}", 120)  # 2 s of the session
+            assert float(BEND.search(_hud(driver)).group(1)) == held  # type: ignore[union-attr]
+            assert held < 170.0, held  # far from the 180 deg limit it ran into when nobody let go
+            _rebinding_is_refused(int(url.rsplit(":", 1)[1].strip("/")))
             ActionChains(driver).key_down("x").pause(0.05).key_up("x").perform()  # end the session
             stdout, _ = proc.communicate(timeout=START_S)
     finally:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from pccbullet.core import strict_json
 from pccbullet.core.cli_args import integer, out_dir, real
 from pccbullet.sim.experiments.ray_connect import CONNECT_TIMEOUT_S
 from pccbullet.sim.views.web.cli import add_web_args, start_web_view
@@ -137,5 +137,5 @@ def sweep_command(args: argparse.Namespace) -> int:
         "failed": [{"run": r, "error": e} for r, e in res.failed],
         "elapsed_s": round(res.elapsed, 3),
     }
-    print(json.dumps(summary, indent=2))  # noqa: T201
+    print(strict_json.dumps(summary, indent=2))  # noqa: T201
     return 1 if res.failed else 0

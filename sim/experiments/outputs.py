@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core import strict_json
 from pccbullet.core.atomic import temporaries, write_atomic
 
 MANIFEST = "manifest.json"
@@ -25,7 +26,7 @@ MANIFEST = "manifest.json"
 
 def write_json(path: str | Path, value: object) -> None:
     """Write ``value`` as indented JSON (atomically)."""
-    write_atomic(path, json.dumps(value, indent=2, default=str) + "\n")
+    write_atomic(path, strict_json.dumps(value, indent=2, default=str) + "\n")
 
 
 def save_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:

@@ -12,24 +12,11 @@ with the session's figures the moment the loop ends (``"complete"``), and after 
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
-from typing import Any
 
+from pccbullet.core import strict_json
 from pccbullet.core.atomic import write_atomic
 from pccbullet.teleop.interrupts import sigint_deferred
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready: NaN and inf become ``None`` (JSON has neither)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 class SummaryFile:
@@ -53,7 +40,7 @@ class SummaryFile:
         """Add or replace ``entries`` and write the file (Ctrl-C held back meanwhile)."""
         with sigint_deferred():
             self.data.update(entries)
-            write_atomic(self.path, json.dumps(_plain(self.data), indent=2) + "\n")
+            write_atomic(self.path, strict_json.dumps(self.data, indent=2) + "\n")
 
     def add_file(self, path: str | Path) -> None:
         """Record a file written (and rewrite the summary)."""

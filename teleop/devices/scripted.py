@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pccbullet.core import strict_json
 from pccbullet.core.atomic import write_atomic
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.teleop.devices.base import DeviceSample, InputDevice
@@ -134,7 +135,7 @@ class Recorder:
             "version": 1,
             "samples": [s.to_dict() for s in self.samples],
         }
-        return write_atomic(path, json.dumps(doc))
+        return write_atomic(path, strict_json.dumps(doc))
 
 
 class ReplayDevice:

@@ -8,10 +8,12 @@ counted.
 
 Modules: :mod:`~pccbullet.sim.views.web.layout` (how a page lays out the scene's bodies,
 :mod:`pccbullet.sim.views.scene`), :mod:`~pccbullet.sim.views.web.view` (the publishing side),
-:mod:`~pccbullet.sim.views.web.server` (the view's process), :mod:`~pccbullet.sim.views.web.tracked` (the
-page's geometry and its link poses from the frames there), :mod:`~pccbullet.sim.views.web.files` (the
-page's files, copied), :mod:`~pccbullet.sim.views.web.live` (a world shown), and the page (``page/``:
-``index.html``, ``app.js`` and three.js r180, vendored: no network at run time).
+:mod:`~pccbullet.sim.views.web.server` (the view's process), :mod:`~pccbullet.sim.views.web.access` (who
+may open it: the security model in docs/guide/web-view.md), :mod:`~pccbullet.sim.views.web.inbox` (what
+pages send, the keys they hold), :mod:`~pccbullet.sim.views.web.tracked` (the page's geometry and its link
+poses from the frames there), :mod:`~pccbullet.sim.views.web.files` (the page's files, copied),
+:mod:`~pccbullet.sim.views.web.live` (a world shown), and the page (``page/``: ``index.html``, ``app.js``
+and three.js r180, vendored: no network at run time).
 
 Why a page of our own on ``websockets`` and three.js, and not viser or pyvista's trame backend (measured on
 this project's 2-core machine, figures in docs/measurements/performance.md): it adds one dependency of

@@ -8,9 +8,11 @@ a page that lags skips frames (counted), it never holds up the others or the pub
 releases that the page sends go back through a queue; so do the page's own figures (frames drawn per
 second), which end up in the report.
 
-Access: the page and its scripts hold no data; the socket, which carries the scene and takes the keys,
-needs the ``token`` when there is one (the page passes its own ``?token=`` on), and refuses a browser page
-of another origin (a page elsewhere must not drive the robot through a browser that has this one open).
+Access (:mod:`~pccbullet.sim.views.web.access`): the page, its scripts and the socket answer a request
+whose ``Host`` names this view (its address or ``localhost``) or that carries the token; the socket also
+needs the token when there is one and refuses a browser page of another origin. What a page sends is
+checked and the keys it holds are released when it closes or goes silent
+(:mod:`~pccbullet.sim.views.web.inbox`).
 
 Frame message (binary): ``uint32`` length ``n`` of a JSON header (``t``, ``n``, ``force``...), the header,
 zero padding to a multiple of 4 bytes, then the tracked links' poses as little-endian ``float32`` rows
@@ -20,26 +22,35 @@ zero padding to a multiple of 4 bytes, then the tracked links' poses as little-e
 from __future__ import annotations
 
 import asyncio
-import hmac
-import json
+import functools
 import os
 import queue
 import signal
 import struct
+import time
+from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
+
+from websockets.exceptions import ConnectionClosed
+
+from pccbullet.core import strict_json
+from pccbullet.sim.views.web.access import Access
+from pccbullet.sim.views.web.inbox import BEAT_S, MAX_MESSAGE, STALL_S, BadMessage, KeyRelay, parse_message
 
 PAGE_DIR = Path(__file__).with_name("page")
 POLL_S = 0.05  # s, the intake thread's longest wait for a frame before it looks at the scene and stop
+WATCH_S = 0.05  # s, how often silent pages are looked for (on the loop's own timer)
 SERVER_NICE = 10  # added to the view process's nice value: the physics keeps its cores
+MAX_ANSWERS = 16  # bad messages of a page answered (then only counted)
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".txt": "text/plain"}
 
 
 def encode_frame(header: dict[str, Any], poses: Any) -> bytes:
     """A frame message (module docstring) of ``header`` and ``poses`` ``(n, 7) float32``."""
-    text = json.dumps(header, separators=(",", ":")).encode()
+    text = strict_json.dumps(header, compact=True).encode()
     pad = b"\0" * (-(4 + len(text)) % 4)
     return struct.pack("<I", len(text)) + text + pad + poses.astype("<f4").tobytes()
 
@@ -56,7 +67,7 @@ def image_message(image: tuple[int, int, bytes, str]) -> str:
     png = io.BytesIO()
     iio.imwrite(png, np.frombuffer(data, dtype=np.uint8).reshape(h, w, 3), extension=".png")
     url = "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
-    return json.dumps({"type": "image", "src": url, "caption": caption, "size": [w, h]})
+    return strict_json.dumps({"type": "image", "src": url, "caption": caption, "size": [w, h]})
 
 
 class State:
@@ -74,6 +85,14 @@ class State:
         self.skipped = 0  # frames a page did not get because it was still busy with an earlier one
         self.pages = 0  # pages that connected
         self.page_stats: dict[str, Any] = {}  # the last figures a page sent
+        self.keys: frozenset[str] = frozenset()  # the keys the scene's page takes
+        self.rejected = 0  # messages from pages that were not valid (dropped)
+        self.sockets: dict[int, Any] = {}  # by page number: its socket
+
+    def load(self, message: str, keys: frozenset[str]) -> None:
+        """A new scene and the keys its page takes."""
+        self.keys = keys
+        self.put("scene", message)
 
     def put(self, kind: str, message: Any) -> None:
         """Store a new scene, hud, image or frame and wake every page's sender."""
@@ -86,79 +105,81 @@ class State:
             waker.set()
 
 
-def _token_ok(token: str | None, request: Any) -> bool:
-    if token is None:
-        return True
-    given = parse_qs(urlsplit(request.path).query).get("token", [""])[0]
-    return hmac.compare_digest(given.encode(), token.encode())
+@functools.cache
+def _static() -> dict[str, Path]:
+    """The page's files by name (``/static/<name>``): its own, then the vendored ones."""
+    files = [p for folder in (PAGE_DIR / "vendor", PAGE_DIR) for p in folder.iterdir() if p.is_file()]
+    return {p.name: p for p in files}
 
 
-def _origin_ok(request: Any) -> bool:
-    """A socket from a browser page must come from this server's own origin (no Origin: not a browser)."""
-    origin = request.headers.get("Origin")
-    return origin is None or urlsplit(origin).netloc == request.headers.get("Host", "")
-
-
-def _http(token: str | None, connection: Any, request: Any) -> Any:
-    """websockets' ``process_request``: serve the page and its files; let ``/ws`` through to the socket
-    (with the token, from this server's origin)."""
+def _http(access: Access, connection: Any, request: Any) -> Any:
+    """websockets' ``process_request``: refuse what :class:`~pccbullet.sim.views.web.access.Access`
+    refuses, serve the page and its files, let ``/ws`` through to the socket."""
     from websockets.datastructures import Headers
     from websockets.http11 import Response
 
     path = urlsplit(request.path).path
-    if path == "/ws":  # the page and its scripts hold nothing: the socket carries the scene and the keys
-        if not _token_ok(token, request):
-            return connection.respond(HTTPStatus.FORBIDDEN, "pccbullet web view: a valid ?token= is needed\n")
-        if not _origin_ok(request):
-            return connection.respond(HTTPStatus.FORBIDDEN, "pccbullet web view: another origin\n")
+    refusal = access.refusal(request.path, request.headers, socket=path == "/ws")
+    if refusal is not None:
+        return connection.respond(refusal[0], f"pccbullet web view: {refusal[1]}\n")
+    if path == "/ws":
         return None
     if path in ("/", "/index.html"):
-        file = PAGE_DIR / "index.html"
-    elif path.startswith("/static/") and "/" not in path[len("/static/") :]:
-        name = path[len("/static/") :]
-        file = PAGE_DIR / name if (PAGE_DIR / name).is_file() else PAGE_DIR / "vendor" / name
-    else:
-        file = None
-    if file is None or not file.is_file():
+        file: Path | None = PAGE_DIR / "index.html"
+    else:  # a name looked up among the page's files: no path of a request reaches the file system
+        file = _static().get(path[len("/static/") :]) if path.startswith("/static/") else None
+    if file is None:
         return connection.respond(HTTPStatus.NOT_FOUND, "not found\n")
     headers = Headers(
         [("Content-Type", TYPES.get(file.suffix, "application/octet-stream")), ("Cache-Control", "no-store")]
     )
+    if file.name == "index.html" and access.query_token(request.path):  # the token, for its scripts
+        headers["Set-Cookie"] = f"{access.cookie}={access.token}; HttpOnly; SameSite=Strict; Path=/"
     body = file.read_bytes()
     headers["Content-Length"] = str(len(body))
     return Response(200, "OK", headers, body)
 
 
-async def _page(ws: Any, state: State, keys: Any, connected: Any) -> None:
+async def _page(ws: Any, state: State, relay: KeyRelay, connected: Any) -> None:
     """One page: send it what changed and the newest frame whenever it can take them; read its keys."""
     state.pages += 1
+    page = state.pages
+    relay.open(page)
+    state.sockets[page] = ws
     connected.set()
     waker = asyncio.Event()
     state.wakers.add(waker)
     waker.set()
+    answered = 0
 
     async def read() -> None:
+        try:
+            await take()
+        except ConnectionClosed:  # the page went away (not cleanly): its keys go in the finally below
+            pass
+
+    async def take() -> None:
+        nonlocal answered
         async for text in ws:
+            relay.hear(page)
             try:
-                msg = json.loads(text)
-            except (TypeError, ValueError):
+                msg = parse_message(text, state.keys)
+            except BadMessage as exc:
+                state.rejected += 1
+                if answered < MAX_ANSWERS:
+                    answered += 1
+                    await ws.send(strict_json.dumps({"type": "error", "message": str(exc)}))
                 continue
-            if msg.get("type") == "key" and isinstance(msg.get("key"), str) and len(msg["key"]) == 1:
-                try:
-                    keys.put_nowait((msg["key"], bool(msg.get("down"))))
-                except queue.Full:
-                    pass
-            elif msg.get("type") == "stats" and isinstance(msg.get("fps"), int | float):
-                state.page_stats = {
-                    k: float(msg[k])
-                    for k in ("fps", "mean_fps", "frames", "render_ms")
-                    if isinstance(msg.get(k), int | float)
-                }
+            if msg["type"] == "key":
+                relay.key(page, msg["key"], msg["down"])
+            elif msg["type"] == "stats":
+                state.page_stats = {k: float(v) for k, v in msg.items() if k != "type"}
 
     reader = asyncio.create_task(read())
     seen = {"scene": 0, "hud": 0, "image": 0}
     last_frame = state.frame_no
     try:
+        await ws.send(strict_json.dumps({"type": "hello", "beat_s": BEAT_S}))
         while True:
             woken = asyncio.ensure_future(waker.wait())
             await asyncio.wait({woken, reader}, return_when=asyncio.FIRST_COMPLETED)
@@ -181,6 +202,8 @@ async def _page(ws: Any, state: State, keys: Any, connected: Any) -> None:
     finally:
         state.wakers.discard(waker)
         reader.cancel()
+        relay.close(page)
+        state.sockets.pop(page, None)
 
 
 def _finite(force: Any) -> dict[str, list[float]]:
@@ -218,7 +241,8 @@ def _take(frames: Any, pages: Any, events: dict[str, Any], loop: Any, state: Sta
             if tracked is not None:
                 tracked.close()
             tracked = TrackedLinks(page)
-            loop.call_soon_threadsafe(state.put, "scene", json.dumps(tracked.scene_message()))
+            keys = frozenset(page.keys)
+            loop.call_soon_threadsafe(state.load, strict_json.dumps(tracked.scene_message()), keys)
             with ready.get_lock():  # the publisher waits for this count (WebView.wait_ready)
                 ready.value += 1
         try:
@@ -228,7 +252,8 @@ def _take(frames: Any, pages: Any, events: dict[str, Any], loop: Any, state: Sta
         counts["received"] += 1
         if frame.get("hud") is not None:
             lines = [{"text": str(t), "rgb": list(map(float, rgb))} for t, rgb in frame["hud"]]
-            loop.call_soon_threadsafe(state.put, "hud", json.dumps({"type": "hud", "lines": lines}))
+            hud = strict_json.dumps({"type": "hud", "lines": lines})
+            loop.call_soon_threadsafe(state.put, "hud", hud)
         if frame.get("image") is not None:
             loop.call_soon_threadsafe(state.put, "image", image_message(frame["image"]))
         if tracked is None:
@@ -247,8 +272,34 @@ def _take(frames: Any, pages: Any, events: dict[str, Any], loop: Any, state: Sta
         tracked.close()
 
 
+async def _tell(ws: Any, message: str) -> None:
+    """Send ``message`` to a page that may have gone away meanwhile."""
+    try:
+        await ws.send(message)
+    except ConnectionClosed:
+        pass
+
+
+async def _watch(state: State, relay: KeyRelay) -> None:
+    """Release the keys of silent pages (and tell them), send releases the queue had no room for."""
+    while True:
+        for page, keys in relay.stalled().items():
+            ws = state.sockets.get(page)
+            if ws is not None:
+                message = strict_json.dumps({"type": "released", "keys": keys, "why": "silent"})
+                asyncio.ensure_future(_tell(ws, message))
+        relay.flush()
+        await asyncio.sleep(WATCH_S)
+
+
 async def _serve(
-    host: str, port: int, token: str | None, queues: dict[str, Any], events: dict[str, Any]
+    host: str,
+    port: int,
+    token: str | None,
+    queues: dict[str, Any],
+    events: dict[str, Any],
+    clock: Callable[[], float],
+    stall: float,
 ) -> dict[str, Any]:
     from functools import partial
 
@@ -256,20 +307,29 @@ async def _serve(
 
     state, loop = State(), asyncio.get_running_loop()
     counts = {"received": 0, "applied": 0}
-    handler = partial(_page, state=state, keys=queues["keys"], connected=events["page"])
+    relay = KeyRelay(queues["keys"], clock, stall)
+    access: dict[str, Access] = {}  # the bound port is known once it serves
+
+    def check(connection: Any, request: Any) -> Any:
+        return _http(access["rules"], connection, request)
+
+    handler = partial(_page, state=state, relay=relay, connected=events["page"])
     async with serve(
         handler,
         host,
         port,
-        process_request=partial(_http, token),
-        max_size=2**16,
+        process_request=check,
+        max_size=4 * MAX_MESSAGE,  # bytes: a larger message closes the page's socket
         compression=None,
         close_timeout=1.0,
     ) as server:
         bound = server.sockets[0].getsockname()
+        access["rules"] = Access(host, int(bound[1]), token)
         queues["address"].put((host, int(bound[1])))
+        watch = asyncio.ensure_future(_watch(state, relay))
         done = loop.run_in_executor(None, _intake, queues, events, loop, state, counts)
         await done
+        watch.cancel()
         server.close()
     return {
         **counts,
@@ -277,22 +337,30 @@ async def _serve(
         "skipped": state.skipped,
         "pages": state.pages,
         "page": state.page_stats,
+        "rejected": state.rejected,
+        "released": relay.released,
     }
 
 
 def serve_main(
-    host: str, port: int, token: str | None, queues: dict[str, Any], events: dict[str, Any]
+    host: str,
+    port: int,
+    token: str | None,
+    queues: dict[str, Any],
+    events: dict[str, Any],
+    clock: Callable[[], float] = time.monotonic,
+    stall: float = STALL_S,
 ) -> None:
     """The process's main: serve until ``events["stop"]``; put the report (or the error) in
     ``queues["report"]``, the bound ``(host, port)`` in ``queues["address"]`` (or the error there when
-    the port cannot be bound)."""
+    the port cannot be bound). A page silent for ``stall`` s on ``clock`` has its keys released."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C ends the publisher's session, which stops us
     try:
         os.nice(SERVER_NICE)
     except OSError:
         pass
     try:
-        report = asyncio.run(_serve(host, port, token, queues, events))
+        report = asyncio.run(_serve(host, port, token, queues, events, clock, stall))
     except OSError as exc:
         queues["address"].put(exc)
         report = {"error": f"{exc.strerror or exc} ({host}:{port})"}

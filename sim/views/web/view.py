@@ -17,7 +17,7 @@ import socket
 import tempfile
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.views.pending import PendingOverlay
 from pccbullet.sim.views.scene import Rgb, SceneFrame
 from pccbullet.sim.views.web.files import SceneFiles
+from pccbullet.sim.views.web.inbox import STALL_S
 from pccbullet.sim.views.web.layout import WebPage
 
 QUEUE_FRAMES = 2
@@ -34,6 +35,8 @@ KEY_QUEUE = 256
 KEY_IS_DOWN, KEY_WAS_TRIGGERED, KEY_WAS_RELEASED = 1, 2, 4  # pybullet's keyboard event flags
 LOCAL_HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0  # s, longest wait for the view process to bind its port
+ALIVE_CHECK_S = 0.1  # s, how often keyboard_events looks whether the view process still runs, keys held
+MAX_STALL_S = 60.0  # s, the longest silence a view may allow a page that holds keys
 
 
 def is_loopback(host: str) -> bool:
@@ -103,9 +106,13 @@ class WebView:
         port: the port; 0 for any free one (:attr:`port` says which).
         token: the access token of the page and its socket (``None`` on a loopback host: none needed).
         start_timeout: longest wait (s) for the process to bind its port.
+        stall: a page that sends nothing for this long (s) has every key it holds released (it sends a
+            heartbeat every :data:`~pccbullet.sim.views.web.inbox.BEAT_S`).
+        clock: the clock (s) a page's silence is measured on, read in the view's process; ``None``:
+            :func:`time.monotonic`. Tests pass a :class:`~pccbullet.sim.views.web.inbox.SharedClock`.
 
     Raises:
-        ConfigurationError: a bad host or port. OSError: the port cannot be bound (e.g. it is taken).
+        ConfigurationError: a bad host, port or stall. OSError: the port cannot be bound (e.g. it is taken).
     """
 
     def __init__(
@@ -116,10 +123,16 @@ class WebView:
         port: int = 0,
         token: str | None = None,
         start_timeout: float = START_TIMEOUT_S,
+        stall: float = STALL_S,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         from pccbullet.sim.views.web.server import serve_main
 
         check_address(host, port)
+        if isinstance(stall, bool) or not isinstance(stall, int | float) or not 0.0 < stall <= MAX_STALL_S:
+            raise ConfigurationError(
+                f"web view stall = {stall!r} is invalid; allowed: a number in (0, {MAX_STALL_S:g}] s"
+            )
         self.token = access_token(host, token)
         """The access token (``None``: none needed)."""
         self.host = host
@@ -136,6 +149,7 @@ class WebView:
         self._files = SceneFiles(Path(tempfile.mkdtemp(prefix="pccbullet_view_")))
         weakref.finalize(self, shutil.rmtree, self._files.root, True)  # also if never closed
         self._held: set[str] = set()
+        self._alive_checked = -float("inf")  # when keyboard_events last looked at the process (s)
         self._overlay = PendingOverlay()  # HUD and image not yet in a frame the view process took
         self._closed: dict[str, Any] | None = None
         self._closing = False  # set by close(): no frame is published after it
@@ -144,7 +158,9 @@ class WebView:
         self.sent = 0
         """Frames handed to the view process."""
         self._process = ctx.Process(
-            target=serve_main, args=(host, port, self.token, self._queues, self._events), daemon=True
+            target=serve_main,
+            args=(host, port, self.token, self._queues, self._events, clock or time.monotonic, float(stall)),
+            daemon=True,
         )
         self._process.start()
         bound = self._wait_address(start_timeout)
@@ -239,13 +255,20 @@ class WebView:
         """The page's key events since the last call, in ``pybullet.getKeyboardEvents`` form (key code ->
         flags), for :class:`~pccbullet.teleop.devices.keyboard.KeyboardDevice`. Held keys stay down
         between calls; a key pressed and released between two calls is reported down (and triggered)
-        once, so that a short tap acts for one read."""
+        once, so that a short tap acts for one read. Once the view is closed, or its process has ended
+        (looked at every :data:`ALIVE_CHECK_S` while keys are held), every held key is released."""
         events = []
         while True:
             try:
                 events.append(self._queues["keys"].get_nowait())
-            except queue.Empty:
-                return fold_keys(events, self._held)
+            except (queue.Empty, OSError, ValueError):  # OSError, ValueError: the queue is closed
+                break
+        now = time.monotonic()
+        if self._held and (self._closing or now >= self._alive_checked + ALIVE_CHECK_S):
+            self._alive_checked = now
+            if self._closing or not self._process.is_alive():  # nobody can release them any more
+                events.extend((key, False) for key in sorted(self._held))
+        return fold_keys(events, self._held)
 
     def close(self, timeout: float = 10.0) -> dict[str, Any]:
         """Stop the view; returns its report: frames ``received`` and ``applied`` by the view process,

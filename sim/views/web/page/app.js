@@ -148,7 +148,7 @@ function applyFrame(buffer) {
   stats.frames += 1;
   const now = performance.now();
   if (firstFrameAt === null) firstFrameAt = now;
-  else stats.meanFps = (1000 * stats.drawn) / (now - firstFrameAt);
+  else if (now > firstFrameAt) stats.meanFps = (1000 * stats.drawn) / (now - firstFrameAt);
   dirty = true;
 }
 
@@ -176,8 +176,17 @@ function showForce(force) {
   }
 }
 
+let beat = null; // the heartbeat: the server releases the keys of a page that goes silent
 function onText(msg) {
-  if (msg.type === "scene") buildScene(msg);
+  if (msg.type === "hello") {
+    clearInterval(beat);
+    beat = setInterval(() => send({ type: "beat" }), 1000 * msg.beat_s);
+  } else if (msg.type === "released") { // this page went silent: its keys were let go, press them again
+    for (const k of msg.keys) held.delete(k);
+    stats.released = (stats.released || 0) + msg.keys.length;
+  } else if (msg.type === "error") {
+    console.warn(`pccbullet web view: ${msg.message}`);
+  } else if (msg.type === "scene") buildScene(msg);
   else if (msg.type === "hud") {
     $("hud").replaceChildren(...msg.lines.map((line) => {
       const div = document.createElement("div");
@@ -277,6 +286,8 @@ function connect() {
   socket.onmessage = (e) => (typeof e.data === "string" ? onText(JSON.parse(e.data)) : applyFrame(e.data));
   socket.onopen = () => { $("stats").textContent = "connected"; };
   socket.onclose = () => {
+    clearInterval(beat);
+    held.clear(); // the server let this page's keys go with its socket
     $("stats").textContent = "disconnected: the session ended or the server stopped (retrying)";
     setTimeout(connect, 2000);
   };
