@@ -166,3 +166,53 @@ def test_step_responses_settle_within_the_papers_bounds(profile: str, bound: flo
     )
     assert 0.2 < min(times) and max(times) <= bound
     assert error < 6e-3
+
+
+def test_an_experiments_channels_drive_the_chambers_in_dynamic_mode(tmp_path: Path) -> None:
+    """``hydraulic_step_dynamic`` (drive = "chambers"): the channels' motor torques reach the chambers
+    through the same hydraulic line model as the model mode (pressures equal to the line's own run, to
+    rounding), and the arm comes to the Newton–Euler statics' pose (section 2 at 1.5 N m: 0.9 mm)."""
+    import tomllib
+
+    from pccbullet.sim.experiments.runner import run_experiment
+    from pccbullet.sim.experiments.spec import experiment_from_table, experiments_dir
+    from pccbullet.sim.export.rigid import limb_base_pose
+    from pccbullet.sim.models.chamber_statics import steady_poses
+    from pccbullet.sim.models.hydraulics import HydraulicDrive, load_hydraulic_drive
+
+    path = experiments_dir() / "hydraulic_step_dynamic.toml"
+    table = tomllib.loads(path.read_text())
+    table["duration_s"] = 4.0
+    run = run_experiment(experiment_from_table(table, path, base_dir=path.parent), tmp_path, progress=False)
+    cols = run.columns
+    line = HydraulicDrive(load_hydraulic_drive(load_robot("hydraulic_arm")), 6)
+    expected = []
+    for k in range(4000):
+        if k % 10 == 0:
+            expected.append(line.chamber_pressure[3])
+        line.step(np.array([0, 0, 0, 1.5 if (k + 1) * 1e-3 >= 2.0 else 0.0, 0, 0]), 1e-3)  # as the runner
+    expected.append(line.chamber_pressure[3])
+    assert np.allclose(cols["arm_s2_c0_pressure_pa"], expected, rtol=1e-9, atol=1e-6)
+    assert cols["arm_s1_c0_pressure_pa"].max() == 0.0
+    torques = np.zeros(6)
+    torques[3] = 1.5
+    tips = steady_poses([torques], pieces=20, law="linear")[0].segment_tips
+    world_tip = np.array([cols[f"arm_s2_{a}_m"][-1] for a in "xyz"])
+    T = limb_base_pose(load_robot("hydraulic_arm"), "arm")
+    assert np.linalg.norm(T[:3, :3] @ tips[1] + T[:3, 3] - world_tip) < 3e-3
+
+
+def test_an_experiment_with_drive_chambers_is_checked_when_it_is_read() -> None:
+    from pccbullet.core.errors import SpecError
+    from pccbullet.sim.experiments.spec import experiment_from_table
+
+    base = {"robot": "hydraulic_arm", "mode": "dynamic", "drive": "chambers", "duration_s": 1.0}
+    step = {"kind": "step", "t0_s": 0.5, "after": 1.0}
+    spec = experiment_from_table({**base, "channels": {"motor_6": step}}, "x.toml", base_dir=Path("."))
+    assert spec.drive == "chambers"
+    with pytest.raises(SpecError, match=r"channels.pressure_1.*a channel out of motor_1 \.\.\. motor_6"):
+        experiment_from_table({**base, "channels": {"pressure_1": step}}, "x.toml", base_dir=Path("."))
+    with pytest.raises(SpecError, match="'joints' unless mode = 'dynamic'"):
+        experiment_from_table({**base, "mode": "kinematic"}, "x.toml", base_dir=Path("."))
+    with pytest.raises(SpecError, match="limbs declare chambers"):
+        experiment_from_table({**base, "robot": "ursula"}, "x.toml", base_dir=Path("."))

@@ -39,7 +39,7 @@ segment, ``count`` per segment.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -257,6 +257,22 @@ class ChamberDrive:
         # the chambers' force p A G^T balances the load: -p A G^T = load
         force, _ = nnls(-G.T * scale[:, None], load * scale)
         self.set_pressures(force / self.area)
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        """The experiment channels that drive the chambers (:meth:`set_channels`), one per chamber: the
+        motor torques ``motor_1`` ... (N m) of a ``[hydraulic_drive]``, else the pressures ``pressure_1`` ...
+        (Pa), as the model mode names them (:mod:`pccbullet.sim.models.experiment_models`)."""
+        kind = "motor" if self.hydraulic is not None else "pressure"
+        return tuple(f"{kind}_{i + 1}" for i in range(len(self.names)))
+
+    def set_channels(self, values: Mapping[str, float]) -> None:
+        """Command the chambers by the channels' values (:attr:`channels`; missing ones are 0)."""
+        u = [float(values.get(name, 0.0)) for name in self.channels]
+        if self.hydraulic is not None:
+            self.set_motor_torques(u)
+        else:
+            self.set_pressures(u)
 
     # --- the step ----------------------------------------------------------------------------------
 
