@@ -254,3 +254,31 @@ def test_the_mjcf_export_writes_the_chambers_as_actuators_that_bend_by_the_close
     with contextlib.redirect_stdout(text):
         assert mjcf_command(args) == 0
     assert "chamber actuators: arm (6)" in text.getvalue() and "not written" not in text.getvalue()
+
+
+def _lag_robot(tmp_path: Path, table: str) -> Path:
+    """hydraulic_arm.toml without its ``[hydraulic_drive]``, plus ``table``."""
+    text = (robots_dir() / "hydraulic_arm.toml").read_text()
+    path = tmp_path / "lag_arm.toml"
+    path.write_text(text[: text.index("\n[hydraulic_drive]") + 1] + table)
+    return path
+
+
+def test_the_lags_defaults_its_bad_values_and_its_mjcf_filter(tmp_path: Path) -> None:
+    from pccbullet.core.errors import SpecError
+    from pccbullet.sim.limb.chambers import pressure_line
+    from pccbullet.sim.mjcf.writer import build_mjcf
+
+    line = pressure_line(load_robot(_lag_robot(tmp_path, "")), 6)
+    assert (line.time_constant, line.lo, line.hi) == (0.05, -101325.0, math.inf)
+    bad = load_robot(_lag_robot(tmp_path, "[pressure_drive]\ntime_constant_ms = -1\n"))
+    with pytest.raises(SpecError, match=r"lag_arm.toml: field 'pressure_drive.time_constant_ms' = -1"):
+        pressure_line(bad, 6)
+    spec = load_robot(
+        _lag_robot(tmp_path, "[pressure_drive]\ntime_constant_ms = 20\nmax_pressure_kpa = 300\n")
+    )
+    root, _ = build_mjcf(spec)
+    general = root.findall("actuator/general")
+    assert len(general) == 6 and general[0].get("dyntype") == "filter"
+    assert float(general[0].get("dynprm", "nan")) == pytest.approx(0.02)
+    assert [float(v) for v in general[0].get("ctrlrange", "").split()] == [-101325.0, 3e5]

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -111,11 +112,12 @@ class LagLine:
 def pressure_line(robot: RobotSpec | None, count: int) -> LagLine:
     """The lag of ``robot``'s ``[pressure_drive]`` table (or the defaults) for ``count`` chambers."""
     table = {} if robot is None else robot.extra.get("pressure_drive", {})
-    source = robot.source if robot is not None and robot.source is not None else "<robot>"
+    source = robot.source if robot is not None and robot.source is not None else Path("<robot>")
     f = Fields(table, source, "pressure_drive")
     tau = f.number("time_constant_ms", 0.0, 1e6, lo_open=True, default=DEFAULT_TIME_CONSTANT * 1e3) * 1e-3
     lo = f.number("min_pressure_kpa", VACUUM_GAUGE / KPA, 1e6, default=VACUUM_GAUGE / KPA) * KPA
-    hi = f.number("max_pressure_kpa", lo / KPA, 1e6, lo_open=True, default=math.inf) * KPA
+    has_max = f.has("max_pressure_kpa")
+    hi = f.number("max_pressure_kpa", lo / KPA, 1e6, lo_open=True) * KPA if has_max else math.inf
     f.finish()
     return LagLine(count, tau, lo, hi)
 

@@ -128,8 +128,12 @@ def write_chambers(
                     group=SITE_GROUP,
                 )
                 ET.SubElement(spatial, "site", site=site)
-            ET.SubElement(
-                actuator, "general", name=name, tendon=name, gear="1", gainprm=ux.num(act.area),
-                biastype="none", **dynamics, **limits,
-            )  # fmt: skip
+            attrib = {
+                "name": name,
+                "tendon": name,
+                "gear": "1",
+                "gainprm": ux.num(act.area),
+                "biastype": "none",
+            }
+            ET.SubElement(actuator, "general", attrib={**attrib, **dynamics, **limits})
     return count
