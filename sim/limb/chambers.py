@@ -51,6 +51,7 @@ from pccbullet.core.types import FloatArray
 from pccbullet.sim.limb.chain.kernels import PRISMATIC, SPHERICAL
 from pccbullet.sim.limb.chain.rigid import ChainModel
 from pccbullet.sim.limb.chain.tendons import static_load, tendon_geometry
+from pccbullet.sim.limb.chamber_law import LengthLawForces
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 
 PRESSURE_MODE = 3
@@ -205,6 +206,17 @@ class ChamberDrive:
             self.hydraulic = HydraulicDrive(load_hydraulic_drive(robot), nc)
         else:
             self.lag = pressure_line(robot, nc)
+        self.law: LengthLawForces | None = None
+        """A kinematic pressure-to-length law's forces (``[pressure_law]``,
+        :mod:`pccbullet.sim.limb.chamber_law`) in place of ``p A``, or ``None``."""
+        if robot is not None and "pressure_law" in robot.extra:
+            node_dofs = [
+                [u for (u, _), g in zip(nodes, node_seg, strict=True) if g == k] for k in range(len(segs))
+            ]
+            chord_dofs = [
+                [u for (u, _), g in zip(chords, chord_seg, strict=True) if g == k] for k in range(len(segs))
+            ]
+            self.law = LengthLawForces(robot, spec, self.angles, limb.K, node_dofs, chord_dofs)
         self._publish(self.pressures)
 
     @property
@@ -255,6 +267,16 @@ class ChamberDrive:
         static_load(
             ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, limb.gravity_base, limb.rest, limb.K, load
         )
+        if self.law is not None:  # the pressures whose law lengths are the arcs' fibre lengths
+            rest = np.zeros(nc)
+            tendon_geometry(ch.positions(limb.rest), np.zeros(ch.n_dof), *td[:6], rest, Ld, G.copy())
+            dL, a, b = L - rest, self.law.a, self.law.b
+            if b != 0.0:
+                p = (np.sqrt(np.maximum(a * a + 4.0 * b * dL, 0.0)) - a) / (2.0 * b)
+            else:
+                p = dL / a
+            self.set_pressures(np.maximum(p, 0.0))
+            return
         scale = 1.0 / np.sqrt(limb.K)
         # the chambers' force p A G^T balances the load: -p A G^T = load
         force, _ = nnls(-G.T * scale[:, None], load * scale)
@@ -292,7 +314,8 @@ class ChamberDrive:
         self._publish(p)
 
     def _publish(self, p: FloatArray) -> None:
-        force = np.maximum(p, VACUUM_GAUGE) * self.area
+        p = np.maximum(p, VACUUM_GAUGE)
+        force = self.law.forces(p) if self.law is not None else p * self.area
         self._td[10][:] = -force  # a chamber is a fibre that pushes: "tension" -p A
 
     # --- state -------------------------------------------------------------------------------------
