@@ -282,3 +282,46 @@ def test_the_lags_defaults_its_bad_values_and_its_mjcf_filter(tmp_path: Path) ->
     assert len(general) == 6 and general[0].get("dyntype") == "filter"
     assert float(general[0].get("dynprm", "nan")) == pytest.approx(0.02)
     assert [float(v) for v in general[0].get("ctrlrange", "").split()] == [-101325.0, 3e5]
+
+
+# Seed 004 Tables 5 and 6 (mm): pressure (bar) -> (y_meas, z_meas, y_cc, z_cc); examples/13_seed004_tables.py
+SEED004_TABLES = {
+    (1, 1, 1): {0.4: (3.0, 184.2, 0.0, 185.9), 0.6: (3.0, 191.7, 0.0, 194.9), 0.8: (3.0, 201.8, 0.0, 204.9)},
+    (0, 1, 1): {
+        0.4: (20.9, 178.2, 23.2, 179.4),
+        0.6: (33.6, 179.9, 37.2, 182.2),
+        0.8: (47.0, 184.0, 53.9, 183.0),
+    },
+}
+
+
+def test_seed004_pressures_give_the_laws_tips_and_the_papers_within_its_own_cc_error() -> None:
+    """Seed 004's experimental robot (seed004_chambers.toml) driven by its three chambers without gravity:
+    the chambers' law forces (pccbullet.sim.limb.chamber_law) hold the tips that the pressure law and the
+    constant-curvature map give (pccbullet.urdf_gen.pressure_law.tip_from_pressures) to 0.03 mm; against
+    the paper's measured tips (Tables 5, 6) they are as far as that law is: at most 4.6 mm (Table 6, 0.6 bar),
+    where the paper's own constant-curvature column is up to 7.0 mm off (Table 6, 0.8 bar)."""
+    from pccbullet.urdf_gen import naming
+    from pccbullet.urdf_gen.pressure_law import BAR, load_pressure_law, tip_from_pressures
+    from pccbullet.urdf_gen.three_actuator import load_three_actuator
+
+    path = robots_dir() / "seed004_experimental.toml"
+    spec = load_three_actuator(path)
+    law = load_pressure_law(path, spec)
+    worst = 0.0
+    with World(mode="dynamic", gravity=(0.0, 0.0, 0.0)) as world:
+        handle = world.load_robot("seed004_chambers", drive="chambers")
+        chambers = handle.compliant["arm"].chambers
+        assert chambers is not None and chambers.law is not None
+        for driven, table in SEED004_TABLES.items():
+            for bar, (ym, zm, _, _) in table.items():
+                p = np.array(driven) * bar * BAR
+                chambers.set_pressures(p)
+                world.step(2000)
+                T = np.linalg.inv(handle.T_world_limbbase("arm")) @ handle.link_pose(
+                    naming.segment_end_link("arm", 1)
+                )
+                tip = T[:3, 3]
+                assert np.linalg.norm(tip - tip_from_pressures(spec, law, p)) < 1e-4
+                worst = max(worst, float(np.hypot(1e3 * tip[1] - ym, 1e3 * tip[2] - zm)))
+    assert worst < 5.0
