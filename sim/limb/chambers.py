@@ -24,6 +24,9 @@ Pressure dynamics, per chamber, advanced once a step before the limb's torques (
   ``[pressure_drive]`` table (``time_constant_ms``, default 50; ``min_pressure_kpa``, default vacuum,
   -101.325; ``max_pressure_kpa``, default none).
 
+A chamber given by a kinematic pressure-to-length law (``[pressure_law]``, seed 004) pushes instead with
+the force that holds the law's length against the rod's springs (:mod:`pccbullet.sim.limb.chamber_law`).
+
 Chamber walls. Where the ``[hydraulic_drive]`` table gives a wall area ``annulus_area_m2`` (``A_s``), the
 chords' axial stiffness is the walls' (:func:`wall_stiffness`): ``count E A_s / h`` per chord (seed 000
 eq. 10, the paper's linear law; :class:`pccbullet.sim.models.chambers.ChamberWallLimb` with ``law =

@@ -90,12 +90,13 @@ def write_chambers(
     ``p A`` along the fibre, pushing (the chamber's generalized force ``p A dL/dq``). A ``[pressure_drive]``
     lag is written as the actuator's first-order filter (``dyntype="filter"``, ``dynprm`` its time
     constant) and its limits as ``ctrlrange``; a ``[hydraulic_drive]`` line is not (its ``ctrl`` is the
-    chamber pressure; ``ctrlrange`` the pressures its motors hold). Returns the number written."""
+    chamber pressure; ``ctrlrange`` the pressures its motors hold). Chambers given by a ``[pressure_law]``
+    are not written (their forces are no gain times ``ctrl``). Returns the number written."""
     from pccbullet.sim.limb.chambers import VACUUM_GAUGE, chamber_rotation, declares_chambers, pressure_line
 
     act = limb.actuators
-    if act is None or not declares_chambers(limb):
-        return 0
+    if act is None or not declares_chambers(limb) or "pressure_law" in robot.extra:
+        return 0  # a law's forces (pccbullet.sim.limb.chamber_law) are no gain on ctrl: not written
     rotation = chamber_rotation(robot, limb)
     count = act.count * len(limb.segments)
     dynamics: dict[str, str] = {}
