@@ -325,3 +325,28 @@ def test_seed004_pressures_give_the_laws_tips_and_the_papers_within_its_own_cc_e
                 assert np.linalg.norm(tip - tip_from_pressures(spec, law, p)) < 1e-4
                 worst = max(worst, float(np.hypot(1e3 * tip[1] - ym, 1e3 * tip[2] - zm)))
     assert worst < 5.0
+
+
+def test_seed002_pneunets_bend_by_the_papers_law_against_pressure() -> None:
+    """Seed 002's six-chamber PneuNets (pneunet_chambers.toml) without gravity: the chamber's law moment
+    (pccbullet.sim.limb.chamber_law.BendingLawForces) bends the segment by five joints' eq. (2),
+    ``5 (0.6916 P - 0.0036 P^2)`` deg (P in kPa; pccbullet.urdf_gen.pneunet.bending_angle_rad), 0 ... 80
+    kPa: measured within 0.001 deg; the strain-limiting layer keeps its length (0.3 mm at 80 kPa)."""
+    from pccbullet.urdf_gen.pneunet import bending_angle_rad, load_bundled_pneunet
+
+    paper = load_bundled_pneunet("pneunet_6")
+    with World(mode="dynamic", gravity=(0.0, 0.0, 0.0)) as world:
+        handle = world.load_robot("pneunet_chambers", drive="chambers")
+        chambers = handle.compliant["actuator"].chambers
+        assert chambers is not None
+        for kpa in (20.0, 40.0, 60.0, 80.0):
+            chambers.set_pressures([kpa * 1e3])
+            world.step(2000)
+            arc = handle.measured_pcc("actuator")[0]
+            assert math.degrees(arc.bend) == pytest.approx(
+                5 * math.degrees(bending_angle_rad(paper, kpa * 1e3)), abs=0.01
+            )
+            assert arc.length == pytest.approx(0.09, abs=5e-4)
+        chambers.set_pressures([100e3])  # above the pump's 80 kPa: the line holds its limit
+        world.step(500)
+        assert chambers.pressures[0] == pytest.approx(80e3, rel=1e-3)

@@ -43,7 +43,7 @@ MAX_ANGLE_DEG = 360.0  # deg, largest |angle| of a mount orientation
 PAYLOAD_KINDS = ("camera", "light", "force_sensor")
 ACTUATOR_KINDS = ("tendon", "chamber")
 # top-level tables parsed by model modules (and the chamber drive), kept raw
-MODEL_TABLES = ("hydraulic_drive", "model", "pressure_drive", "pressure_law")
+MODEL_TABLES = ("hydraulic_drive", "model", "pressure_drive", "pressure_law", "bending_law")
 
 
 def robots_dir() -> Path:

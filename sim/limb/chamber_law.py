@@ -72,6 +72,10 @@ class LengthLawForces:
         self.k_bend = np.array([1.0 / np.sum(1.0 / K[n]) for n in node_dofs])
         """Each segment's bending stiffness (N m/rad)."""
 
+    def pressures_for(self, elongations: FloatArray) -> FloatArray:
+        """The pressures (Pa, >= 0) whose law elongations are ``elongations`` (m), one per chamber."""
+        return _quadratic_root(self.a, self.b, np.asarray(elongations, dtype=float))
+
     def lengths(self, pressures: FloatArray) -> FloatArray:
         """The law's fibre elongations ``l(P) - l0`` (m) at the pressures (Pa)."""
         p = np.asarray(pressures, dtype=float)
@@ -88,3 +92,56 @@ class LengthLawForces:
             theta = -(2.0 / (n * r)) * (b[s].T @ dL[s])  # the segment's rotation vector (x, y)
             out[s] = self.k_axial[s] * stretch / n - (2.0 * self.k_bend[s] / (n * r)) * (b[s] @ theta)
         return out.reshape(-1)
+
+
+class BendingLawForces:
+    """The fibre forces ``(n_chambers,)`` (N) of a pressure-to-bend law (``[bending_law]``, seed 002): each
+    chamber bends its segment by ``bend(P) = c1 P + c2 P^2`` (``bend_per_kpa_deg`` = c1,
+    ``bend_per_kpa2_deg`` = c2, the segment's total bend), away from itself; its force ``k_b bend(P) / r``
+    at its offset ``r`` makes the moment that holds that bend against the segment's bending stiffness
+    ``k_b`` (its nodes in series). The chamber's axial force is taken by the actuator's strain-limiting
+    layer, so the fibre acts on the nodes only (no chords: the drive leaves them out).
+
+    Args: as :class:`LengthLawForces` but without the chords.
+    """
+
+    def __init__(self, robot: RobotSpec, limb: LimbSpec, K: FloatArray, node_dofs: list[list[int]]) -> None:
+        from pathlib import Path
+
+        source = robot.source if robot.source is not None else "<robot>"
+        f = Fields(robot.extra["bending_law"], Path(source), "bending_law")
+        deg = np.pi / 180.0
+        self.a = f.number("bend_per_kpa_deg", -1e6, 1e6) * deg / 1e3
+        """``c1`` (rad/Pa)."""
+        self.b = f.number("bend_per_kpa2_deg", -1e6, 1e6) * deg / 1e6
+        """``c2`` (rad/Pa^2)."""
+        f.finish()
+        act = limb.actuators
+        assert act is not None
+        self.count, self.offset = act.count, act.offset
+        self.k_bend = np.array([1.0 / np.sum(1.0 / K[n]) for n in node_dofs])
+        """Each segment's bending stiffness (N m/rad)."""
+
+    def bends(self, pressures: FloatArray) -> FloatArray:
+        """The law's bends (rad) at the chambers' pressures (Pa)."""
+        p = np.asarray(pressures, dtype=float)
+        return self.a * p + self.b * p * p
+
+    def forces(self, pressures: FloatArray) -> FloatArray:
+        """The fibre forces (N) that hold the law's bends at ``pressures`` (Pa)."""
+        k = np.repeat(self.k_bend, self.count)
+        return k * self.bends(pressures) / self.offset
+
+    def pressures_for(self, elongations: FloatArray) -> FloatArray:
+        """The pressures (Pa, >= 0) whose bends make the fibre elongations ``elongations`` (m): a bend
+        ``theta`` away from the chamber lengthens its fibre by ``r theta``."""
+        return _quadratic_root(self.a, self.b, np.asarray(elongations, dtype=float) / self.offset)
+
+
+def _quadratic_root(a: float, b: float, x: FloatArray) -> FloatArray:
+    """The least ``p >= 0`` with ``a p + b p^2 = x`` (0 where none)."""
+    if b == 0.0:
+        p = x / a if a != 0.0 else np.zeros_like(x)
+    else:
+        p = (np.sqrt(np.maximum(a * a + 4.0 * b * x, 0.0)) - a) / (2.0 * b)
+    return np.maximum(p, 0.0)

@@ -24,8 +24,9 @@ Pressure dynamics, per chamber, advanced once a step before the limb's torques (
   ``[pressure_drive]`` table (``time_constant_ms``, default 50; ``min_pressure_kpa``, default vacuum,
   -101.325; ``max_pressure_kpa``, default none).
 
-A chamber given by a kinematic pressure-to-length law (``[pressure_law]``, seed 004) pushes instead with
-the force that holds the law's length against the rod's springs (:mod:`pccbullet.sim.limb.chamber_law`).
+A chamber given by a kinematic law, from pressure to length (``[pressure_law]``, seed 004) or to bend
+(``[bending_law]``, seed 002), pushes instead with the force that holds the law's shape against the rod's
+springs (:mod:`pccbullet.sim.limb.chamber_law`).
 
 Chamber walls. Where the ``[hydraulic_drive]`` table gives a wall area ``annulus_area_m2`` (``A_s``), the
 chords' axial stiffness is the walls' (:func:`wall_stiffness`): ``count E A_s / h`` per chord (seed 000
@@ -54,7 +55,7 @@ from pccbullet.core.types import FloatArray
 from pccbullet.sim.limb.chain.kernels import PRISMATIC, SPHERICAL
 from pccbullet.sim.limb.chain.rigid import ChainModel
 from pccbullet.sim.limb.chain.tendons import static_load, tendon_geometry
-from pccbullet.sim.limb.chamber_law import LengthLawForces
+from pccbullet.sim.limb.chamber_law import BendingLawForces, LengthLawForces
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 
 PRESSURE_MODE = 3
@@ -209,10 +210,16 @@ class ChamberDrive:
             self.hydraulic = HydraulicDrive(load_hydraulic_drive(robot), nc)
         else:
             self.lag = pressure_line(robot, nc)
-        self.law: LengthLawForces | None = None
-        """A kinematic pressure-to-length law's forces (``[pressure_law]``,
-        :mod:`pccbullet.sim.limb.chamber_law`) in place of ``p A``, or ``None``."""
-        if robot is not None and "pressure_law" in robot.extra:
+        self.law: LengthLawForces | BendingLawForces | None = None
+        """A kinematic law's forces (``[pressure_law]``: pressure to length; ``[bending_law]``: pressure to
+        bend; :mod:`pccbullet.sim.limb.chamber_law`) in place of ``p A``, or ``None``."""
+        if robot is not None and "bending_law" in robot.extra:
+            node_dofs = [
+                [u for (u, _), g in zip(nodes, node_seg, strict=True) if g == k] for k in range(len(segs))
+            ]
+            self.law = BendingLawForces(robot, spec, limb.K, node_dofs)
+            Wc[:] = 0.0  # the strain-limiting layer takes the chamber's axial force
+        elif robot is not None and "pressure_law" in robot.extra:
             node_dofs = [
                 [u for (u, _), g in zip(nodes, node_seg, strict=True) if g == k] for k in range(len(segs))
             ]
@@ -273,12 +280,7 @@ class ChamberDrive:
         if self.law is not None:  # the pressures whose law lengths are the arcs' fibre lengths
             rest = np.zeros(nc)
             tendon_geometry(ch.positions(limb.rest), np.zeros(ch.n_dof), *td[:6], rest, Ld, G.copy())
-            dL, a, b = L - rest, self.law.a, self.law.b
-            if b != 0.0:
-                p = (np.sqrt(np.maximum(a * a + 4.0 * b * dL, 0.0)) - a) / (2.0 * b)
-            else:
-                p = dL / a
-            self.set_pressures(np.maximum(p, 0.0))
+            self.set_pressures(self.law.pressures_for(L - rest))
             return
         scale = 1.0 / np.sqrt(limb.K)
         # the chambers' force p A G^T balances the load: -p A G^T = load

@@ -65,7 +65,7 @@ def mjcf_command(args: argparse.Namespace) -> int:
     chambers = {
         limb.name: limb.actuators.count * len(limb.segments)
         for limb in spec.limbs
-        if limb.actuators is not None and declares_chambers(limb) and "pressure_law" not in spec.extra
+        if limb.actuators is not None and declares_chambers(limb) and not {"pressure_law", "bending_law"} & set(spec.extra)
     }
     written = ("tendon", "none", "chamber") if chambers else ("tendon", "none")
     others = sorted({kind for kind in kinds.values() if kind not in written})
