@@ -350,3 +350,23 @@ def test_seed002_pneunets_bend_by_the_papers_law_against_pressure() -> None:
         chambers.set_pressures([100e3])  # above the pump's 80 kPa: the line holds its limit
         world.step(500)
         assert chambers.pressures[0] == pytest.approx(80e3, rel=1e-3)
+
+
+def test_a_pcc_command_sets_the_pressures_that_hold_it() -> None:
+    """``Robot.set_pcc(..., mode="target")`` under drive ``"chambers"``: the least-squares pressures that hold
+    the arcs at rest. Without gravity, section 2 at the closed form's shape for 0.5 MPa in its chamber 0
+    (82.86 deg, 277.7 mm) gets that chamber at 0.497 MPa and the others at none, and bends by 82.4 deg."""
+    from pccbullet.urdf_gen.pcc import PccConfig
+
+    with World(mode="dynamic", gravity=(0.0, 0.0, 0.0)) as world:
+        handle = world.load_robot("hydraulic_arm", drive="chambers")
+        chambers = handle.compliant["arm"].chambers
+        assert chambers is not None
+        bend = 0.5 * MPA * AREA * OFFSET * 0.25 / _bending_stiffness()
+        arcs = [PccConfig(0.0, 0.0, 0.25), PccConfig(bend, 0.0, 0.25 * (1.0 + 0.5 * MPA * AREA / WALLS))]
+        handle.set_pcc("arm", arcs, mode="target")
+        commanded = chambers.commanded
+        assert commanded[3] == pytest.approx(0.5 * MPA, rel=0.01)
+        assert np.abs(np.delete(commanded, 3)).max() < 1.0  # Pa
+        world.step(3000)
+        assert handle.measured_pcc("arm")[1].bend == pytest.approx(bend, rel=0.01)
