@@ -218,9 +218,12 @@ class World:
                 contacts), estimated from the last step, into their implicit step
                 (:class:`pccbullet.sim.limb.dynamics.CompliantLimb`; off by default: see there); a mapping
                 limb name -> bool sets it per limb (limbs left out: off).
-            drive: what moves compliant limbs: ``"joints"`` (spring targets) or ``"tendons"`` (every limb
+            drive: what moves compliant limbs: ``"joints"`` (spring targets), ``"tendons"`` (every limb
                 through its tendons, :mod:`pccbullet.sim.limb.tendons`; each must declare tendons, on the rod
-                chain); a mapping limb name -> drive sets it per limb (limbs left out: ``"joints"``).
+                chain) or ``"chambers"`` (through its pressurized chambers,
+                :mod:`pccbullet.sim.limb.chambers`; each must declare chambers, on the rod chain;
+                pressures through ``robot.compliant[limb].chambers``); a mapping limb name -> drive sets
+                it per limb (limbs left out: ``"joints"``).
                 ``Robot.set_pcc(..., mode="target")`` commands it either way.
 
         Raises:

@@ -185,10 +185,12 @@ def test_actuator_block_tendons_pull_towards_their_side() -> None:
 
 
 def test_a_robot_without_tendons_gets_none_and_the_file_loads(tmp_path) -> None:
-    """The hydraulic arm's chambers are not tendons: no tendon, no actuator; the model compiles and steps."""
+    """The hydraulic arm's chambers are not tendons: no pull-only motor, one pushing chamber actuator on its
+    fibre each (tests/test_pressure_drive.py); the model compiles and steps."""
     out = write_mjcf(load_robot("hydraulic_arm", sections=4), tmp_path)
     model = mujoco.MjModel.from_xml_path(str(out.path))
-    assert model.ntendon == 0 and model.nu == 0 and model.njnt > 0
+    assert model.ntendon == 6 and model.nu == 6 and model.njnt > 0
+    assert all(model.actuator(i).name.startswith("arm_s") for i in range(model.nu))
     data = mujoco.MjData(model)
     mujoco.mj_step(model, data, nstep=100)
     assert np.isfinite(data.qpos).all()

@@ -42,7 +42,8 @@ MAX_ANGLE_DEG = 360.0  # deg, largest |angle| of a mount orientation
 
 PAYLOAD_KINDS = ("camera", "light", "force_sensor")
 ACTUATOR_KINDS = ("tendon", "chamber")
-MODEL_TABLES = ("hydraulic_drive", "model")  # top-level tables parsed by model modules, kept raw
+# top-level tables parsed by model modules (and the chamber drive), kept raw
+MODEL_TABLES = ("hydraulic_drive", "model", "pressure_drive", "pressure_law", "bending_law")
 
 
 def robots_dir() -> Path:

@@ -7,7 +7,8 @@ where the tip would be if the limb were its commanded arcs); per segment its end
 and its PCC ``{limb}_s{i}_{bend,plane}_rad``, ``{limb}_s{i}_length_m`` (the commanded ones in kinematic
 and model mode, fitted to the shape read back in dynamic mode). A limb with tendons in dynamic mode adds
 per tendon its tension ``{tendon}_tension_n``, its motor's force ``{tendon}_motor_n`` and its length
-``{tendon}_length_m`` (:mod:`pccbullet.sim.limb.tendons`).
+``{tendon}_length_m`` (:mod:`pccbullet.sim.limb.tendons`); a limb its chambers drive, per chamber its
+pressure ``{chamber}_pressure_pa`` (:mod:`pccbullet.sim.limb.chambers`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ def record(
                 row[f"{tname}_tension_n"] = float(T)
                 row[f"{tname}_motor_n"] = float(F)
                 row[f"{tname}_length_m"] = float(L)
+        chambers = robot.compliant[name].chambers if name in robot.compliant else None
+        if chambers is not None:
+            for cname, pressure in zip(chambers.names, chambers.pressures, strict=True):
+                row[f"{cname}_pressure_pa"] = float(pressure)
         sections[name].append(robot.section_poses(name))
     for key, v in row.items():
         columns.setdefault(key, []).append(v)

@@ -305,6 +305,12 @@ def _apply(
     current: dict[str, tuple[PccConfig, ...]],
 ) -> dict[str, tuple[PccConfig, ...]]:
     cmd = {name: _configs(c[k]) for name, c in commands.items()}
+    if pcc_model is None and spec.drive is Drive.CHAMBERS and spec.channels:  # the channels drive
+        values = {name: float(v[k]) for name, v in channels.items()}
+        for limb in robot.compliant.values():
+            if limb.chambers is not None:
+                limb.chambers.set_channels(values)
+        return cmd
     if pcc_model is None:
         mode = "target" if spec.mode.world.integrates else "reset"
         for name, configs in cmd.items():

@@ -9,6 +9,7 @@ Format (see ``assets/experiments/*.toml``)::
     medium = "air"                   # air | water (stored and passed on)
     chain = "rod"                    # rod | rrp (pccbullet.urdf_gen.rod); default: rod if dynamic, else rrp
     drive = "tendons"                # dynamic mode: joints (spring targets, default) | tendons (rod chain)
+                                     #   | chambers (rod chain; the channels, or the inputs' statics)
     shape_loop_hz = 50               # drive = tendons: the shape loop's rate (0: off, default); a divisor
                                      #   of 1000 (pccbullet.sim.limb.tendons.TendonDrive.follow_shape)
     duration_s = 2.0                 # > 0
@@ -26,7 +27,8 @@ Format (see ``assets/experiments/*.toml``)::
     start = 0
     end = 90
 
-    [channels.tendon_1]              # named actuator-channel inputs, stored for the model mode
+    [channels.tendon_1]              # named actuator-channel inputs: the model mode's, and the chambers'
+                                     #   with drive = "chambers" (motor_i or pressure_i, as the model's)
     kind = "step"
     t0_s = 0.5
     after = 1.5
@@ -114,8 +116,10 @@ class ExperimentSpec:
         robot_sha256: SHA-256 of the robot TOML bytes. mode: kinematic | dynamic | model.
         model: model name for the model mode ("" otherwise). medium: air | water.
         chain: the limbs' chain, rod | rrp (default: rod in dynamic mode, rrp otherwise).
-        drive: dynamic mode: what follows the inputs, ``"joints"`` (spring targets) or ``"tendons"`` (every
-            limb's tendons, :mod:`pccbullet.sim.limb.tendons`; the rod chain, limbs that declare tendons).
+        drive: dynamic mode: what follows the inputs, ``"joints"`` (spring targets), ``"tendons"`` (every
+            limb's tendons, :mod:`pccbullet.sim.limb.tendons`; the rod chain, limbs that declare tendons) or
+            ``"chambers"`` (every limb's chambers, :mod:`pccbullet.sim.limb.chambers`: the channels, or
+            the pressures that hold the inputs' arcs; the rod chain, limbs that declare chambers).
         shape_loop_hz: with tendons, the rate of their shape loop (measured segment ends; 0: off).
         duration: simulated time (s). record_hz: recording rate (Hz). seed: default seed.
         inputs: PCC inputs. channels: named actuator-channel profiles (model mode).
@@ -213,7 +217,9 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
     medium = f.string("medium", choices=MEDIA, default="air")
     chain = Topology(f.string("chain", choices=_values(Topology), default=mode.world.default_chain))
     drive = Drive(f.string("drive", choices=_values(Drive), default=Drive.JOINTS))
-    if drive is Drive.TENDONS and not (mode.world.integrates and limb_topology(chain).tendons):
+    if drive in (Drive.TENDONS, Drive.CHAMBERS) and not (
+        mode.world.integrates and limb_topology(chain).tendons
+    ):
         raise f.error("drive", drive.value, "'joints' unless mode = 'dynamic' and chain = 'rod'")
     shape_loop_hz = f.integer("shape_loop_hz", 0, PHYSICS_HZ, default=0)
     if shape_loop_hz and (drive is not Drive.TENDONS or PHYSICS_HZ % shape_loop_hz):
@@ -267,6 +273,8 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
             channels.append((key, parse_profile(sub, base_dir)))
             sub.finish()
         table_ch.finish()
+    if drive is Drive.CHAMBERS:
+        _check_chamber_channels(f, robot, [name for name, _ in channels], bool(inputs))
     f.finish()
     return ExperimentSpec(
         name=name,
@@ -290,6 +298,24 @@ def experiment_from_table(table: dict[str, Any], source: str | Path, *, base_dir
         drive=drive,
         shape_loop_hz=shape_loop_hz,
     )
+
+
+def _check_chamber_channels(f: Fields, robot: RobotSpec, names: list[str], inputs: bool) -> None:
+    """With ``drive = "chambers"``: every limb declares chambers, the channels are theirs (``motor_i`` of a
+    ``[hydraulic_drive]``, else ``pressure_i``) and PCC inputs are not given beside them."""
+    from pccbullet.sim.limb.chambers import declares_chambers
+
+    bare = [limb.name for limb in robot.limbs if not declares_chambers(limb)]
+    if bare:
+        raise f.error("drive", "chambers", f"a robot whose limbs declare chambers ({bare[0]!r} has none)")
+    kind = "motor" if "hydraulic_drive" in robot.extra else "pressure"
+    count = max(limb.actuators.count * len(limb.segments) for limb in robot.limbs if limb.actuators)
+    allowed = [f"{kind}_{i + 1}" for i in range(count)]
+    for name in names:
+        if name not in allowed:
+            raise f.error(f"channels.{name}", name, f"a channel out of {allowed[0]} ... {allowed[-1]}")
+    if names and inputs:
+        raise f.error("inputs", "given", "no PCC inputs beside channels with drive = 'chambers'")
 
 
 def read_robot(f: Fields, base_dir: Path) -> tuple[RobotSpec, Path, int | None]:

@@ -63,6 +63,7 @@ from pccbullet.sim.bullet_internals import capi
 from pccbullet.sim.limb.chain.kernels import ADDED_MASS
 from pccbullet.sim.limb.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.limb.chain.tendons import limb_torques
+from pccbullet.sim.limb.chambers import ChamberDrive, declares_chambers, wall_stiffness
 from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.limb.host import LimbHost
 from pccbullet.sim.limb.joints import LimbJoints
@@ -169,7 +170,9 @@ class CompliantLimb:
         drive: what moves the limb (:class:`~pccbullet.sim.limb.drive.Drive` or its name): ``"joints"``, the
             springs' targets (:attr:`target`; the tendons stay slack unless commanded), or ``"tendons"``, its
             tendons (:attr:`tendons`; the springs keep the rest shape as their targets and :meth:`command`
-            sets the tendons' controller).
+            sets the tendons' controller), or ``"chambers"``, its pressurized chambers (:attr:`chambers`,
+            :mod:`pccbullet.sim.limb.chambers`; the springs keep the rest shape as their targets, the
+            chords take the chamber walls' axial stiffness where the robot file gives their area).
 
     Vectors (``target``, ``offset``, ``K``, ``C``) have one entry per velocity entry of the chain: on the
     rod chain a node's three are its x-y-z Euler angles in ``target`` (:mod:`pccbullet.urdf_gen.rod`) and
@@ -222,6 +225,9 @@ class CompliantLimb:
         if self.shear:
             self.chain = self.chain.with_shear(chord_shear_compliance(self.spec))
         self.K: FloatArray = topology.stiffness(self.spec)
+        robot_spec = getattr(robot, "spec", None)
+        if Drive.of(drive) is Drive.CHAMBERS and topology.tendons:
+            self.K = wall_stiffness(robot_spec, self.spec, self.chain, self.K)
         self.omega_1, self.C = rayleigh_damping(self.spec, self.chain, self.K, rest)
         self.rest: FloatArray = rest
         """The joint vector of the limb's rest shape (the spec's rest arcs): the springs' targets of a
@@ -243,15 +249,21 @@ class CompliantLimb:
         )
         """The limb's shape as one PCC arc per segment through the segments' end points (``None`` for a
         limb outside a :class:`~pccbullet.sim.robot.Robot`: :func:`pccbullet.sim.attach.attach`)."""
-        self.tendons: TendonDrive | None = (
-            TendonDrive(self) if self.spec.tendons and topology.tendons else None
-        )
-        """The limb's tendons and their actuators (:mod:`pccbullet.sim.limb.tendons`); ``None`` for a limb
-        without tendons or on the RRP chain. Slack until commanded."""
-        self._td = self.tendons.arrays if self.tendons is not None else TendonDrive.empty(self.chain.n_dof)
         self.drive: Drive = Drive.of(drive)
         """What :meth:`command` moves (:class:`~pccbullet.sim.limb.drive.Drive`)."""
-        self.drive.check(limb, bool(self.spec.tendons), self.kind)
+        self.drive.check(limb, bool(self.spec.tendons), self.kind, declares_chambers(self.spec))
+        pressure = self.drive is Drive.CHAMBERS
+        self.tendons: TendonDrive | None = (
+            TendonDrive(self) if self.spec.tendons and topology.tendons and not pressure else None
+        )
+        """The limb's tendons and their actuators (:mod:`pccbullet.sim.limb.tendons`); ``None`` for a limb
+        without tendons, on the RRP chain or driven by its chambers. Slack until commanded."""
+        self.chambers: ChamberDrive | None = ChamberDrive(self, robot_spec) if pressure else None
+        """The limb's chambers and their lines (:mod:`pccbullet.sim.limb.chambers`) under drive
+        ``"chambers"``, else ``None``. At zero pressure until commanded."""
+        self._td = self.tendons.arrays if self.tendons is not None else TendonDrive.empty(self.chain.n_dof)
+        if self.chambers is not None:
+            self._td = self.chambers.arrays
         self.drive.start(self)  # hold the rest shape
         self.joints.release_motors()
         self._direct = self._direct_io()
@@ -328,7 +340,10 @@ class CompliantLimb:
 
     def apply(self) -> None:
         """Read the joint state, compute and send this step's joint torques (springs, fluid); torques that
-        are not finite raise :class:`FloatingPointError` (the World: the simulation diverged), none sent."""
+        are not finite raise :class:`FloatingPointError` (the World: the simulation diverged), none sent.
+        Chambers' lines advance first (:meth:`pccbullet.sim.limb.chambers.ChamberDrive.advance`)."""
+        if self.chambers is not None:
+            self.chambers.advance(self.dt)
         direct = self._direct
         if direct is not None:
             *head, q, qd, tau = direct

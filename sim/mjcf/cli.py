@@ -60,8 +60,18 @@ def mjcf_command(args: argparse.Namespace) -> int:
     print(f"wrote {out.path} and {len(out.meshes)} meshes ({args.chain} chain, {args.medium})")  # noqa: T201
     kinds = {limb.name: limb.actuators.kind if limb.actuators else "none" for limb in spec.limbs}
     tendons = [] if args.no_tendons else [name for name, kind in kinds.items() if kind == "tendon"]
-    others = sorted({kind for kind in kinds.values() if kind not in ("tendon", "none")})
+    from pccbullet.sim.limb.chambers import declares_chambers
+
+    chambers = {
+        limb.name: limb.actuators.count * len(limb.segments)
+        for limb in spec.limbs
+        if limb.actuators is not None and declares_chambers(limb) and not {"pressure_law", "bending_law"} & set(spec.extra)
+    }
+    written = ("tendon", "none", "chamber") if chambers else ("tendon", "none")
+    others = sorted({kind for kind in kinds.values() if kind not in written})
     notes = [f"tendons and their motors: {', '.join(tendons) if tendons else 'none'}"]
+    if chambers:
+        notes.append("chamber actuators: " + ", ".join(f"{name} ({n})" for name, n in chambers.items()))
     notes += [f"{kind} actuators: not written" for kind in others]
     print("; ".join(notes))  # noqa: T201
     return 0

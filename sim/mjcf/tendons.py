@@ -1,5 +1,6 @@
 """The tendons of an MJCF export (:mod:`pccbullet.sim.mjcf.writer`): spatial tendons through a site at
-every slice end and their pull-only motors (``ctrl`` = tension, N).
+every slice end and their pull-only motors (``ctrl`` = tension, N); and the chambers, pushing actuators
+along their fibres (``ctrl`` = pressure, Pa; :func:`write_chambers`).
 
 A limb's dynamic-mode tendons (``[[limbs.tendons]]``, :class:`~pccbullet.urdf_gen.specs.TendonSpec`) run
 from the limb base to their anchor segment's end disk at their tapering offset, bounded by their
@@ -17,7 +18,7 @@ import xml.etree.ElementTree as ET
 from pccbullet.sim.mjcf.material import tendon_tension_bound
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
-from pccbullet.urdf_gen.specs import LimbSpec
+from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 
 SITE_SIZE = 0.002  # m, tendon sites
 SITE_GROUP = "4"
@@ -78,3 +79,62 @@ def write_tendons(
         for j, angle in enumerate(act.angles, start=1):
             where = [act.offset * math.cos(angle), act.offset * math.sin(angle), 0.0]
             _spatial(out, f"{limb.name}_s{s}_t{j}", [(link, where) for link, _ in carriers], bound)
+
+
+def write_chambers(
+    tendon: ET.Element, actuator: ET.Element, bodies: dict[str, ET.Element], limb: LimbSpec, robot: RobotSpec
+) -> int:
+    """The limb's chambers (:mod:`pccbullet.sim.limb.chambers`; none: nothing) as actuators: per chamber a
+    spatial tendon along its fibre, through a site at its offset and angle on every slice end of its segment,
+    and a ``<general>`` actuator with ``gear`` 1 and gain ``A``, ``ctrl`` the gauge pressure (Pa): the force
+    ``p A`` along the fibre, pushing (the chamber's generalized force ``p A dL/dq``). A ``[pressure_drive]``
+    lag is written as the actuator's first-order filter (``dyntype="filter"``, ``dynprm`` its time
+    constant) and its limits as ``ctrlrange``; a ``[hydraulic_drive]`` line is not (its ``ctrl`` is the
+    chamber pressure; ``ctrlrange`` the pressures its motors hold). Chambers given by a ``[pressure_law]``
+    are not written (their forces are no gain times ``ctrl``). Returns the number written."""
+    from pccbullet.sim.limb.chambers import VACUUM_GAUGE, chamber_rotation, declares_chambers, pressure_line
+
+    act = limb.actuators
+    if act is None or not declares_chambers(limb) or "pressure_law" in robot.extra or "bending_law" in robot.extra:
+        return 0  # a law's forces (pccbullet.sim.limb.chamber_law) are no gain on ctrl: not written
+    rotation = chamber_rotation(robot, limb)
+    count = act.count * len(limb.segments)
+    dynamics: dict[str, str] = {}
+    if "hydraulic_drive" in robot.extra:
+        from pccbullet.sim.models.hydraulics import load_hydraulic_drive
+
+        params = load_hydraulic_drive(robot)
+        hi = float(params.steady_pressure(params.max_torque))
+        lo = max(VACUUM_GAUGE, -hi)
+    else:
+        line = pressure_line(robot, count)
+        lo, hi = line.lo, line.hi
+        dynamics = {"dyntype": "filter", "dynprm": ux.num(line.time_constant)}
+    limits = {"ctrllimited": "true", "ctrlrange": ux.fmt([lo, hi])} if math.isfinite(hi) else {}
+    for s in range(1, len(limb.segments) + 1):
+        carriers = _carriers(limb, s)[-(limb.segments[s - 1].sections + 1) :]  # this segment's own
+        for j, angle in enumerate(act.angles):
+            phi = angle + rotation[s - 1]
+            where = [act.offset * math.cos(phi), act.offset * math.sin(phi), 0.0]
+            name = f"{limb.name}_s{s}_c{j}"
+            spatial = ET.SubElement(tendon, "spatial", name=name, width=ux.num(0.5 * SITE_SIZE))
+            for m, (link, _) in enumerate(carriers):
+                site = f"{name}_{m}"
+                ET.SubElement(
+                    bodies[link],
+                    "site",
+                    name=site,
+                    pos=ux.fmt(where),
+                    size=ux.num(SITE_SIZE),
+                    group=SITE_GROUP,
+                )
+                ET.SubElement(spatial, "site", site=site)
+            attrib = {
+                "name": name,
+                "tendon": name,
+                "gear": "1",
+                "gainprm": ux.num(act.area),
+                "biastype": "none",
+            }
+            ET.SubElement(actuator, "general", attrib={**attrib, **dynamics, **limits})
+    return count

@@ -13,7 +13,8 @@ over the limbs' long chains costs more than they do: ``pccbullet bench --peer mu
 ``docs/measurements/performance.md``), the medium's density and viscosity.
 Contacts: every limb's collision cylinders touch the world, the head and the other limbs, not each other
 (one contype bit a limb, as a PyBullet body does not collide with itself); the first slice not its own
-mount. Tendons where the robot file declares them, with pull-only motors (:mod:`pccbullet.sim.mjcf.tendons`).
+mount. Tendons where the robot file declares them, with pull-only motors, and chambers as pushing
+actuators along their fibres (:mod:`pccbullet.sim.mjcf.tendons`).
 
 MuJoCo joint names: a node's hinges are ``{node}_x``, ``{node}_y``, ``{node}_z``; a chord's shear slides
 ``{slice}_shear_x``, ``{slice}_shear_y``; other joints keep their URDF names. :func:`joint_vector_names`
@@ -36,7 +37,7 @@ from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.mjcf.material import LimbMaterial, limb_material, limb_trees
-from pccbullet.sim.mjcf.tendons import write_tendons
+from pccbullet.sim.mjcf.tendons import write_chambers, write_tendons
 from pccbullet.sim.world import PHYSICS_DT, STANDARD_GRAVITY
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
@@ -306,6 +307,7 @@ def build_mjcf(
         _limb(b, head, limb, tree, mat, 1 << (index + 1))
         if tendons:
             write_tendons(b.tendon, b.actuator, b.bodies, limb)
+        write_chambers(b.tendon, b.actuator, b.bodies, limb, spec)
         b.meshes.update(meshes)
     for section in (b.contact, b.tendon, b.actuator):
         if len(section) == 0:

@@ -134,9 +134,11 @@ def steady_poses(
     *,
     pieces: int = 4,
     medium: str = "air",
+    law: str = "planar_neo_hookean",
 ) -> list[SteadyPose]:
     """Static poses of ``robot``'s first limb (hanging as mounted, gravity of ``medium``) under each row of
-    ``torques`` ``(m, K)`` (N m, motors 1..K), through the drive's static pressure map."""
+    ``torques`` ``(m, K)`` (N m, motors 1..K), through the drive's static pressure map; ``law``: the
+    chamber walls' (:class:`~pccbullet.sim.models.chambers.ChamberWallLimb`)."""
     from pccbullet.sim.medium import medium as medium_named
     from pccbullet.sim.models.actuators import ChamberActuation
     from pccbullet.sim.models.chambers import ChamberWallLimb
@@ -144,7 +146,7 @@ def steady_poses(
 
     spec, params = _hydraulic(robot)
     limb = spec.limbs[0]
-    model = ChamberWallLimb(limb, pieces, wall_area=params.annulus_area, medium=medium_named(medium))
+    model = ChamberWallLimb(limb, pieces, wall_area=params.annulus_area, law=law, medium=medium_named(medium))
     act = ChamberActuation(model, params.section_rotation)
     to_segment = np.zeros((len(limb.segments), model.n))
     to_segment[model.segment, np.arange(model.n)] = model.l0

@@ -168,7 +168,8 @@ def tendon_tensions(
     n_t)`` (for :func:`pccbullet.sim.limb.chain.solve.spring_torques`); the controller's integrators ``integ
     (n_sets, 3)`` advance by ``dt``.
 
-    ``mode``: 0 slack (no tension, no coupling), 1 the forces ``T_set`` (clipped by the motors), 2 the
+    ``mode``: 0 slack (no tension, no coupling), 1 the forces ``T_set`` (clipped by the motors), 3 the
+    forces ``T_set`` as they are (negative: the fibre pushes, a pressurized chamber), 2 the
     controller towards the lengths ``L_ref`` with the feed-forward moments ``Mff (n_segments, 2)``, but
     for the sets held at their ``T_set`` (not NaN; :func:`_command`). Motor
     j pulls with at most ``max_tension[j] * (1 - v / max_speed[j])`` while its spool reels in at ``v > 0``
@@ -194,6 +195,11 @@ def tendon_tensions(
     if mode == 0:
         F[:] = 0.0
         T[:] = 0.0
+        return
+    if mode == 3:  # forces as set, pushing too, no coupling: chambers (pccbullet.sim.limb.chambers)
+        for j in range(nt):
+            F[j] = T_set[j]
+            T[j] = T_set[j]
         return
     if mode == 1:
         for j in range(nt):
