@@ -386,6 +386,4 @@ def test_the_demo_help_gives_the_scripted_sessions_length(capsys: pytest.Capture
     with pytest.raises(SystemExit):
         main(["demo", "--help"])
     assert f"(default: {SESSION_S:g} for the scripted operator;" in " ".join(capsys.readouterr().out.split())
-    # scene.DRIVES lists every Drive; the demo's robot (URSULA) declares no chambers, so the command line
-    # offers all but "chambers" (which World.load_robot would refuse for it in one line)
-    assert DEMO_DRIVES == tuple(d for d in DRIVES if d != "chambers")
+    assert DEMO_DRIVES == DRIVES  # the demo's robot (URSULA) has tendons, no chambers

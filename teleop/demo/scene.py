@@ -29,7 +29,7 @@ ROBOT = "ursula"
 
 MIXED = "mixed"
 """The demo's drive that moves the grasper through its tendons and the other limbs by their joints."""
-DRIVES = (MIXED, *(d.value for d in Drive))
+DRIVES = (MIXED, Drive.JOINTS.value, Drive.TENDONS.value)
 """The demo's drives: ``"mixed"`` (the default: the grasper on its tendons, the other limbs on spring
 targets), ``"joints"`` (every limb on spring targets: no grasp) and ``"tendons"`` (every limb)."""
 GRASPER = "grasper"
