@@ -10,13 +10,18 @@ the command imports no MuJoCo and no PyBullet.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pccbullet.core.atomic import removed_on_failure
 from pccbullet.core.cli_args import integer, out_dir
 from pccbullet.core.errors import PccBulletError
 from pccbullet.urdf_gen.catalog import robot_kind
 from pccbullet.urdf_gen.topology import Topology
+
+if TYPE_CHECKING:
+    from pccbullet.urdf_gen.specs import RobotSpec
 
 MEDIA = ("air", "water", "seawater")
 
@@ -58,10 +63,36 @@ def mjcf_command(args: argparse.Namespace) -> int:
             tendons=not args.no_tendons,
         )  # fmt: skip
     print(f"wrote {out.path} and {len(out.meshes)} meshes ({args.chain} chain, {args.medium})")  # noqa: T201
-    kinds = {limb.name: limb.actuators.kind if limb.actuators else "none" for limb in spec.limbs}
-    tendons = [] if args.no_tendons else [name for name, kind in kinds.items() if kind == "tendon"]
-    others = sorted({kind for kind in kinds.values() if kind not in ("tendon", "none")})
-    notes = [f"tendons and their motors: {', '.join(tendons) if tendons else 'none'}"]
-    notes += [f"{kind} actuators: not written" for kind in others]
-    print("; ".join(notes))  # noqa: T201
+    print("; ".join(model_summary(out.path, spec)))  # noqa: T201
     return 0
+
+
+def model_summary(path: Path, spec: RobotSpec) -> list[str]:
+    """What an MJCF file written for ``spec`` holds, read from the file itself: its tendons (per limb, by
+    the limb whose name prefixes theirs), the motors on them, any other actuators by kind, and a note when
+    the robot file declares chambers that no written actuator drives."""
+    root = ET.parse(path).getroot()
+    tendons = [t.get("name", "") for section in root.findall("tendon") for t in section]
+    actuators = [a for section in root.findall("actuator") for a in section]
+    names = sorted((limb.name for limb in spec.limbs), key=len, reverse=True)  # longest prefix first
+    per_limb: dict[str, int] = {}
+    for tendon in tendons:
+        owner = next((n for n in names if tendon.startswith(f"{n}_")), "other")
+        per_limb[owner] = per_limb.get(owner, 0) + 1
+    on_tendons = sum(1 for a in actuators if a.get("tendon") is not None)
+    others: dict[str, int] = {}
+    for a in actuators:
+        if a.get("tendon") is None:
+            others[a.tag] = others.get(a.tag, 0) + 1
+    if tendons:
+        limbs = ", ".join(f"{n} {k}" for n, k in per_limb.items())
+        notes = [f"tendons: {len(tendons)} ({limbs}), motors on them: {on_tendons}"]
+    else:
+        notes = ["tendons: none"]
+    if others:
+        kinds = ", ".join(f"{k} {tag}" for tag, k in sorted(others.items()))
+        notes.append(f"other actuators: {sum(others.values())} ({kinds})")
+    chambered = [limb.name for limb in spec.limbs if limb.actuators and limb.actuators.kind == "chamber"]
+    if chambered and not others:
+        notes.append(f"chambers of {', '.join(chambered)}: not written (no actuator drives them)")
+    return notes
