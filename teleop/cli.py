@@ -130,7 +130,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     b.set_defaults(handler=_bench)
 
-    d = sub.add_parser("demo", help="the URSULA squid demo")
+    d = sub.add_parser("demo", help="the URSULA squid demo (or your robot's: --robot FILE)")
+    d.add_argument(
+        "--robot",
+        default=None,
+        metavar="FILE",
+        help="the robot: a bundled name or a robot TOML (default: ursula). Another robot runs with the "
+        "interactive devices (keyboard, terminal, udp, haptic; the scripted session is URSULA's) in a "
+        "scene fitted to the limb with its force sensor (fitted to its first limb if it has none)",
+    )
     d.add_argument(
         "--out", type=out_dir, default=Path("pccbullet_demo"), help="folder for the headless outputs"
     )
@@ -308,6 +316,7 @@ def _demo(args: argparse.Namespace, start_up: Deferral | None = None) -> int:
             drive=args.drive,
             objects=args.objects,
             start_up=start_up,
+            robot=args.robot,
         )
     finally:
         if viewer is not None:
