@@ -37,6 +37,7 @@ from pccbullet.sim.export.register import register_export
 from pccbullet.sim.mjcf.cli import register_mjcf
 from pccbullet.sim.views.web.cli import add_web_args, start_web_view
 from pccbullet.teleop.channel import LINKS
+from pccbullet.teleop.demo.args import add_scene_args
 from pccbullet.teleop.demo.script import SESSION_S
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.interrupts import Deferral, ctrl_c_guarded, exit_on_interrupt, sigint_deferred
@@ -131,14 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     b.set_defaults(handler=_bench)
 
     d = sub.add_parser("demo", help="the URSULA squid demo (or your robot's: --robot FILE)")
-    d.add_argument(
-        "--robot",
-        default=None,
-        metavar="FILE",
-        help="the robot: a bundled name or a robot TOML (default: ursula). Another robot runs with the "
-        "interactive devices (keyboard, terminal, udp, haptic; the scripted session is URSULA's) in a "
-        "scene fitted to the limb with its force sensor (fitted to its first limb if it has none)",
-    )
+    add_scene_args(d)  # --robot, --objects
     d.add_argument(
         "--out", type=out_dir, default=Path("pccbullet_demo"), help="folder for the headless outputs"
     )
@@ -182,14 +176,6 @@ def _parser() -> argparse.ArgumentParser:
         choices=DEMO_DRIVES,
         help="what moves the robot's limbs: mixed (default: the grasper on its tendons, for the grasp key g; "
         "the others on spring targets), joints (spring targets only: no grasp) or tendons (every limb)",
-    )
-    d.add_argument(
-        "--objects",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="the objects in the scene: a TOML file of [[objects]] tables (as a grasp experiment's; "
-        "default: a bar on two rock posts under the grasper)",
     )
     d.add_argument(
         "--no-gif",

@@ -41,7 +41,7 @@ from pccbullet.teleop.demo.outputs import (
     robot_tips,
     write_camera_image,
 )
-from pccbullet.teleop.demo.scene import ROBOT, demo_config, demo_robot
+from pccbullet.teleop.demo.scene import demo_config, demo_spec
 from pccbullet.teleop.demo.script import SESSION_S, scripted_operator
 from pccbullet.teleop.demo.summary import SummaryFile
 from pccbullet.teleop.devices.base import InputDevice
@@ -54,7 +54,6 @@ from pccbullet.teleop.mmt.session import MmtSession
 from pccbullet.teleop.mmt.video import payload_limb
 from pccbullet.teleop.slave import Slave
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
 
 if TYPE_CHECKING:
@@ -141,16 +140,7 @@ def run_demo(
     placed = load_objects(objects) if isinstance(objects, Path) else objects
     if device == "auto":
         device = "keyboard" if gui or web else "scripted"
-    # the robot file, read once: the master, the slave and its process share it
-    spec = demo_robot(
-        robot if isinstance(robot, RobotSpec) else load_robot(ROBOT if robot is None else robot)
-    )
-    if device == "scripted" and spec.name != ROBOT:
-        raise ConfigurationError(
-            f"robot '{spec.name}' with device = 'scripted' is invalid; the scripted session is URSULA's (it "
-            "moves her grasper, palpation arm and camera by name): allowed with another robot: --device "
-            "keyboard, terminal, udp or haptic"
-        )
+    spec = demo_spec(robot, device)  # read once: the master, the slave and its process share it
     cfg = demo_config(link, drive, placed, spec)
     if duration is None:
         duration = SESSION_S if device == "scripted" else MAX_SESSION_S

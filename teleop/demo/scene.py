@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from pccbullet.teleop.channel import link_named
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.objects import load_objects
 from pccbullet.urdf_gen.pcc import PccConfig, limb_transform
+from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import LimbSpec, Payload, RobotSpec
 
 ROBOT = "ursula"
@@ -78,6 +80,22 @@ def demo_robot(spec: RobotSpec) -> RobotSpec:
     sensor = Payload("force_sensor", f"{free.name}_force_sensor", FITTED_SENSOR_MASS)
     limbs = tuple(replace(limb, payload=sensor) if limb is free else limb for limb in spec.limbs)
     return replace(spec, limbs=limbs)
+
+
+def demo_spec(robot: str | Path | RobotSpec | None, device: str) -> RobotSpec:
+    """The robot the demo runs (:func:`demo_robot` of ``robot``, a bundled name, a TOML path or a spec;
+    ``None``: :data:`ROBOT`), read once; with the ``"scripted"`` device only URSULA, whose limbs its session
+    moves by name (another robot is one line naming the devices allowed)."""
+    spec = demo_robot(
+        robot if isinstance(robot, RobotSpec) else load_robot(ROBOT if robot is None else robot)
+    )
+    if device == "scripted" and spec.name != ROBOT:
+        raise ConfigurationError(
+            f"robot '{spec.name}' with device = 'scripted' is invalid; the scripted session is URSULA's (it "
+            "moves her grasper, palpation arm and camera by name): allowed with another robot: --device "
+            "keyboard, terminal, udp or haptic"
+        )
+    return spec
 
 
 def haptic_limb(spec: RobotSpec) -> LimbSpec:
