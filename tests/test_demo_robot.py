@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -84,7 +85,9 @@ def test_bad_demo_robots_end_in_one_line(argv, message, tmp_path, capsys, monkey
 @pytest.mark.slow
 def test_the_arm_runs_in_the_demo_with_the_udp_bridge(tmp_path, monkeypatch) -> None:
     """The OctArm-class arm driven over the UDP bridge in real time (its robot in its own process): the
-    session completes, the poses arrive, the robot reports, and the summary gives the arm's tips."""
+    session completes, the poses arrive, the robot reports, the summary gives the arm's tips, and the GIF
+    is drawn without a lamp on the robot (lit from above the rock) and the camera image says no frame
+    came (it has no camera)."""
     import socket
     import threading
     import time
@@ -114,9 +117,7 @@ def test_the_arm_runs_in_the_demo_with_the_udp_bridge(tmp_path, monkeypatch) -> 
     thread = threading.Thread(target=sender, daemon=True)
     thread.start()
     try:
-        summary = run_demo(
-            tmp_path / "out", duration=1.0, device="udp", udp_port=port, robot="octarm", gif=False
-        )
+        summary = run_demo(tmp_path / "out", duration=1.0, device="udp", udp_port=port, robot="octarm")
     finally:
         stop.set()
         thread.join()
@@ -125,3 +126,5 @@ def test_the_arm_runs_in_the_demo_with_the_udp_bridge(tmp_path, monkeypatch) -> 
     assert summary["robot"]["process_exit_code"] == 0  # its reports need 1 s over the acoustic link
     assert sorted(summary["final_tip_positions_m"]) == ["arm"]
     assert sorted(summary["slave_final_tip_positions_m"]) == ["arm"]
+    names = sorted(Path(f).name for f in summary["files"])
+    assert names == ["camera_tip.png", "demo.gif", "metrics.png", "summary.json", "tips.png"]
