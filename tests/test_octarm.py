@@ -173,6 +173,19 @@ def test_reach_task_on_the_arm_in_both_modes() -> None:
     assert shapes[0] == shapes[1]
 
 
+def test_the_press_task_needs_a_force_sensor_the_arm_lacks() -> None:
+    pytest.importorskip("gymnasium")
+    from pccbullet.core.errors import ConfigurationError
+    from pccbullet.sim.rl.press import UrsulaPressEnv
+
+    with pytest.raises(
+        ConfigurationError,
+        match=r"limb = None is invalid for the press task on robot 'octarm'; allowed: the limbs with a force "
+        r"sensor \(none: the robot has no force sensor\)",
+    ):
+        UrsulaPressEnv(robot="octarm")
+
+
 def test_bad_limb_and_missing_file_are_one_line(capsys) -> None:
     assert main(["pose", "octarm", "--limb", "tentacle", "--bend", "30"]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
