@@ -268,8 +268,10 @@ def _demo(args: argparse.Namespace, start_up: Deferral | None = None) -> int:
     """``demo``; ``start_up`` (the signals held so far) is ended by ``run_demo`` once summary.json exists."""
     if args.help_keys:
         from pccbullet.teleop.devices.keys import key_table
+        from pccbullet.urdf_gen.spec_loader import load_robot
 
-        print("\n".join(key_table()))
+        limbs = [limb.name for limb in load_robot(args.robot).limbs] if args.robot else None
+        print("\n".join(key_table(limbs) if limbs else key_table()))  # the digit keys select its limbs
         return 0
 
     from pccbullet.teleop.udp.keys import load_key_file

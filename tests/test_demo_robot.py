@@ -82,6 +82,13 @@ def test_bad_demo_robots_end_in_one_line(argv, message, tmp_path, capsys, monkey
     assert not (tmp_path / "out" / "summary.json").exists()
 
 
+def test_help_keys_name_the_robot_s_limbs(capsys) -> None:
+    assert main(["demo", "--robot", "octarm", "--help-keys"]) == 0
+    assert "1-1: select a limb (arm)" in capsys.readouterr().out
+    assert main(["demo", "--help-keys"]) == 0
+    assert "1-4: select a limb (grasper, palpation, camera, light)" in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_the_arm_runs_in_the_demo_with_the_udp_bridge(tmp_path, monkeypatch) -> None:
     """The OctArm-class arm driven over the UDP bridge in real time (its robot in its own process): the
