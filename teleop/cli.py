@@ -37,6 +37,7 @@ from pccbullet.sim.export.register import register_export
 from pccbullet.sim.mjcf.cli import register_mjcf
 from pccbullet.sim.views.web.cli import add_web_args, start_web_view
 from pccbullet.teleop.channel import LINKS
+from pccbullet.teleop.demo.args import add_scene_args
 from pccbullet.teleop.demo.script import SESSION_S
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
 from pccbullet.teleop.interrupts import Deferral, ctrl_c_guarded, exit_on_interrupt, sigint_deferred
@@ -130,7 +131,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     b.set_defaults(handler=_bench)
 
-    d = sub.add_parser("demo", help="the URSULA squid demo")
+    d = sub.add_parser("demo", help="the URSULA squid demo (or your robot's: --robot FILE)")
+    add_scene_args(d)  # --robot, --objects
     d.add_argument(
         "--out", type=out_dir, default=Path("pccbullet_demo"), help="folder for the headless outputs"
     )
@@ -174,14 +176,6 @@ def _parser() -> argparse.ArgumentParser:
         choices=DEMO_DRIVES,
         help="what moves the robot's limbs: mixed (default: the grasper on its tendons, for the grasp key g; "
         "the others on spring targets), joints (spring targets only: no grasp) or tendons (every limb)",
-    )
-    d.add_argument(
-        "--objects",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="the objects in the scene: a TOML file of [[objects]] tables (as a grasp experiment's; "
-        "default: a bar on two rock posts under the grasper)",
     )
     d.add_argument(
         "--no-gif",
@@ -274,8 +268,10 @@ def _demo(args: argparse.Namespace, start_up: Deferral | None = None) -> int:
     """``demo``; ``start_up`` (the signals held so far) is ended by ``run_demo`` once summary.json exists."""
     if args.help_keys:
         from pccbullet.teleop.devices.keys import key_table
+        from pccbullet.urdf_gen.spec_loader import load_robot
 
-        print("\n".join(key_table()))
+        limbs = [limb.name for limb in load_robot(args.robot).limbs] if args.robot else None
+        print("\n".join(key_table(limbs) if limbs else key_table()))  # the digit keys select its limbs
         return 0
 
     from pccbullet.teleop.udp.keys import load_key_file
@@ -308,6 +304,7 @@ def _demo(args: argparse.Namespace, start_up: Deferral | None = None) -> int:
             drive=args.drive,
             objects=args.objects,
             start_up=start_up,
+            robot=args.robot,
         )
     finally:
         if viewer is not None:

@@ -26,10 +26,11 @@ from pccbullet.urdf_gen.catalog import bundled, robot_kind, write_robot_urdf
 from pccbullet.urdf_gen.pcc import PccConfig, limb_joints, limb_transform, paper_theta_from_bend, rest_configs
 from pccbullet.urdf_gen.pose_file import load_pose_file
 from pccbullet.urdf_gen.spec_loader import bundled_robots, load_robot
-from pccbullet.urdf_gen.specs import RobotSpec
+from pccbullet.urdf_gen.specs import RobotSpec, SegmentSpec
 from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_parts import MESH_URI_FORMS, check_mesh_uri
 
+PAPER_ROBOT = "ursula"  # the robot of seed 001, whose paper's terms (theta) pose reports add
 SECTIONS = integer(1, 200)  # --sections: N per segment (the robot files' limit; PyBullet's may be lower)
 
 
@@ -247,14 +248,7 @@ def _limb_reports(spec: RobotSpec, poses: dict[str, list[PccConfig]]) -> list[di
                     "robot": spec.name,
                     "limb": limb.name,
                     "segments": [
-                        {
-                            "bend_deg": math.degrees(c.bend),
-                            "paper_theta_deg": math.degrees(paper_theta_from_bend(c.bend)),
-                            "plane_deg": math.degrees(c.plane),
-                            "length_m": c.length,
-                            "sections": s.sections,
-                        }
-                        for c, s in zip(configs, limb.segments, strict=True)
+                        _segment_report(spec, c, s) for c, s in zip(configs, limb.segments, strict=True)
                     ],
                     "joints": [
                         {"name": n, "value": float(v), "unit": "m" if n.endswith("_chord") else "rad"}
@@ -274,6 +268,16 @@ def _limb_reports(spec: RobotSpec, poses: dict[str, list[PccConfig]]) -> list[di
     return reports
 
 
+def _segment_report(spec: RobotSpec, c: PccConfig, seg: SegmentSpec) -> dict[str, Any]:
+    """One segment's row of a pose report, in pccbullet's PCC terms (bend, plane, length); for URSULA
+    (:data:`PAPER_ROBOT`) also seed 001's theta, the chord angle ``bend / 2``."""
+    row: dict[str, Any] = {"bend_deg": math.degrees(c.bend)}
+    if spec.name == PAPER_ROBOT:
+        row["paper_theta_deg"] = math.degrees(paper_theta_from_bend(c.bend))
+    row.update(plane_deg=math.degrees(c.plane), length_m=c.length, sections=seg.sections)
+    return row
+
+
 def _print_report(out: dict[str, Any], as_json: bool, *, joints: bool = True) -> None:
     """Print one limb's report as JSON or as a table (the joints only with ``joints``)."""
     if as_json:
@@ -284,8 +288,9 @@ def _print_report(out: dict[str, Any], as_json: bool, *, joints: bool = True) ->
         for j in out["joints"]:
             print(f"  {j['name']:<28} {j['value']: .9f} {j['unit']}")  # noqa: T201
     for k, s in enumerate(out["segments"], start=1):
+        theta = f" (seed 001 theta {s['paper_theta_deg']:.3f})" if "paper_theta_deg" in s else ""
         print(  # noqa: T201
-            f"  segment {k}: bend {s['bend_deg']:.3f} deg (seed 001 theta {s['paper_theta_deg']:.3f}), "
+            f"  segment {k}: bend {s['bend_deg']:.3f} deg{theta}, "
             f"plane {s['plane_deg']:.3f} deg, length {s['length_m']:.6f} m"
         )
     p = out["tip_in_limb_base"]["position_m"]

@@ -119,8 +119,9 @@ def _slave_loop(
             conn.send(("observe", (slave.time, slave.tip().tolist(), slave.force.tolist())))
         if k % video_every == 0:  # the camera arm's view, sent up the link like the reports
             image = camera_frame(slave.robot, plan.size)
-            conn.send(("video", encode_frame(image, slave.time, frames, plan.budget)))
-            frames += 1
+            if image is not None:  # a robot without a camera sends none
+                conn.send(("video", encode_frame(image, slave.time, frames, plan.budget)))
+                frames += 1
         if record_poses and k % POSE_EVERY == 0:
             joints = {n: slave.robot.joints(n) for n in slave.robot.bodies}
             conn.send(("pose", SceneFrame(slave.time, joints)))

@@ -6,6 +6,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,6 +34,45 @@ def test_pose_json_camera_90_30(capsys) -> None:
         "unit": "rad",
     }
     assert out["joints"][2]["unit"] == "m"
+
+
+def test_pose_of_another_robot_speaks_pccbullet_s_terms(capsys) -> None:
+    """Seed 001's theta belongs to URSULA's reports only; another robot's are bend, plane and length."""
+    robot = str(Path(__file__).parent / "data" / "stepped_rod.toml")
+    assert main(["pose", robot, "--limb", "rod", "--bend", "30", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["robot"] == "stepped_rod"
+    assert out["segments"][0] == {
+        "bend_deg": pytest.approx(30.0),
+        "plane_deg": 0.0,
+        "length_m": pytest.approx(0.15),
+        "sections": 20,
+    }
+    assert main(["pose", robot, "--limb", "rod", "--bend", "30"]) == 0
+    text = capsys.readouterr().out
+    assert "segment 1: bend 30.000 deg, plane 0.000 deg" in text and "theta" not in text
+    assert main(["pose", "ursula", "--limb", "camera", "--bend", "30"]) == 0
+    assert "segment 1: bend 30.000 deg (seed 001 theta 15.000), plane" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["pose", "STEPPED", "--limb", "arm", "--bend", "30"],
+            "pccbullet: error: robot 'stepped_rod' has no limb 'arm'; limbs: rod",
+        ),
+        (
+            ["pose", "missing.toml", "--limb", "rod", "--bend", "30"],
+            "pccbullet: error: robot file 'missing.toml' does not exist",
+        ),
+    ],
+)
+def test_pose_of_a_bad_limb_or_file_is_one_line(argv, message, capsys) -> None:
+    argv = [str(Path(__file__).parent / "data" / "stepped_rod.toml") if a == "STEPPED" else a for a in argv]
+    assert main(argv) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("pccbullet")]
+    assert err == [message]
 
 
 def test_pose_plane_defaults_to_0_as_the_help_says(capsys) -> None:

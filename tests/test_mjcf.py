@@ -9,6 +9,7 @@ equal to the World's numbers; tendons that pull the right way; the command's fil
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -213,10 +214,37 @@ def test_rrp_chain_and_water_export() -> None:
 def test_mjcf_command_writes_a_model_mujoco_loads(tmp_path, capsys) -> None:
     assert main(["mjcf", "ursula", "--out", str(tmp_path), "--sections", "3"]) == 0
     out = capsys.readouterr().out
-    assert "tendons and their motors: grasper, palpation, camera, light" in out
+    assert "tendons: 24 (grasper 8, palpation 8, camera 4, light 4), motors on them: 24" in out
     model = mujoco.MjModel.from_xml_path(str(tmp_path / "ursula.xml"))
     # four tendons a segment: two segments for the grasper and the palpation arm, one for the tentacles
     assert model.ntendon == 24 and model.nu == 24 and len(list((tmp_path / "meshes").glob("*.stl"))) > 0
+
+
+def test_mjcf_summary_counts_what_the_file_holds(tmp_path, capsys) -> None:
+    """Tendons declared only as ``[[limbs.tendons]]`` (no ``[limbs.actuators]`` table) are written and
+    counted; the chambers' pushing actuators are counted apart, and chambers that get no actuator (a
+    pressure-to-bend law's) are named as not written."""
+    text = (Path(__file__).parent / "data" / "stepped_rod.toml").read_text()
+    text = text.replace(
+        "[[limbs.segments]]\nlength_mm = 150\ndiameter_mm = [60, 60]",
+        "[[limbs.tendons]]\nanchor_segment = 2\ncount = 3\noffset_mm = 15\nmax_tension_n = 10\n"
+        "max_speed_mm_s = 50\n[[limbs.tendons]]\nanchor_segment = 1\ncount = 4\noffset_mm = 12\n"
+        "max_tension_n = 10\nmax_speed_mm_s = 50\n[[limbs.segments]]\nlength_mm = 150\ndiameter_mm = [60, 60]",
+    )
+    robot = tmp_path / "tendon_rod.toml"
+    robot.write_text(text)
+    assert main(["mjcf", str(robot), "--out", str(tmp_path / "a"), "--sections", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "tendons: 7 (rod 7), motors on them: 7"
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "a" / "stepped_rod.xml"))
+    assert model.ntendon == 7 and model.nu == 7
+    assert main(["mjcf", str(robot), "--out", str(tmp_path / "b"), "--no-tendons"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "tendons: none"
+    assert main(["mjcf", "hydraulic_arm", "--out", str(tmp_path / "c"), "--sections", "2"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "tendons: none; chamber actuators: arm (6)"
+    # chambers given by a law get no actuator (their forces are no gain on a control): named as not written
+    assert main(["mjcf", "pneunet_chambers", "--out", str(tmp_path / "d"), "--sections", "2"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith("not written (no actuator drives them)")
 
 
 @pytest.mark.parametrize(

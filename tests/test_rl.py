@@ -15,7 +15,7 @@ gym = pytest.importorskip("gymnasium")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
-from pccbullet.core.errors import ConfigurationError  # noqa: E402
+from pccbullet.core.errors import ConfigurationError, RobotNotFoundError  # noqa: E402
 from pccbullet.sim.rl import ENV_ID, ENVS, MAX_EPISODE_STEPS  # noqa: E402
 from pccbullet.sim.rl.base import BEND_RATE, LENGTH_RATE, PLANE_RATE  # noqa: E402
 from pccbullet.sim.rl.press import FORCE_RESOLUTION, UrsulaPressEnv  # noqa: E402
@@ -216,8 +216,46 @@ def test_bad_arguments_raise() -> None:
         UrsulaTrackEnv(mode="fast")
     with pytest.raises(ConfigurationError, match="mode = 'kinematic' is invalid for the press task"):
         UrsulaPressEnv(mode="kinematic")
-    with pytest.raises(ConfigurationError, match="limb = 'camera' is invalid for the press task"):
+    with pytest.raises(
+        ConfigurationError,
+        match=r"limb = 'camera' is invalid for the press task on robot 'ursula'; allowed: the limbs with a "
+        r"force sensor \('palpation'\)",
+    ):
         UrsulaPressEnv(limb="camera")
+    with pytest.raises(RobotNotFoundError, match="robot file 'missing.toml' does not exist"):
+        UrsulaReachEnv(robot="missing.toml")
+
+
+@pytest.mark.parametrize("task", [UrsulaReachEnv, UrsulaTrackEnv, UrsulaAimEnv])
+def test_observations_have_one_size_in_both_modes(task) -> None:
+    """The limb's part is the commanded PCC and the sections' velocities (3 N S), not the joints, which
+    differ between the RRP chain (kinematic) and the rod chain (dynamic)."""
+    shapes = []
+    for mode in ("kinematic", "dynamic"):
+        env = task(mode=mode, sections=3)
+        try:
+            obs, _ = env.reset(seed=1)
+            obs, *_ = env.step(env.action_space.sample())
+            assert obs.shape == env.observation_space.shape
+            shapes.append(obs.shape)
+        finally:
+            env.close()
+    assert shapes[0] == shapes[1]
+
+
+def test_section_velocities_are_the_sections_motion_over_a_step() -> None:
+    """In kinematic mode the limb is where the command puts it: the sections' velocities in the observation
+    are the PCC section ends' displacement (from the forward kinematics) over 20 ms."""
+    env = UrsulaReachEnv(sections=2)
+    try:
+        env.reset(seed=3)
+        before = env.section_points()
+        obs, *_ = env.step(np.ones(3, np.float32))
+        after = env.section_points()
+        np.testing.assert_allclose(obs[19:], ((after - before) / 0.02).ravel(), rtol=1e-5, atol=1e-5)
+        assert np.abs(obs[19:]).max() > 0.1  # m/s: the tip moved
+    finally:
+        env.close()
 
 
 def test_registered_in_a_fresh_process() -> None:
@@ -233,7 +271,7 @@ def test_registered_in_a_fresh_process() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
-    assert lines[-3].split() == ["pccbullet/UrsulaReach-v1", "200", "(26,)"]
+    assert lines[-3].split() == ["pccbullet/UrsulaReach-v1", "200", "(25,)"]
     assert lines[-2] == repr(sorted(ENVS))
     assert lines[-1].startswith(
         "DeprecatedEnv Environment version v0 for `pccbullet/UrsulaReach` is deprecated"
@@ -248,7 +286,7 @@ def test_gymnasium_1_convention_in_a_fresh_process() -> None:
         "print(env.spec.id, env.spec.entry_point, obs.shape)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split()[-3:] == ["pccbullet/UrsulaAim-v1", "pccbullet.sim.rl.reach:UrsulaAimEnv", "(38,)"]
+    assert out.split()[-3:] == ["pccbullet/UrsulaAim-v1", "pccbullet.sim.rl.reach:UrsulaAimEnv", "(37,)"]
 
 
 def test_entry_point_is_declared() -> None:

@@ -151,15 +151,12 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
     mat_name = f.string("material")
     if mat_name not in materials:
         raise f.error("material", mat_name, "one of the [materials] tables: " + ", ".join(materials))
-    d_base = f.number("base_diameter_mm", 1e-3, 1e4)
-    d_tip = f.number("tip_diameter_mm", 1e-3, 1e4)
     seg_fields = f.table_list("segments", max_items=MAX_SEGMENTS)
     rest = [s.number("length_mm", 1e-3, 1e5) for s in seg_fields]
-    total = sum(rest)
+    diameters = _diameters(f, seg_fields, rest)
 
     segments = []
-    s0 = 0.0
-    for sf, length in zip(seg_fields, rest, strict=True):
+    for sf, length, (d0, d1) in zip(seg_fields, rest, diameters, strict=True):
         if override and sf.has("sections"):
             sf.integer("sections", 1, MAX_SECTIONS)  # still validated when overridden
         lmin = sf.number("length_min_mm", 1e-3, 1e5, default=length)
@@ -170,8 +167,6 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
             raise sf.error(
                 "length_mm", length, f"a number in [length_min_mm, length_max_mm] = [{lmin:g}, {lmax:g}]"
             )
-        r0 = 0.5 * (d_base + (d_tip - d_base) * s0 / total)
-        r1 = 0.5 * (d_base + (d_tip - d_base) * (s0 + length) / total)
         segments.append(
             SegmentSpec(
                 length=length * MM,
@@ -180,18 +175,18 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
                 bend_max=sf.number("bend_max_deg", 1e-3, 360.0) * DEG,
                 plane_max=sf.number("plane_max_deg", 0.0, 360.0, default=360.0) * DEG,
                 sections=override or sf.integer("sections", 1, MAX_SECTIONS, default=n_default),
-                radius_base=r0 * MM,
-                radius_tip=r1 * MM,
+                radius_base=0.5 * d0 * MM,
+                radius_tip=0.5 * d1 * MM,
             )
         )
         sf.finish()
-        s0 += length
+    d_min = min(min(d) for d in diameters)  # mm, the narrowest cross-section of the limb
 
     actuators = None
     af = f.sub("actuators", default=None)
     if af is not None:
         kind = af.string("kind", choices=ACTUATOR_KINDS)
-        offset = af.number("offset_mm", 0.0, 0.5 * min(d_base, d_tip), lo_open=True)
+        offset = af.number("offset_mm", 0.0, 0.5 * d_min, lo_open=True)
         actuators = ActuatorSpec(
             kind=kind,
             count=af.integer("count", 1, 64),
@@ -217,9 +212,7 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
         pf.finish()
     tendons: tuple[TendonSpec, ...] = ()
     if f.has("tendons"):
-        tendons = read_tendons(
-            f.table_list("tendons"), name, tuple(segments), 0.5 * d_base * MM, 0.5 * d_tip * MM
-        )
+        tendons = read_tendons(f.table_list("tendons"), name, tuple(segments))
     limb = LimbSpec(
         name=name,
         material=materials[mat_name],
@@ -232,3 +225,33 @@ def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: i
     )
     f.finish()
     return limb
+
+
+def _diameters(f: Fields, seg_fields: list[Fields], rest: list[float]) -> list[tuple[float, float]]:
+    """Each segment's base and tip diameter (mm): one linear taper over the limb (``base_diameter_mm``,
+    ``tip_diameter_mm`` of the limb, cut at the segments' rest lengths) or the segments' own
+    ``diameter_mm = [base, tip]`` (a piecewise taper, continuous or stepped); exactly one of the two."""
+    own = [sf.has("diameter_mm") for sf in seg_fields]
+    limb_level = f.has("base_diameter_mm") or f.has("tip_diameter_mm")
+    if any(own):
+        if limb_level:
+            key = "base_diameter_mm" if f.has("base_diameter_mm") else "tip_diameter_mm"
+            raise f.error(
+                key, f.table[key], "absent when the segments give diameter_mm (one taper or the other)"
+            )
+        if not all(own):
+            i = own.index(False)
+            raise seg_fields[i].error(
+                "diameter_mm", None, "[base, tip] (mm) in every segment once one segment gives it"
+            )
+        return [sf.vector("diameter_mm", 2, 1e-3, 1e4, unit="mm") for sf in seg_fields]  # type: ignore[misc]
+    d_base = f.number("base_diameter_mm", 1e-3, 1e4)
+    d_tip = f.number("tip_diameter_mm", 1e-3, 1e4)
+    total = sum(rest)
+    out, s0 = [], 0.0
+    for length in rest:
+        d0 = d_base + (d_tip - d_base) * s0 / total
+        d1 = d_base + (d_tip - d_base) * (s0 + length) / total
+        out.append((d0, d1))
+        s0 += length
+    return out

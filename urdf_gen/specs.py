@@ -3,8 +3,10 @@
 The TOML side (millimetres, degrees, field names that say so) lives in :mod:`pccbullet.urdf_gen.spec_loader`;
 everything here is SI: metres, kilograms, radians, pascals.
 
-A limb is a frustum (linear taper from ``radius_base`` to ``radius_tip`` over its rest length) cut into
-segments; each segment is a constant-curvature arc with parameters ``bend`` (total arc angle, rad),
+A limb is a chain of segments, each a frustum (a linear taper from its ``radius_base`` to its
+``radius_tip``): one taper over the whole limb cut at the segments, or a piecewise taper whose segments
+step down (or up) where they meet, as built section by section (OctArm). Each segment is a
+constant-curvature arc with parameters ``bend`` (total arc angle, rad),
 ``plane`` (bending-plane angle about the segment base z axis, from x, rad) and ``length`` (arc length, m).
 """
 
@@ -168,7 +170,7 @@ class Payload:
 
 @dataclass(frozen=True, slots=True)
 class LimbSpec:
-    """A soft limb: a tapered elastomer frustum cut into PCC segments, mounted on the head.
+    """A soft limb: a chain of PCC segments, each a tapered elastomer frustum, mounted on the head.
 
     Attributes:
         name: limb name, used as the prefix of its URDF links and joints.

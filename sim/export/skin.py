@@ -4,7 +4,8 @@ The backbone is sampled exactly on each segment's arc (:func:`pccbullet.urdf_gen
 in the planes normal to the exact tangent and are oriented by parallel transport (the double-reflection
 method of Wang et al., ACM TOG 2008), so the tube does not twist. The radius tapers linearly along each
 segment from ``radius_base`` to ``radius_tip`` of its frustum, by arc-length fraction (a stretched or
-shortened segment keeps its end radii). Each ring is a regular polygon whose radius is enlarged so that
+shortened segment keeps its end radii); where the radius steps between two segments, two rings share the
+junction and a flat annulus joins them. Each ring is a regular polygon whose radius is enlarged so that
 its area equals the circle's (``rho = r sqrt(2 pi / (m sin(2 pi / m)))``); the tube's volume then
 matches the frustum's up to the sampling error of the taper and the curvature, O(1/n^2).
 """
@@ -60,7 +61,9 @@ def backbone(
     pts, tans, radii, arc = [], [], [], []
     s0 = 0.0
     for i, (seg, c) in enumerate(zip(limb.segments, configs, strict=True)):
-        frac = np.linspace(0.0, 1.0, samples_per_segment + 1)[(1 if i else 0) :]
+        # a segment starts with a ring of its own where the radius steps (two rings at one point)
+        stepped = i == 0 or seg.radius_base != limb.segments[i - 1].radius_tip
+        frac = np.linspace(0.0, 1.0, samples_per_segment + 1)[(0 if stepped else 1) :]
         s = frac * c.length
         ks = (c.bend / c.length if c.length > 0 else 0.0) * s
         local = arc_points(c.bend, c.plane, c.length, s)  # (m, 3) in the segment base frame

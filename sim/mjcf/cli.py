@@ -10,13 +10,18 @@ the command imports no MuJoCo and no PyBullet.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pccbullet.core.atomic import removed_on_failure
 from pccbullet.core.cli_args import integer, out_dir
 from pccbullet.core.errors import PccBulletError
 from pccbullet.urdf_gen.catalog import robot_kind
 from pccbullet.urdf_gen.topology import Topology
+
+if TYPE_CHECKING:
+    from pccbullet.urdf_gen.specs import RobotSpec
 
 MEDIA = ("air", "water", "seawater")
 
@@ -58,20 +63,47 @@ def mjcf_command(args: argparse.Namespace) -> int:
             tendons=not args.no_tendons,
         )  # fmt: skip
     print(f"wrote {out.path} and {len(out.meshes)} meshes ({args.chain} chain, {args.medium})")  # noqa: T201
-    kinds = {limb.name: limb.actuators.kind if limb.actuators else "none" for limb in spec.limbs}
-    tendons = [] if args.no_tendons else [name for name, kind in kinds.items() if kind == "tendon"]
-    from pccbullet.sim.limb.chambers import declares_chambers
-
-    chambers = {
-        limb.name: limb.actuators.count * len(limb.segments)
-        for limb in spec.limbs
-        if limb.actuators is not None and declares_chambers(limb) and not {"pressure_law", "bending_law"} & set(spec.extra)
-    }
-    written = ("tendon", "none", "chamber") if chambers else ("tendon", "none")
-    others = sorted({kind for kind in kinds.values() if kind not in written})
-    notes = [f"tendons and their motors: {', '.join(tendons) if tendons else 'none'}"]
-    if chambers:
-        notes.append("chamber actuators: " + ", ".join(f"{name} ({n})" for name, n in chambers.items()))
-    notes += [f"{kind} actuators: not written" for kind in others]
-    print("; ".join(notes))  # noqa: T201
+    print("; ".join(model_summary(out.path, spec)))  # noqa: T201
     return 0
+
+
+def model_summary(path: Path, spec: RobotSpec) -> list[str]:
+    """What an MJCF file written for ``spec`` holds, read from the file itself: its cable tendons (per limb,
+    by the limb whose name prefixes theirs) and the pull-only motors on them, the chambers' pushing
+    actuators on their fibres (:func:`pccbullet.sim.mjcf.tendons.write_chambers`) per limb, any other
+    actuators by kind, and a note naming the limbs whose declared chambers no written actuator drives."""
+    root = ET.parse(path).getroot()
+    tendons = [t.get("name", "") for section in root.findall("tendon") for t in section]
+    actuators = [a for section in root.findall("actuator") for a in section]
+    names = sorted((limb.name for limb in spec.limbs), key=len, reverse=True)  # longest prefix first
+
+    def per_limb(items: list[str]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for item in items:
+            owner = next((n for n in names if item.startswith(f"{n}_")), "other")
+            counts[owner] = counts.get(owner, 0) + 1
+        return counts
+
+    fibres = {a.get("tendon") for a in actuators if a.tag == "general" and a.get("tendon") is not None}
+    chambers = per_limb([str(a.get("tendon")) for a in actuators if a.tag == "general" and a.get("tendon")])
+    cables = [t for t in tendons if t not in fibres]
+    motors = sum(1 for a in actuators if a.tag == "motor" and a.get("tendon") in cables)
+    if cables:
+        limbs = ", ".join(f"{n} {k}" for n, k in per_limb(cables).items())
+        notes = [f"tendons: {len(cables)} ({limbs}), motors on them: {motors}"]
+    else:
+        notes = ["tendons: none"]
+    if chambers:
+        notes.append("chamber actuators: " + ", ".join(f"{n} ({k})" for n, k in chambers.items()))
+    others: dict[str, int] = {}
+    for a in actuators:
+        if a.get("tendon") is None:
+            others[a.tag] = others.get(a.tag, 0) + 1
+    if others:
+        kinds = ", ".join(f"{k} {tag}" for tag, k in sorted(others.items()))
+        notes.append(f"other actuators: {sum(others.values())} ({kinds})")
+    declared = [limb.name for limb in spec.limbs if limb.actuators and limb.actuators.kind == "chamber"]
+    left = [n for n in declared if n not in chambers]
+    if left:
+        notes.append(f"chambers of {', '.join(left)}: not written (no actuator drives them)")
+    return notes

@@ -1,11 +1,15 @@
-"""What every pccbullet Gymnasium task shares: one URSULA limb driven by PCC parameter rates.
+"""What every pccbullet Gymnasium task shares: one limb of any robot file driven by PCC parameter rates.
 
-:class:`LimbEnv` loads one limb on the fixed head (:meth:`~pccbullet.sim.world.World.load_robot` with
-``limbs=[limb]``) and turns an action ``Box(-1, 1, (3 S,))`` (per segment: bend, plane and length rates as
-fractions of :data:`BEND_RATE`, :data:`PLANE_RATE`, :data:`LENGTH_RATE`) into a commanded PCC configuration,
-integrated over one 20 ms control step and clipped to the limb's limits. In ``"kinematic"`` mode the limb is
-where its command puts it; in ``"dynamic"`` mode the command is the target of the material spring-dampers
-and the medium, gravity and contact bend the limb away from it. Tasks (:mod:`pccbullet.sim.rl.reach`,
+:class:`LimbEnv` loads one limb of a robot (URSULA's camera tentacle unless told otherwise: ``robot=`` a
+bundled name, a TOML path or a loaded spec, ``limb=`` one of its limbs) on the fixed head
+(:meth:`~pccbullet.sim.world.World.load_robot` with ``limbs=[limb]``) and turns an action
+``Box(-1, 1, (3 S,))`` (per segment: bend, plane and length rates as fractions of :data:`BEND_RATE`,
+:data:`PLANE_RATE`, :data:`LENGTH_RATE`) into a commanded PCC configuration, integrated over one 20 ms control
+step and clipped to the limb's limits. In ``"kinematic"`` mode the limb is where its command puts it; in
+``"dynamic"`` mode the command is the target of the material spring-dampers and the medium, gravity and
+contact bend the limb away from it. The limb's part of every observation (:meth:`LimbEnv.limb_obs`) is the
+commanded configuration and the velocities of its sections, the same size in both modes (the two modes' chains
+have different joints but the same sections). Tasks (:mod:`pccbullet.sim.rl.reach`,
 :mod:`~pccbullet.sim.rl.track`, :mod:`~pccbullet.sim.rl.press`) add the goal, the observation's head, the
 reward and the success flag.
 
@@ -18,6 +22,8 @@ episodes give bit-equal infos whatever ran before them in the same world.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -29,6 +35,8 @@ from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.world import PHYSICS_DT, World, WorldMode
 from pccbullet.urdf_gen.pcc import PccConfig
+from pccbullet.urdf_gen.spec_loader import load_robot
+from pccbullet.urdf_gen.specs import RobotSpec
 
 if TYPE_CHECKING:
     from pccbullet.sim.views.web.view import WebView
@@ -39,7 +47,9 @@ LENGTH_RATE = 0.05  # m/s at action +-1
 CONTROL_DT = 0.02  # s, one control step
 SUCCESS_BONUS = 1.0  # reward added on a step that ends in success
 RENDER_SIZE = (320, 240)  # pixels (w, h)
-VELOCITY_BOUND = 100.0  # rad/s or m/s: joint velocities are clipped to +- this in observations
+VELOCITY_BOUND = 100.0  # m/s: section velocities are clipped to +- this in observations
+URSULA_LIMB = "camera"  # the default limb of URSULA (bundled robot "ursula"); other robots: their first
+FRAMED_REACH = 0.8  # m: a robot reaching this far from its head fills the rgb_array render
 
 
 def positive(name: str, value: float, unit: str) -> float:
@@ -50,15 +60,19 @@ def positive(name: str, value: float, unit: str) -> float:
 
 
 class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
-    """One URSULA limb on the fixed head, acting on its PCC parameter rates (see the module docstring).
+    """One limb of a robot on the fixed head, acting on its PCC parameter rates (see the module docstring).
 
     Subclasses set :attr:`observation_space` and implement :meth:`reset` and :meth:`step` with
     :meth:`_start` and :meth:`_advance`.
 
     Args:
         mode: ``"kinematic"`` (default) or ``"dynamic"``.
-        limb: ``"camera"`` (default), ``"light"``, ``"grasper"`` or ``"palpation"``.
-        sections: sections per segment ``N`` (default 5).
+        robot: a bundled robot name (default ``"ursula"``), a robot TOML path or a loaded
+            :class:`~pccbullet.urdf_gen.specs.RobotSpec`.
+        limb: one of the robot's limbs; ``None`` (default): URSULA's ``"camera"`` tentacle (its others:
+            ``"light"``, ``"grasper"``, ``"palpation"``), another robot's first limb. A name the robot
+            does not have is a :class:`~pccbullet.core.errors.ConfigurationError` naming its limbs.
+        sections: sections per segment ``N`` (default 5), for every segment of the robot.
         medium: ``"water"`` (default), ``"seawater"`` or ``"air"`` (dynamic mode's buoyancy and drag).
         render_mode: ``None``, ``"rgb_array"`` (``(240, 320, 3) uint8`` from PyBullet's software renderer)
             or ``"web"`` (a live web view of the world, shown as the steps go: :attr:`view`, its address
@@ -71,7 +85,8 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         self,
         *,
         mode: WorldMode | str = WorldMode.KINEMATIC,
-        limb: str = "camera",
+        robot: str | Path | RobotSpec = "ursula",
+        limb: str | None = None,
         sections: int = 5,
         medium: str = "water",
         render_mode: str | None = None,
@@ -84,15 +99,22 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         self.render_mode = render_mode
         self.frame_skip = round(CONTROL_DT / PHYSICS_DT)  # physics steps per control step
         self.control_dt = self.frame_skip * PHYSICS_DT  # s
+        spec = robot_with_sections(robot, sections)
+        if limb is None:
+            limb = URSULA_LIMB if spec.name == "ursula" else spec.limbs[0].name
+        spec.limb(limb)  # an unknown limb: one line naming the robot's limbs
+        self.robot_spec = spec
+        """The robot file's spec (every limb; the world holds ``limb`` only)."""
         self.world = World(mode=mode, medium=medium)
         try:
-            self.robot = self.world.load_robot("ursula", sections=sections, limbs=[limb])
+            self.robot = self.world.load_robot(spec, limbs=[limb])
         except BaseException:
             self.world.close()
             raise
         self.limb = limb
         self.segments = self.robot.limb(limb).segments
-        self.n_joints = self.robot.joint_count(limb)
+        self.n_sections = sum(s.sections for s in self.segments)
+        """The limb's sections ``N S`` (every segment's ``N`` summed)."""
         self.T_head_base = self.robot.limb(limb).T_head_base()
         """The limb base in the head frame, ``(4, 4) float``."""
         self.length_max = sum(s.length_max for s in self.segments)  # m
@@ -108,8 +130,8 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         self.pcc = np.array([v for s in self.segments for v in (0.0, 0.0, s.length)])
         """The commanded PCC configuration, per segment bend (rad), plane (rad), length (m)."""
         self.steps = 0
-        self._q = self.robot.joints(limb)
-        self._qd = np.zeros(self.n_joints)
+        self._p = self.section_points()
+        self._v = np.zeros_like(self._p)
         self._markers: list[int] = []
         self.view: WebView | None = None
         """``render_mode="web"``: the :class:`~pccbullet.sim.views.web.view.WebView` showing the world."""
@@ -140,15 +162,22 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         """The tip frame in the head frame, ``(4, 4) float``."""
         return np.asarray(np.linalg.solve(self.robot.T_world_head, self.robot.tip_pose(self.limb)))
 
+    def section_points(self) -> FloatArray:
+        """The ends of the limb's sections (its slice bodies' frames) in the head frame, ``(N S, 3) float``
+        (m), base to tip."""
+        T = np.linalg.solve(self.robot.T_world_head, self.robot.section_poses(self.limb))
+        return np.asarray(T[:, :3, 3])
+
     def limb_obs(self) -> FloatArray:
-        """The commanded PCC configuration ``(3 S,)`` and the joint velocities ``(J,)``, clipped to
-        +-:data:`VELOCITY_BOUND`."""
-        return np.concatenate([self.pcc, np.clip(self._qd, -VELOCITY_BOUND, VELOCITY_BOUND)])
+        """The commanded PCC configuration ``(3 S,)`` and the sections' velocities ``(3 N S,)`` (head frame,
+        m/s, section by section x, y, z: the change of :meth:`section_points` over the last control step
+        divided by its 20 ms, in both modes), clipped to +-:data:`VELOCITY_BOUND`."""
+        return np.concatenate([self.pcc, np.clip(self._v.ravel(), -VELOCITY_BOUND, VELOCITY_BOUND)])
 
     def limb_bounds(self) -> tuple[FloatArray, FloatArray]:
         """Observation bounds of :meth:`limb_obs`."""
         high = np.concatenate(
-            [np.maximum(-self.pcc_low, self.pcc_high), np.full(self.n_joints, VELOCITY_BOUND)]
+            [np.maximum(-self.pcc_low, self.pcc_high), np.full(3 * self.n_sections, VELOCITY_BOUND)]
         )
         low = -high
         low[: len(self.pcc)] = self.pcc_low
@@ -169,8 +198,8 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         """Put the limb at ``pcc`` at rest (a reset), with the step count at 0."""
         self.pcc = np.clip(np.asarray(pcc, dtype=float), self.pcc_low, self.pcc_high)
         self.robot.set_pcc(self.limb, self.configs(self.pcc), mode="reset")
-        self._q = self.robot.joints(self.limb)
-        self._qd = np.zeros_like(self._q)
+        self._p = self.section_points()
+        self._v = np.zeros_like(self._p)
         self.steps = 0
 
     def _advance(self, action: np.ndarray) -> None:
@@ -181,13 +210,12 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         if self.world.mode.integrates:
             self.robot.set_pcc(self.limb, configs, mode="target")
             self.world.step(self.frame_skip)
-            self._qd = self.robot.joint_velocities(self.limb)
         else:
             self.robot.set_pcc(self.limb, configs, mode="reset")
             self.world.step(self.frame_skip, contacts=False)
-            q = self.robot.joints(self.limb)
-            self._qd = (q - self._q) / self.control_dt
-            self._q = q
+        p = self.section_points()
+        self._v = (p - self._p) / self.control_dt
+        self._p = p
         self.steps += 1
 
     # ------------------------------------------------------------------------------------------ render
@@ -218,13 +246,14 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         w, h = RENDER_SIZE
         cid = self.world.client
         head = self.robot.T_world_head[:3, 3]
+        scale = max(1.0, self.reach / FRAMED_REACH)  # a larger robot: the camera backs off
         view = pb.computeViewMatrix(
-            (head + [0.5, -0.6, 0.95]).tolist(),
-            (head + [0.3, 0.0, 0.0]).tolist(),
+            (head + scale * np.array([0.5, -0.6, 0.95])).tolist(),
+            (head + scale * np.array([0.3, 0.0, 0.0])).tolist(),
             [0, 0, 1],
             physicsClientId=cid,
         )
-        proj = pb.computeProjectionMatrixFOV(50.0, w / h, 0.05, 5.0, physicsClientId=cid)
+        proj = pb.computeProjectionMatrixFOV(50.0, w / h, 0.05, 5.0 * scale, physicsClientId=cid)
         _, _, rgba, _, _ = pb.getCameraImage(
             w, h, viewMatrix=view, projectionMatrix=proj, renderer=pb.ER_TINY_RENDERER, physicsClientId=cid
         )
@@ -235,3 +264,23 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         if self.view is not None:
             self.view.close()
         self.world.close()
+
+
+def robot_with_sections(robot: str | Path | RobotSpec, sections: int) -> RobotSpec:
+    """``robot`` (a bundled name, a TOML path or a spec) with ``sections`` sections in every segment;
+    a missing file or a bad field is one line (:class:`~pccbullet.core.errors.RobotNotFoundError`,
+    :class:`~pccbullet.core.errors.SpecError`)."""
+    if not isinstance(robot, RobotSpec):
+        return load_robot(robot, sections=sections)
+    _check_sections(sections)
+    limbs = tuple(
+        replace(limb, segments=tuple(replace(s, sections=sections) for s in limb.segments))
+        for limb in robot.limbs
+    )
+    return replace(robot, limbs=limbs)
+
+
+def _check_sections(sections: int) -> None:
+    """Raise :class:`ConfigurationError` unless ``sections`` is an integer in [1, 200]."""
+    if isinstance(sections, bool) or not isinstance(sections, int) or not 1 <= sections <= 200:
+        raise ConfigurationError(f"sections = {sections!r} is invalid; allowed: an integer in [1, 200]")

@@ -12,7 +12,7 @@ from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.objects.environment import add_sphere, force_sensor
-from pccbullet.sim.rl.base import SUCCESS_BONUS, LimbEnv, positive
+from pccbullet.sim.rl.base import SUCCESS_BONUS, LimbEnv, positive, robot_with_sections
 from pccbullet.sim.world import WorldMode
 
 ROCK_RADIUS = 0.06  # m
@@ -50,10 +50,10 @@ class UrsulaPressEnv(LimbEnv):
 
     ## Observation Space
 
-    ``(17 + 3 S + J,)``: tip (3), rock centre (3), centre minus tip (3), the centre in the tip frame (3)
+    ``(17 + 3 S + 3 N S,)``: tip (3), rock centre (3), centre minus tip (3), the centre in the tip frame (3)
     (head frame, m), the gap from the tip to the rock's surface (m), the sensor's force in its frame (3,
     N), its magnitude (N), the target force (N), magnitude minus target (N); then the commanded PCC
-    configuration and the joint velocities as in :class:`~pccbullet.sim.rl.reach.UrsulaReachEnv`.
+    configuration and the section velocities as in :class:`~pccbullet.sim.rl.reach.UrsulaReachEnv`.
 
     ## Rewards
 
@@ -71,13 +71,14 @@ class UrsulaPressEnv(LimbEnv):
 
     ## Arguments
 
-    ``limb`` (default ``"palpation"``, a limb with a force sensor), ``sections``, ``medium`` and
-    ``render_mode`` as in :class:`~pccbullet.sim.rl.base.LimbEnv` (``mode`` is ``"dynamic"``: forces need
-    dynamics); ``force_tolerance`` (a share of the target force).
+    ``robot``, ``limb`` (a limb with a ``force_sensor`` payload; default: the robot's first, URSULA's
+    ``"palpation"``), ``sections``, ``medium`` and ``render_mode`` as in
+    :class:`~pccbullet.sim.rl.base.LimbEnv` (``mode`` is ``"dynamic"``: forces need dynamics);
+    ``force_tolerance`` (a share of the target force).
     """
 
     def __init__(
-        self, *, force_tolerance: float = FORCE_TOLERANCE, limb: str = "palpation", **kwargs: Any
+        self, *, force_tolerance: float = FORCE_TOLERANCE, limb: str | None = None, **kwargs: Any
     ) -> None:
         self.force_tolerance = positive("force_tolerance", force_tolerance, "(a share of the target force)")
         mode = kwargs.pop("mode", WorldMode.DYNAMIC)
@@ -85,11 +86,17 @@ class UrsulaPressEnv(LimbEnv):
             raise ConfigurationError(
                 f"mode = {mode!r} is invalid for the press task; allowed: 'dynamic' (forces need dynamics)"
             )
-        super().__init__(mode=WorldMode.DYNAMIC, limb=limb, **kwargs)
-        payload = self.robot.limb(limb).payload
-        if payload is None or payload.kind != "force_sensor":
-            self.close()
-            raise ConfigurationError(f"limb = {limb!r} is invalid for the press task; allowed: 'palpation'")
+        spec = robot_with_sections(kwargs.pop("robot", "ursula"), kwargs.pop("sections", 5))
+        sensing = [limb.name for limb in spec.limbs if limb.payload and limb.payload.kind == "force_sensor"]
+        if limb is None and sensing:
+            limb = sensing[0]
+        if limb not in sensing:
+            allowed = ", ".join(repr(n) for n in sensing) or "none: the robot has no force sensor"
+            raise ConfigurationError(
+                f"limb = {limb!r} is invalid for the press task on robot '{spec.name}'; allowed: the limbs "
+                f"with a force sensor ({allowed})"
+            )
+        super().__init__(mode=WorldMode.DYNAMIC, robot=spec, limb=limb, **kwargs)
         limb_low, limb_high = self.limb_bounds()
         head = np.concatenate([np.full(6, self.reach), np.full(6, 2 * self.reach), [2 * self.reach]])
         forces = np.array([FORCE_BOUND] * 6)
@@ -165,8 +172,8 @@ class UrsulaPressEnv(LimbEnv):
                 break
         self.pcc = self.goal_pcc.copy()
         self.steps = 0
-        self._q = self.robot.joints(self.limb)
-        self._qd = self.robot.joint_velocities(self.limb)
+        self._p = self.section_points()
+        self._v = np.zeros_like(self._p)  # at rest against the rock
         share = float(rng.uniform(*TARGET_SHARE))
         self.target_force = self.force_rest + share * (self.force_max - self.force_rest)
         self._held = 0

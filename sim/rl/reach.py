@@ -1,5 +1,6 @@
-"""Reach tasks: the tip of one URSULA limb reaches a point (``pccbullet/UrsulaReach-v1``), or the camera
-tentacle reaches a point while looking at a mark (``pccbullet/UrsulaAim-v1``).
+"""Reach tasks: the tip of one limb (URSULA's unless ``robot=`` names another robot file) reaches a point
+(``pccbullet/UrsulaReach-v1``), or the camera tentacle reaches a point while looking at a mark
+(``pccbullet/UrsulaAim-v1``).
 
 Both draw the goal from a random reachable PCC configuration
 (:meth:`~pccbullet.sim.rl.base.LimbEnv.random_pcc`), so a solution always exists, and start the limb near
@@ -26,13 +27,13 @@ GOAL_OBS = 16  # entries of the reach observation before the limb's
 
 
 class UrsulaReachEnv(LimbEnv):
-    """Reach a target point with the tip of one URSULA limb, acting on its PCC parameters.
+    """Reach a target point with the tip of one limb, acting on its PCC parameters.
 
     ## Description
 
-    One limb (default the 600 mm camera tentacle, one PCC segment) on the fixed head; the action, modes and
-    time step are those of :class:`~pccbullet.sim.rl.base.LimbEnv`. The target is the tip of a random
-    reachable PCC configuration.
+    One limb of a robot file (default URSULA's 600 mm camera tentacle, one PCC segment) on the fixed head;
+    the action, modes and time step are those of :class:`~pccbullet.sim.rl.base.LimbEnv`. The target is the
+    tip of a random reachable PCC configuration.
 
     ## Action Space
 
@@ -42,8 +43,9 @@ class UrsulaReachEnv(LimbEnv):
 
     ## Observation Space
 
-    ``Box(low, high, (16 + 3 S + J,), float32)``, positions in the head frame (x forward along the head,
-    z up); the bounds are the limb's reach, its PCC limits and +-100 rad/s (m/s):
+    ``Box(low, high, (16 + 3 S + 3 N S,), float32)`` for ``N`` sections a segment, the same in both modes;
+    positions in the head frame (URSULA's: x forward along the head, z up); the bounds are the limb's
+    reach, its PCC limits and +-100 m/s:
 
     ====================  =====  ======================================================================
     index                 unit   value
@@ -56,11 +58,9 @@ class UrsulaReachEnv(LimbEnv):
     15                    m      the distance ``d`` from tip to target
     16 .. 16 + 3 S        rad/m  commanded PCC configuration per segment: bend (rad), plane (rad),
                                  length (m)
-    16 + 3 S .. end       rad/s  the limb's ``J`` joint velocities, the joint vector's length (``3 N S + S``
-                                 on the RRP chain of kinematic mode, ``4 N S + 3 S`` on the rod chain of
-                                 dynamic mode): ``Robot.joint_velocities`` in dynamic mode, the change of
-                                 the joint vector over the step divided by 20 ms in kinematic mode;
-                                 chord joints in m/s; clipped to +-100
+    16 + 3 S .. end       m/s    the velocities of the limb's ``N S`` section ends (x, y, z each, base to
+                                 tip): their change over the step divided by 20 ms, in both modes
+                                 (``LimbEnv.limb_obs``); clipped to +-100
     ====================  =====  ======================================================================
 
     ## Rewards
@@ -87,7 +87,7 @@ class UrsulaReachEnv(LimbEnv):
 
     ## Arguments
 
-    ``mode``, ``limb``, ``sections``, ``medium``, ``render_mode`` (green sphere: the target) as in
+    ``mode``, ``robot``, ``limb``, ``sections``, ``medium``, ``render_mode`` (green sphere: the target) as in
     :class:`~pccbullet.sim.rl.base.LimbEnv`; ``success_radius`` (m).
     """
 
@@ -177,16 +177,17 @@ class UrsulaAimEnv(UrsulaReachEnv):
     :data:`LOOK_DISTANCE` (0.3 m) ahead of it along its z axis. With one segment's three PCC parameters
     for five goal coordinates the solution is (generically) that configuration alone.
 
-    Observation ``(28 + 3 S + J,)``: as :class:`UrsulaReachEnv`'s first 16 entries, then the camera axis
+    Observation ``(28 + 3 S + 3 N S,)``: as :class:`UrsulaReachEnv`'s first 16 entries, then the camera axis
     (3, head frame), the mark (3, m, head frame), the mark in the tip frame (3, m), the cosine of the
     angle between the camera axis and the direction to the mark, the angle (rad) and the combined error
-    ``d + 0.1 m/rad * angle`` (m), then the PCC configuration and joint velocities.
+    ``d + 0.1 m/rad * angle`` (m), then the PCC configuration and the section velocities.
 
     Reward: as :class:`UrsulaReachEnv` on the combined error. Success (terminates): ``d <
     success_radius`` (default 10 mm) and the angle below ``aim_tolerance`` (default 10 deg). Info:
     ``distance_m``, ``angle_rad``, ``is_success``, ``time_s``.
 
-    Arguments: those of :class:`UrsulaReachEnv` (``limb`` default ``"camera"``) and ``aim_tolerance`` (rad).
+    Arguments: those of :class:`UrsulaReachEnv` (``limb``: default URSULA's ``"camera"``, any limb whose tip
+    z axis is its camera's on another robot) and ``aim_tolerance`` (rad).
     """
 
     def __init__(self, *, aim_tolerance: float = AIM_TOLERANCE, **kwargs: Any) -> None:

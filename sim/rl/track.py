@@ -19,7 +19,8 @@ SPEED_SHARE = 0.5  # the target's PCC parameters move at most this share of the 
 
 
 class UrsulaTrackEnv(LimbEnv):
-    """Keep the tip of one URSULA limb on a target that moves through the limb's workspace.
+    """Keep the tip of one limb (URSULA's camera tentacle unless told otherwise) on a target that moves
+    through the limb's workspace.
 
     ## Description
 
@@ -31,8 +32,8 @@ class UrsulaTrackEnv(LimbEnv):
 
     ## Observation Space
 
-    ``(15 + 3 S + J,)``: tip (3), target (3), target minus tip (3), the target in the tip frame (3), the
-    target's velocity (3, m/s), all in the head frame; then the commanded PCC configuration and the joint
+    ``(15 + 3 S + 3 N S,)``: tip (3), target (3), target minus tip (3), the target in the tip frame (3), the
+    target's velocity (3, m/s), all in the head frame; then the commanded PCC configuration and the section
     velocities as in :class:`~pccbullet.sim.rl.reach.UrsulaReachEnv`.
 
     ## Rewards

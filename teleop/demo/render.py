@@ -133,9 +133,15 @@ class SpotlitRenderer:
         self._rock_actor.SetPosition(*map(float, rock_centre))
         for actor, pose in zip(self._objects, object_poses or (), strict=False):
             actor.user_matrix = pose
-        T = robot.link_pose("spotlight_frame")
-        self.spot.position = tuple(T[:3, 3])
-        self.spot.focal_point = tuple(T[:3, 3] + T[:3, 2])
+        lamp = next(
+            (b.payload.frame for b in robot.spec.limbs if b.payload and b.payload.kind == "light"), None
+        )
+        if lamp is not None:  # the light arm's lamp (URSULA's spotlight_frame), along its z axis
+            T = robot.link_pose(lamp)
+            self.spot.position, self.spot.focal_point = tuple(T[:3, 3]), tuple(T[:3, 3] + T[:3, 2])
+        else:  # a robot without a lamp: a light 1 m above the rock, shining down on it
+            c = np.asarray(rock_centre, dtype=float)
+            self.spot.position, self.spot.focal_point = tuple(c + [0.0, 0.0, 1.0]), tuple(c)
         p.render()  # the screenshot must show this frame's actors and light, not the last rendered frame
         return np.array(p.screenshot(return_img=True))[:, :, :3]
 

@@ -41,7 +41,7 @@ from pccbullet.teleop.demo.outputs import (
     robot_tips,
     write_camera_image,
 )
-from pccbullet.teleop.demo.scene import ROBOT, demo_config
+from pccbullet.teleop.demo.scene import demo_config, demo_spec
 from pccbullet.teleop.demo.script import SESSION_S, scripted_operator
 from pccbullet.teleop.demo.summary import SummaryFile
 from pccbullet.teleop.devices.base import InputDevice
@@ -51,9 +51,9 @@ from pccbullet.teleop.interrupts import Deferral, sigint_deferred, signal_name, 
 from pccbullet.teleop.mmt.config import MmtConfig
 from pccbullet.teleop.mmt.objects import add_environment, load_objects, place_objects
 from pccbullet.teleop.mmt.session import MmtSession
+from pccbullet.teleop.mmt.video import payload_limb
 from pccbullet.teleop.slave import Slave
 from pccbullet.urdf_gen import naming
-from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import RobotSpec
 
 if TYPE_CHECKING:
@@ -84,6 +84,7 @@ def run_demo(
     drive: str = "mixed",
     objects: Path | Sequence[ObjectSpec] | None = None,
     start_up: Deferral | None = None,
+    robot: str | Path | RobotSpec | None = None,
 ) -> dict[str, object]:
     """Run the demo; GUI when a display exists and ``headless`` is false. Returns the summary.
 
@@ -116,6 +117,11 @@ def run_demo(
         objects: objects to place in the scene (:attr:`~pccbullet.teleop.mmt.config.MmtConfig.objects`), or
             a TOML file of ``[[objects]]`` tables (:func:`~pccbullet.teleop.mmt.objects.load_objects`);
             ``None``: the bar on its posts (:func:`~pccbullet.teleop.demo.scene.scene_objects`).
+        robot: the robot (a bundled name, a robot TOML path or a spec); ``None``: URSULA (:data:`ROBOT`).
+            Another robot is driven by the interactive devices (every one but ``"scripted"``, whose
+            session moves URSULA's limbs by name: asking for it with another robot is one line) in the
+            scene fitted to its haptic limb (:func:`~pccbullet.teleop.demo.scene.demo_config`), with a
+            force sensor fitted if it has none (:func:`~pccbullet.teleop.demo.scene.demo_robot`).
         start_up: signals held since the command started (the command line's
             :class:`~pccbullet.teleop.interrupts.Deferral`: its modules load meanwhile); ended once
             ``summary.json`` exists, so that one held is recorded as at start-up.
@@ -132,9 +138,10 @@ def run_demo(
             "use --device terminal or --view web without one"
         )
     placed = load_objects(objects) if isinstance(objects, Path) else objects
-    cfg = demo_config(link, drive, placed)
     if device == "auto":
         device = "keyboard" if gui or web else "scripted"
+    spec = demo_spec(robot, device)  # read once: the master, the slave and its process share it
+    cfg = demo_config(link, drive, placed, spec)
     if duration is None:
         duration = SESSION_S if device == "scripted" else MAX_SESSION_S
     out_dir = Path(out_dir)
@@ -144,7 +151,6 @@ def run_demo(
     try:
         if start_up is not None:
             start_up.end()
-        spec = load_robot(ROBOT)  # the robot file, read once: the master, the slave and its process share it
         if gui or web:  # the window (page) comes up at once and says it is loading while the worlds are built
             from pccbullet.sim.views.gui import ViewerProcess
             from pccbullet.sim.views.web.view import WebView
@@ -333,7 +339,9 @@ def _run_gui(
     # the key table at the bottom left, the HUD at the top left, the camera arm's view at the top right
     # (PyBullet's GUI has one directional light and no spot light: the light arm cannot light it there)
     keys = (*key_table(limbs), "mouse: turn, zoom and pan the view")
-    viewer.load(world_bodies(session.world), keys, camera=("camera", naming.tip_link("camera")))
+    camera = payload_limb(robot, "camera")  # its view in the side panel; none without a camera
+    view = None if camera is None else (camera, naming.tip_link(camera))
+    viewer.load(world_bodies(session.world), keys, camera=view)
     if not viewer.wait_ready(VIEWER_START_S):  # the operator sees the scene before the loop starts
         logging.getLogger(__name__).warning(
             "the viewer is not ready after %g s; starting without it", VIEWER_START_S

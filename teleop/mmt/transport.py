@@ -154,8 +154,9 @@ class Transport:
                 self.up.send(t, slave.state_packet(k + 1, t))
             if k % self._video_every == 0:  # the robot's camera: rendered and sent up as it would
                 image = camera_frame(slave.robot, self.video.plan.size)
-                self.video.send(t, encode_frame(image, t, self._frames, self.video.plan.budget))
-                self._frames += 1
+                if image is not None:  # a robot without a camera sends none
+                    self.video.send(t, encode_frame(image, t, self._frames, self.video.plan.budget))
+                    self._frames += 1
         else:
             for packet in slave.take_states():
                 self.up.send(t, packet)

@@ -59,22 +59,33 @@ def video_plan(uplink: LinkSpec, telemetry_bits_per_s: float) -> VideoPlan:
     return VideoPlan((w, h), max(MIN_PERIOD_S, 8.0 * budget / share), budget, share)
 
 
-def camera_frame(robot: Robot, size: tuple[int, int]) -> np.ndarray:
+def payload_limb(robot: Robot, kind: str) -> str | None:
+    """The first limb of ``robot`` whose tip carries a payload of ``kind`` (``"camera"``, ``"light"``),
+    or ``None``."""
+    return next((limb.name for limb in robot.spec.limbs if limb.payload and limb.payload.kind == kind), None)
+
+
+def camera_frame(robot: Robot, size: tuple[int, int]) -> np.ndarray | None:
     """What the camera arm of ``robot`` (a :class:`~pccbullet.sim.robot.Robot`) sees: ``(h, w, 3) uint8``,
-    looking along its tip's z axis (image up: the tip's -x), lit from the light arm's direction."""
-    T = robot.tip_pose("camera")
+    looking along its tip's z axis (image up: the tip's -x), lit from the light arm's direction (from
+    above without one); ``None`` for a robot without a camera payload (nothing to send)."""
+    camera = payload_limb(robot, "camera")
+    if camera is None:
+        return None
+    T = robot.tip_pose(camera)
     eye = T[:3, 3]
     view = pb.computeViewMatrix(eye.tolist(), (eye + T[:3, 2]).tolist(), (-T[:3, 0]).tolist())
     w, h = size
     proj = pb.computeProjectionMatrixFOV(FOV_DEG, w / h, 0.01, 5.0)
-    lamp = robot.link_pose(naming.tip_link("light"))
+    light = payload_limb(robot, "light")
+    beam = robot.link_pose(naming.tip_link(light))[:3, 2] if light is not None else np.array([0.0, 0.0, -1.0])
     _, _, rgba, _, _ = pb.getCameraImage(
         w,
         h,
         viewMatrix=view,
         projectionMatrix=proj,
         renderer=pb.ER_TINY_RENDERER,
-        lightDirection=(-lamp[:3, 2]).tolist(),
+        lightDirection=(-beam).tolist(),
         physicsClientId=robot.world.client,
     )
     return np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3]
