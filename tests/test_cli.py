@@ -169,8 +169,24 @@ def test_the_commands_version_loads_none_of_the_heavy_modules() -> None:
         "print(sorted(m for m in ('numpy', 'pybullet', 'numba', 'trimesh', 'pccbullet.teleop.cli') "
         "if m in sys.modules), code)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.splitlines() == [f"pccbullet {__version__}", "[] 0"]
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["demo", "--help"], ["mjcf", "--help"], ["export", "--help"]])
+def test_help_loads_none_of_the_heavy_modules(argv: list[str]) -> None:
+    """The command line's help is built without PyBullet, numba, trimesh, scipy, matplotlib, pyvista or
+    MuJoCo (seconds of imports; numpy, a tenth of a second, is the one heavy module it loads)."""
+    code = (
+        "import sys; from pccbullet.teleop.command import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    code = e.code\n"
+        "heavy = ('pybullet', 'numba', 'trimesh', 'scipy', 'matplotlib', 'pyvista', 'mujoco', 'PIL')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), code, file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    assert out.stderr.strip().splitlines()[-1] == "[] 0" and "usage: pccbullet" in out.stdout
 
 
 @pytest.mark.slow

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import trimesh
 
 from pccbullet.core.types import FloatArray
+
+if TYPE_CHECKING:
+    import trimesh
 
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(3)
 
@@ -60,6 +63,8 @@ def frustum_mass_properties(r0: float, r1: float, h: float, density: float) -> M
 
 def frustum_mesh(r0: float, r1: float, h: float, z0: float = 0.0, sections: int = 32) -> trimesh.Trimesh:
     """Watertight triangle mesh of a frustum from ``z0`` (radius ``r0``) to ``z0 + h`` (radius ``r1``)."""
+    import trimesh  # half a second of imports: only where a mesh is made
+
     profile = np.array([[0.0, z0], [r0, z0], [r1, z0 + h], [0.0, z0 + h]])
     mesh = trimesh.creation.revolve(profile, sections=sections)
     if mesh.volume < 0:
