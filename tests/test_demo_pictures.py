@@ -93,3 +93,26 @@ def test_the_gif_view_holds_every_limb_of_every_recorded_frame_and_the_objects()
         ndc = _ndc(points, view)
         assert np.abs(ndc[:, 0]).max() <= edge and -edge <= ndc[:, 1].min()
         assert ndc[:, 1].max() <= edge - 2 * CAPTION_BAND
+
+
+def test_the_session_bar_tells_simulated_time_and_the_real_time_factor(monkeypatch) -> None:
+    """On a terminal the headless demo shows the session's progress (nothing on a pipe: tqdm's disable=None)."""
+    import io
+    import sys
+
+    from pccbullet.teleop.demo.gif import session_bar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stream, shown in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        bar, on_time = session_bar(20.0)
+        for t in (1.0, 2.0, 5.0):
+            on_time(t)
+        bar.refresh()
+        bar.close()
+        text = stream.getvalue()
+        assert ("5.0/20.0 s simulated" in text and "x real time" in text and "session:" in text) is shown
+        assert shown or text == ""

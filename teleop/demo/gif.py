@@ -11,9 +11,10 @@ terminal). Both files are written atomically.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -168,6 +169,25 @@ def write_gif(
     with atomic_path(path) as tmp:
         frames[0].save(tmp, format="GIF", save_all=True, append_images=frames[1:], duration=ms, loop=0)
     return str(path), len(frames)
+
+
+def session_bar(duration: float) -> tuple[Any, Callable[[float], None]]:
+    """A tqdm bar on stderr over the session's ``duration`` simulated seconds (shown on a terminal only),
+    with the real-time factor so far, and its ``on_time(t)`` (simulated time now, s)."""
+    from tqdm import tqdm
+
+    bar = tqdm(
+        total=round(duration, 1), desc="session", unit="s", file=sys.stderr, disable=None, leave=False,
+        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} s simulated{postfix}",
+    )  # fmt: skip
+    start = time.perf_counter()
+
+    def on_time(t: float) -> None:
+        wall = max(time.perf_counter() - start, 1e-9)
+        bar.set_postfix_str(f"{t / wall:.2f}x real time", refresh=False)
+        bar.update(round(t, 1) - bar.n)
+
+    return bar, on_time
 
 
 def progress_bar(total: int):

@@ -32,7 +32,7 @@ from pccbullet.sim.views.scene import SceneFrame, world_bodies, world_frame
 from pccbullet.sim.world import PHYSICS_DT, World
 from pccbullet.teleop.demo.console import QuitKey, open_operator, status_printer
 from pccbullet.teleop.demo.frames import viewer_frames
-from pccbullet.teleop.demo.gif import lamp_for, progress_bar, write_gif
+from pccbullet.teleop.demo.gif import lamp_for, progress_bar, session_bar, write_gif
 from pccbullet.teleop.demo.outputs import (
     GIF_EVERY,
     TipLog,
@@ -209,6 +209,8 @@ def _run_headless(
         robot_frames: list[SceneFrame] = []  # with the placed objects' poses (lockstep)
         tips = TipLog(limbs, int(round(duration * VISUAL_RATE)) + 1)
         status = status_printer(session) if device == "terminal" else None
+        # the session's progress on a terminal (the terminal device has its status line instead)
+        progress, on_time = session_bar(duration) if status is None else (None, None)
 
         def on_visual(k: int, t: float) -> None:
             tips.add(t, [robot.tip_pose(name)[:3, 3] for name in limbs])
@@ -222,6 +224,8 @@ def _run_headless(
                     del robot_frames[:-MAX_GIF_FRAMES]
             if status is not None and k % STATUS_EVERY == 0:
                 status()
+            if on_time is not None and k % int(VISUAL_RATE) == 0:  # once a simulated second
+                on_time(t)
 
         try:
             stats = session.run(
@@ -238,6 +242,8 @@ def _run_headless(
             operator.close()
             if status is not None:
                 status.close()  # end the status line
+            if progress is not None:
+                progress.close()
         cfg = session.cfg
         ended = time.perf_counter()
         with sigint_deferred():  # the session's figures reach the disk before anything else
