@@ -66,6 +66,7 @@ from pccbullet.sim.limb.chain.tendons import limb_torques
 from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.limb.host import LimbHost
 from pccbullet.sim.limb.joints import LimbJoints
+from pccbullet.sim.limb.moving import MovingBase
 from pccbullet.sim.limb.tendons import TendonDrive
 from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
@@ -249,6 +250,9 @@ class CompliantLimb:
         """The limb's tendons and their actuators (:mod:`pccbullet.sim.limb.tendons`); ``None`` for a limb
         without tendons or on the RRP chain. Slack until commanded."""
         self._td = self.tendons.arrays if self.tendons is not None else TendonDrive.empty(self.chain.n_dof)
+        self.moving: MovingBase | None = None
+        """The limb's moving base on a free or moved body (:mod:`pccbullet.sim.limb.moving`; set by the
+        robot that welds the limb on), else ``None``: a fixed base."""
         self.drive: Drive = Drive.of(drive)
         """What :meth:`command` moves (:class:`~pccbullet.sim.limb.drive.Drive`)."""
         self.drive.check(limb, bool(self.spec.tendons), self.kind)
@@ -277,6 +281,14 @@ class CompliantLimb:
         self.memory[:] = np.nan
         if self.tendons is not None:
             self.tendons.forget()
+        if self.moving is not None:
+            self.moving.forget()
+
+    @property
+    def drive_arrays(self) -> tuple:
+        """The tendon arrays the compiled step takes (:attr:`TendonDrive.arrays`; empty ones without
+        tendons)."""
+        return self._td
 
     @property
     def idx(self) -> list[int]:
@@ -328,7 +340,11 @@ class CompliantLimb:
 
     def apply(self) -> None:
         """Read the joint state, compute and send this step's joint torques (springs, fluid); torques that
-        are not finite raise :class:`FloatingPointError` (the World: the simulation diverged), none sent."""
+        are not finite raise :class:`FloatingPointError` (the World: the simulation diverged), none sent.
+        On a moving base (:attr:`moving`) the base's motion enters too."""
+        if self.moving is not None:
+            self.moving.apply()
+            return
         direct = self._direct
         if direct is not None:
             *head, q, qd, tau = direct
