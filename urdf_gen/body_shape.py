@@ -12,17 +12,53 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray
 
-if TYPE_CHECKING:
-    from pccbullet.urdf_gen.specs import HeadSpec
-
 NO_SHAPE_DIAMETER = 0.01  # m, the sphere whose inertia a body without a shape gets
+
+
+class HeadSpec(Protocol):
+    """What the shape's mass properties read of a body (:class:`pccbullet.urdf_gen.specs.HeadSpec`)."""
+
+    @property
+    def shape(self) -> str:
+        """``"cylinder"``, ``"box"``, ``"sphere"``, ``"mesh"`` or ``"none"``."""
+        ...
+
+    @property
+    def diameter(self) -> float:
+        """A cylinder's or sphere's diameter (m)."""
+        ...
+
+    @property
+    def length(self) -> float:
+        """A cylinder's length along x (m)."""
+        ...
+
+    @property
+    def mass(self) -> float:
+        """(kg)."""
+        ...
+
+    @property
+    def size(self) -> tuple[float, float, float]:
+        """A box's edges (m)."""
+        ...
+
+    @property
+    def mesh(self) -> Path | None:
+        """A mesh file."""
+        ...
+
+    @property
+    def mesh_scale(self) -> float:
+        """Metres per mesh unit."""
+        ...
 
 
 @lru_cache(maxsize=16)
