@@ -6,7 +6,8 @@ urdf_writer.build_limb_urdf` is a MuJoCo body with the same frame, mass and iner
 spherical joint is three hinges (x, y, z, :mod:`pccbullet.sim.mjcf.material` says why), a chord a slide
 whose ``ref`` is its rest length (so ``qpos`` is the chord length and the model's reference pose is the
 PCC rest shape), and each joint carries the material's stiffness, spring reference and damping. The head
-is welded to the world; each limb hangs on it at its mount. ``<option>``: the step (1 ms), gravity, the
+is welded to the world (a robot file's free body, ``[head] base = "free"``: a free joint, its shape and mass
+from the head's URDF); each limb hangs on it at its mount. ``<option>``: the step (1 ms), gravity, the
 ``Euler`` integrator (implicit in damping: the damping includes the implicit step's ``dt K``), the
 ``PGS`` constraint solver (a soft limb has few contacts, and the Hessian of MuJoCo's default Newton solver
 over the limbs' long chains costs more than they do: ``pccbullet bench --peer mujoco``,
@@ -300,6 +301,8 @@ def build_mjcf(
     if head_link is None:
         raise ConfigurationError(f"robot '{spec.name}': a head URDF without a link")
     head = ET.SubElement(b.world, "body", name=naming.HEAD_LINK, pos=ux.fmt(position))
+    if spec.head.base == "free":  # the robot file's free body: MuJoCo's free joint
+        ET.SubElement(head, "freejoint", name=f"{naming.HEAD_LINK}_free")
     b.link_content(head, head_link)
     for index, (limb, tree, meshes) in enumerate(limb_trees(spec, chain).values()):
         mat = limb_material((limb, tree), chain, medium_, dt, shear=shear)
