@@ -47,7 +47,7 @@ def test_the_octopus_walks_ahead_on_its_arms() -> None:
     """3 s of the default gait (1.5 cycles after 1 s standing): the body goes 9.8 cm ahead (measured, about
     3 cm/s; the run is deterministic, the range allows for another platform's floating point), 2 mm
     sideways at most, and never touches the seabed (its sphere's 70 mm radius: it walks on its arms'
-    tips). The robot is near neutral in water, as the OCTOPUS robot (1.5 N net weight for 2.9 kg)."""
+    tips). The robot is near neutral in water, as the OCTOPUS robot (1.5 N net weight for 3.35 kg)."""
     moved, lowest, weight = _walk(3.0, CrawlGait())
     assert 0.085 < moved[0] < 0.11
     assert abs(moved[1]) < 0.005
