@@ -68,7 +68,7 @@ def _mesh(path: Path, scale: float) -> Any:
     import trimesh
 
     try:
-        mesh = trimesh.load(str(path), force="mesh")
+        mesh: Any = trimesh.load(str(path), force="mesh")
     except (OSError, ValueError) as exc:
         message = f"head.mesh = {str(path)!r} is unreadable ({exc}); allowed: STL, OBJ, PLY"
         raise ConfigurationError(message) from exc
