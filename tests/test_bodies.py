@@ -285,3 +285,30 @@ def test_a_mesh_body_has_its_solids_volume_and_inertia(tmp_path: Path) -> None:
         robot = world.load_robot(spec, base="free", position=(0, 0, 1))
         world.step(100)
         assert robot.head_pose()[2, 3] < 1.0  # 2 kg in 1 l: it sinks
+
+
+def test_a_free_robots_frames_carry_its_body_to_a_mirror() -> None:
+    """A viewer's mirror (:class:`pccbullet.sim.views.mirror.Mirror`, the web view's and the GUI's) posed by
+    a frame of a sinking free robot shows its head and arm where the world has them (to 1e-9 m)."""
+    from pccbullet.sim.views.mirror import Mirror
+    from pccbullet.sim.views.scene import world_bodies, world_frame
+
+    with World(medium="water") as world:
+        robot = world.load_robot(SPHERE, sections=3, position=(0, 0, 1))
+        captured = world_bodies(world)
+        world.step(300)
+        frame = world_frame(world)
+        head, tip = robot.head_pose()[:3, 3], robot.tip_pose("arm")[:3, 3]
+        assert head[2] < 0.95  # it sank
+        client = pb.connect(pb.DIRECT)
+        try:
+            mirror = Mirror(client, captured)
+            mirror.apply(frame)
+            seen_head = pb.getBasePositionAndOrientation(mirror.ids["head"], physicsClientId=client)[0]
+            arm = mirror.ids["arm"]
+            tip_index = pb.getNumJoints(arm, physicsClientId=client) - 1
+            seen_tip = pb.getLinkState(arm, tip_index, computeForwardKinematics=1, physicsClientId=client)[4]
+        finally:
+            pb.disconnect(client)
+    assert np.allclose(seen_head, head, atol=1e-9)
+    assert np.allclose(seen_tip, tip, atol=1e-9)
