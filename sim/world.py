@@ -229,7 +229,8 @@ class World:
                 ``Robot.set_pcc(..., mode="target")`` commands it either way.
             base, trajectory: ``"fixed"``, ``"free"`` (mass, buoyancy, drag, added mass in the medium) or
                 ``"moved"`` (along ``trajectory``, :class:`~pccbullet.sim.body.trajectory.Trajectory`), with
-                compliant limbs (:mod:`pccbullet.sim.body`); ``None``: the file's ``[head] base``.
+                compliant limbs (:mod:`pccbullet.sim.body`); ``None``: the file's ``[head] base`` (with
+                compliant limbs; else fixed).
 
         Raises:
             ConfigurationError: ``limbs`` repeats a name or names a limb the robot lacks (``[]``: the body
@@ -258,7 +259,7 @@ class World:
         loads = external_loads
         estimates = loads if isinstance(loads, Mapping) else dict.fromkeys(loaded, loads)
         compliant = compliant if compliant is not None else self.mode.integrates
-        mode = BaseMode.of(spec.head.base if base is None else base)
+        mode = BaseMode.of(base if base is not None else spec.head.base if compliant else "fixed")
         if mode.moves and not compliant:
             raise ConfigurationError(f"base = '{mode}' needs compliant limbs; allowed: 'fixed'")
         urdfs = write_urdf(spec, urdf_dir, chain=self.chain)
