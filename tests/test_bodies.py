@@ -276,7 +276,8 @@ def test_the_body_is_drawn_and_written_with_its_volume(tmp_path: Path, shape: st
 def test_a_mesh_body_has_its_solids_volume_and_inertia(tmp_path: Path) -> None:
     """A body from a mesh file (a 100 x 200 x 50 mm box written in millimetres, ``mesh_scale = 0.001``):
     trimesh's volume integrals give the box's volume and inertia ``m (b^2 + c^2) / 12`` ... exactly; it loads
-    free into a world, the URDF pointing at the file."""
+    free into a world (the URDF pointing at the file) and into MuJoCo (the MJCF's mesh folder gets a copy, its
+    asset the scale)."""
     import trimesh
 
     from pccbullet.urdf_gen.body_shape import body_inertia
@@ -296,6 +297,15 @@ def test_a_mesh_body_has_its_solids_volume_and_inertia(tmp_path: Path) -> None:
         robot = world.load_robot(spec, base="free", position=(0, 0, 1))
         world.step(100)
         assert robot.head_pose()[2, 3] < 1.0  # 2 kg in 1 l: it sinks
+    import mujoco
+
+    from pccbullet.sim.mjcf.writer import write_mjcf
+
+    model = mujoco.MjModel.from_xml_path(str(write_mjcf(spec, tmp_path / "mjcf").path))
+    head = model.body("head").id
+    assert model.body_mass[head] == pytest.approx(2.0, rel=1e-9)
+    size = model.geom_aabb[model.body_geomadr[head]][3:] * 2  # the box's edges, as MuJoCo read them
+    assert sorted(size) == pytest.approx([0.05, 0.1, 0.2], rel=1e-6)
 
 
 def test_a_free_robots_frames_carry_its_body_to_a_mirror() -> None:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.core.atomic import atomic_path
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.medium import medium as medium_by_name
@@ -171,7 +172,9 @@ class _Builder:
             file = Path(g.get("filename", "")).name
             name = Path(file).stem
             if name not in {m.get("name") for m in self.asset}:
-                ET.SubElement(self.asset, "mesh", name=name, file=file)
+                asset = ET.SubElement(self.asset, "mesh", name=name, file=file)
+                if g.get("scale"):  # a body's mesh file in its own units
+                    asset.set("scale", g.get("scale", "1 1 1"))
             attrs.update(type="mesh", mesh=name)
         elif g.tag == "cylinder":
             attrs.update(
@@ -359,5 +362,10 @@ def write_mjcf(
         tendons=tendons,
     )
     written = write_slice_meshes(meshes, out, mesh_sections)
+    if spec.head.shape == "mesh" and spec.head.mesh is not None:  # the body's own mesh, beside the slices'
+        body_mesh = out / MESH_DIR / spec.head.mesh.name
+        with atomic_path(body_mesh) as tmp:
+            tmp.write_bytes(spec.head.mesh.read_bytes())
+        written = (*written, body_mesh)
     path = ux.write_tree(root, out / f"{spec.name}.xml")
     return MjcfOutput(path=path, meshes=written)
