@@ -49,6 +49,9 @@ _API: dict[str, str] = {
     # the simulator
     "World": "pccbullet.sim.world",
     "Robot": "pccbullet.sim.robot",
+    "BaseMode": "pccbullet.sim.body.mode",
+    "Trajectory": "pccbullet.sim.body.trajectory",
+    "CrawlGait": "pccbullet.sim.body.gait",
     "Medium": "pccbullet.sim.medium",
     "medium": "pccbullet.sim.medium",
     "AIR": "pccbullet.sim.medium",
@@ -114,6 +117,9 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
         WorldClosedError,
     )
     from pccbullet.sim.attach import Attached, attach
+    from pccbullet.sim.body.gait import CrawlGait
+    from pccbullet.sim.body.mode import BaseMode
+    from pccbullet.sim.body.trajectory import Trajectory
     from pccbullet.sim.experiments.grasp import load_grasp, run_grasp
     from pccbullet.sim.experiments.runner import run_experiment
     from pccbullet.sim.experiments.spec import experiment_from_table, load_experiment

@@ -18,9 +18,13 @@ from scipy.spatial.transform import Rotation
 
 from pccbullet.core.errors import ConfigurationError, WorldClosedError
 from pccbullet.core.types import FloatArray, Transform
+from pccbullet.sim.body.carrier import Body, weld
+from pccbullet.sim.body.mode import BaseMode
+from pccbullet.sim.body.trajectory import Trajectory
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.sim.limb.joints import LimbJoints
+from pccbullet.sim.limb.moving import MovingBase
 from pccbullet.sim.limb.parts import load_limb
 from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
@@ -136,12 +140,17 @@ class Robot:
         *,
         joint_limits: bool = True,
         chain: Topology | str = Topology.RRP,
+        orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0),
+        base: BaseMode | str = BaseMode.FIXED,
+        trajectory: Trajectory | None = None,
     ) -> None:
         self.world = world
         self.spec = spec
         self.urdfs = urdfs
         self.chain: Topology = Topology.of(chain)
         """The limbs' topology (:mod:`pccbullet.urdf_gen.topology`)."""
+        self.base: BaseMode = BaseMode.of(base)
+        """How the body is held: fixed, free or moved (:mod:`pccbullet.sim.body`)."""
         self._topology = limb_topology(self.chain)
         cid = world.client
         # Compliant limbs are loaded without PyBullet's joint-limit constraints (see limit_free_urdf).
@@ -149,14 +158,15 @@ class Robot:
         if not joint_limits:
             folder = world.scratch_dir()
             loaded = {name: limit_free_urdf(path, folder) for name, path in loaded.items()}
-        # Slices collide as Bullet's own cylinders, not as the convex hulls PyBullet makes of URDF
-        # cylinders by default: exact, and one support point costs O(1) instead of O(hull vertices).
-        flags = pb.URDF_USE_INERTIA_FROM_FILE | pb.URDF_USE_IMPLICIT_CYLINDER
-        self.T_world_head = np.eye(4)
-        self.T_world_head[:3, 3] = position
-        self.head = pb.loadURDF(
-            str(urdfs.head), position, useFixedBase=True, flags=flags, physicsClientId=cid
+        self.T_world_head: Transform = (
+            trajectory(world.time) if trajectory is not None else pose_matrix(position, orientation)
         )
+        """Where the head was loaded, ``(4, 4) float`` (:meth:`head_pose`: where it is)."""
+        self.body = Body(
+            world, spec.head, str(urdfs.head), self.base, self.T_world_head, trajectory, len(spec.limbs)
+        )
+        """The head in the world (:class:`pccbullet.sim.body.carrier.Body`)."""
+        self.head: int = self.body.id
         self.bodies: dict[str, int] = {}
         """Each limb's body (its first part's, the one fixed to the head)."""
         self.compliant: dict[str, CompliantLimb] = {}
@@ -167,16 +177,36 @@ class Robot:
             quat = Rotation.from_matrix(T[:3, :3]).as_quat()  # x, y, z, w like PyBullet
             joints = load_limb(
                 cid, limb, loaded[limb.name], self.chain, (T[:3, 3].tolist(), quat.tolist()), self._links,
-                folder=world.scratch_dir(), owner=world,
+                folder=world.scratch_dir(), owner=world, fixed_base=not self.base.moves,
             )  # fmt: skip
             self._joints[limb.name] = joints
             parts = joints.bodies
             self.bodies[limb.name] = parts[0]
+            if self.base.moves:  # the flange welded to the head at its mount
+                weld(cid, self.head, parts[0], limb.T_head_base())
+                self.body.flange(parts[0])
+                pb.setCollisionFilterPair(self.head, parts[0], -1, -1, 0, physicsClientId=cid)
             # The first section's slice sits on the bow plate: it cannot collide with its own mount.
             first = self._links[naming.section_prefix(limb.name, 1, 1)][1]
             pb.setCollisionFilterPair(self.head, parts[0], -1, first, 0, physicsClientId=cid)
             # Start straight at rest length: all-zero joints would mean chords of length 0.
             self.set_pcc(limb.name, rest_configs(limb.segments))
+
+    def carry(self) -> None:
+        """On a free or moved body, give every compliant limb its moving base
+        (:class:`pccbullet.sim.limb.moving.MovingBase`); nothing on a fixed one. The world calls it once
+        the limbs are compliant."""
+        if not self.base.moves:
+            return
+        for compliant in self.compliant.values():
+            rows = [self._links[name] for name in compliant.chain.links]
+            compliant.moving = MovingBase(compliant, rows)
+
+    def head_pose(self) -> Transform:
+        """The head frame's world pose now, ``(4, 4) float``."""
+        if self.world.closed:
+            raise WorldClosedError("Robot")
+        return self.body.pose()
 
     def limb(self, name: str) -> LimbSpec:
         """The spec of limb ``name``."""

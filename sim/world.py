@@ -31,6 +31,8 @@ import numpy as np
 
 from pccbullet.core.errors import ConfigurationError, SimulationDivergedError, WorldClosedError
 from pccbullet.core.types import Choice
+from pccbullet.sim.body.mode import BaseMode
+from pccbullet.sim.body.trajectory import Trajectory
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals.process_globals import (
     BROADPHASE_SYMBOL,
@@ -203,14 +205,17 @@ class World:
         limbs: Sequence[str] | None = None,
         external_loads: bool | Mapping[str, bool] = False,
         drive: Drive | str | Mapping[str, Drive | str] = Drive.JOINTS,
+        orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0),
+        base: BaseMode | str | None = None,
+        trajectory: Trajectory | None = None,
     ) -> Robot:
-        """Generate the robot's URDF and load it with a fixed head.
+        """Generate the robot's URDF and load it, its body (head) fixed, free or moved.
 
         Args:
             robot: bundled name, TOML path or an already loaded spec.
             urdf_dir: where the URDF and meshes go; a temporary folder removed on :meth:`close` if ``None``.
             sections: override N (only when ``robot`` is a name or path).
-            position: world position of the head (m).
+            position, orientation: the head frame's world pose (m; quaternion ``x, y, z, w``).
             compliant: material spring-damper joints (default: in dynamic mode).
             limbs: load only these limbs (names, in this order); ``None`` loads all. The returned
                 robot's ``spec`` then holds these limbs only.
@@ -225,16 +230,21 @@ class World:
                 pressures through ``robot.compliant[limb].chambers``); a mapping limb name -> drive sets
                 it per limb (limbs left out: ``"joints"``).
                 ``Robot.set_pcc(..., mode="target")`` commands it either way.
+            base, trajectory: ``"fixed"``, ``"free"`` (mass, buoyancy, drag, added mass in the medium) or
+                ``"moved"`` (along ``trajectory``, :class:`~pccbullet.sim.body.trajectory.Trajectory`), with
+                compliant limbs (:mod:`pccbullet.sim.body`); ``None``: the file's ``[head] base`` (with
+                compliant limbs; else fixed).
 
         Raises:
-            ConfigurationError: ``limbs`` is empty, repeats a name or names a limb the robot lacks.
+            ConfigurationError: ``limbs`` repeats a name or names a limb the robot lacks (``[]``: the body
+                alone); a free or moved body where nothing is integrated.
         """
         if self._closed:
             raise WorldClosedError()
         spec = robot if isinstance(robot, RobotSpec) else load_robot(robot, sections=sections)
         if limbs is not None:
             names = list(limbs)
-            if not names or len(set(names)) != len(names):
+            if len(set(names)) != len(names):
                 raise ConfigurationError(
                     f"limbs = {names!r} is invalid; allowed: distinct names out of "
                     + ", ".join(limb.name for limb in spec.limbs)
@@ -252,9 +262,15 @@ class World:
         loads = external_loads
         estimates = loads if isinstance(loads, Mapping) else dict.fromkeys(loaded, loads)
         compliant = compliant if compliant is not None else self.mode.integrates
+        mode = BaseMode.of(base if base is not None else spec.head.base if compliant else "fixed")
+        if mode.moves and not compliant:
+            raise ConfigurationError(f"base = '{mode}' needs compliant limbs; allowed: 'fixed'")
         urdfs = write_urdf(spec, urdf_dir, chain=self.chain)
         with self.holding_globals():  # Bullet sizes a body's first tree box with the threshold
-            handle = Robot(self, spec, urdfs, position, joint_limits=not compliant, chain=self.chain)
+            handle = Robot(
+                self, spec, urdfs, position, joint_limits=not compliant, chain=self.chain,
+                orientation=orientation, base=mode, trajectory=trajectory,
+            )  # fmt: skip
         if compliant:
             handle.compliant = {
                 limb.name: CompliantLimb(
@@ -266,6 +282,7 @@ class World:
                 )
                 for limb in spec.limbs
             }
+            handle.carry()
         self.robots.append(handle)
         log.info(
             "loaded robot %s: limbs %s, %d joints, %s mode%s, %s chain",
@@ -334,6 +351,8 @@ class World:
                     self._moved = False
                 t1 = t0
             else:
+                for robot in self.robots:  # a free body's fluid forces, a moved one's pose
+                    robot.body.apply()
                 for limb in limbs:
                     try:
                         limb.apply()

@@ -63,7 +63,6 @@ def test_load_a_subset_of_limbs() -> None:
 @pytest.mark.parametrize(
     ("limbs", "match"),
     [
-        ([], r"limbs = \[\] is invalid; allowed: distinct names out of grasper, palpation, camera, light"),
         (["camera", "camera"], r"limbs = \['camera', 'camera'\] is invalid; allowed: distinct names"),
         (["tail"], "robot 'ursula' has no limb 'tail'; limbs: grasper, palpation, camera, light"),
     ],

@@ -15,12 +15,15 @@ deg.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from importlib.resources import files
 from pathlib import Path
 
 from pccbullet.core.errors import RobotNotFoundError, SpecError, cap
 from pccbullet.core.fields import Fields, read_toml
 from pccbullet.urdf_gen.specs import (
+    BODY_BASES,
+    BODY_SHAPES,
     ActuatorSpec,
     HeadSpec,
     LimbSpec,
@@ -137,13 +140,38 @@ def _material(key: str, f: Fields) -> Material:
 
 
 def _head(f: Fields) -> HeadSpec:
-    head = HeadSpec(
-        diameter=f.number("diameter_mm", 1e-3, 1e4) * MM,
-        length=f.number("length_mm", 1e-3, 1e4) * MM,
-        mass=f.number("mass_kg", 1e-6, 1e4),
-    )
+    """The ``[head]`` table: ``shape`` (:data:`~pccbullet.urdf_gen.specs.BODY_SHAPES`, default
+    ``"cylinder"``) with its sizes (``diameter_mm`` and ``length_mm``, ``size_mm``, ``diameter_mm``, ``mesh``
+    and ``mesh_scale``), exactly one of ``mass_kg`` and ``density_kg_m3`` (a body without a shape: the
+    mass), and ``base`` (:data:`~pccbullet.urdf_gen.specs.BODY_BASES`, default ``"fixed"``)."""
+    shape = f.string("shape", choices=BODY_SHAPES, default="cylinder")
+    diameter = length = 0.0
+    size = (0.0, 0.0, 0.0)
+    mesh, scale = None, 1.0
+    if shape in ("cylinder", "sphere"):
+        diameter = f.number("diameter_mm", 1e-3, 1e4) * MM
+    if shape == "cylinder":
+        length = f.number("length_mm", 1e-3, 1e4) * MM
+    if shape == "box":
+        x, y, z = f.vector("size_mm", 3, 1e-3, 1e4, unit="mm")
+        size = (x * MM, y * MM, z * MM)
+    if shape == "mesh":
+        mesh = (f.source.parent / f.string("mesh")).resolve()
+        if not mesh.is_file():
+            raise f.error("mesh", str(mesh), "an existing mesh file (a path relative to the robot file)")
+        scale = f.number("mesh_scale", 1e-6, 1e3, default=1.0)
+    if shape == "none" and f.has("density_kg_m3"):
+        raise f.error("density_kg_m3", f.raw("density_kg_m3"), "nothing for shape = 'none' (give mass_kg)")
+    if f.has("mass_kg") == f.has("density_kg_m3"):
+        raise f.error("mass_kg", f.raw("mass_kg", None), "exactly one of mass_kg and density_kg_m3")
+    base = f.string("base", choices=BODY_BASES, default="fixed")
+    head = HeadSpec(diameter, length, 1.0, shape, size, mesh, scale, base)
+    if f.has("mass_kg"):
+        mass = f.number("mass_kg", 1e-6, 1e4)
+    else:
+        mass = f.number("density_kg_m3", 1.0, 1e5) * head.volume
     f.finish()
-    return head
+    return replace(head, mass=mass)
 
 
 def _limb(f: Fields, materials: dict[str, Material], n_default: int, override: int | None) -> LimbSpec:

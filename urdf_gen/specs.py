@@ -213,17 +213,45 @@ class LimbSpec:
         return T
 
 
+BODY_SHAPES = ("cylinder", "box", "sphere", "mesh", "none")
+"""The shapes a robot's body (its head) can take."""
+BODY_BASES = ("fixed", "free")
+"""How a robot file may hold its body (``"moved"`` needs a trajectory: ``World.load_robot`` only)."""
+
+
 @dataclass(frozen=True, slots=True)
 class HeadSpec:
-    """The rigid head the limbs are mounted on: a cylinder along the head's x axis.
+    """The rigid body (head) the limbs are mounted on; its frame is the limbs' mount frame.
 
     Attributes:
-        diameter: (m). length: along x (m). mass: (kg).
+        diameter: a cylinder's or a sphere's diameter (m); 0 for other shapes.
+        length: a cylinder's length along the head's x axis (m); 0 for other shapes.
+        mass: (kg).
+        shape: one of :data:`BODY_SHAPES`: ``"cylinder"`` (along x), ``"box"`` (:attr:`size`), ``"sphere"``,
+            ``"mesh"`` (:attr:`mesh`, scaled by :attr:`mesh_scale`) or ``"none"`` (no geometry: a point
+            mass with the inertia of a sphere of :attr:`diameter`, or of 1 cm).
+        size: a box's edge lengths along x, y, z (m).
+        mesh: a mesh file (STL, OBJ, PLY) in the head frame.
+        mesh_scale: metres per mesh unit (-).
+        base: how the robot file holds the body, one of :data:`BODY_BASES` (a ``World.load_robot`` call
+            overrides it).
     """
 
     diameter: float
     length: float
     mass: float
+    shape: str = "cylinder"
+    size: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    mesh: Path | None = None
+    mesh_scale: float = 1.0
+    base: str = "fixed"
+
+    @property
+    def volume(self) -> float:
+        """The body's displaced volume (m^3): 0 for ``"none"``."""
+        from pccbullet.urdf_gen.body_shape import body_volume
+
+        return body_volume(self)
 
 
 @dataclass(frozen=True, slots=True)

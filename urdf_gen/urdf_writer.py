@@ -35,10 +35,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen import urdf_xml as ux
+from pccbullet.urdf_gen.body_shape import body_inertia
 from pccbullet.urdf_gen.geometry import MassProperties
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.topology import Topology
@@ -87,19 +86,24 @@ class _Builder:
 
     def head(self) -> None:
         h = self.spec.head
-        r, length = 0.5 * h.diameter, h.length
-        # Solid cylinder along x.
-        ix = 0.5 * h.mass * r * r
-        iyz = h.mass * (3 * r * r + length * length) / 12.0
-        link = add_link(
-            self.robot, naming.HEAD_LINK, MassProperties(h.mass, np.zeros(3), np.diag([ix, iyz, iyz]))
-        )
+        com, inertia = body_inertia(h)
+        link = add_link(self.robot, naming.HEAD_LINK, MassProperties(h.mass, com, inertia))
+        rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        if h.shape == "cylinder":  # along x
+            geometry, rpy = ux.cylinder(0.5 * h.diameter, h.length), (0.0, math.pi / 2, 0.0)
+        elif h.shape == "box":
+            geometry = ux.box(h.size)
+        elif h.shape == "sphere":
+            geometry = ux.sphere(0.5 * h.diameter)
+        elif h.shape == "mesh" and h.mesh is not None:
+            geometry = ux.mesh(str(h.mesh))
+            geometry.set("scale", ux.fmt((h.mesh_scale,) * 3))
+        else:
+            return  # no shape: a mass the limbs hang on
         for tag in ("visual", "collision"):
             rgba = HEAD_RGBA if tag == "visual" else None
             name = "head" if tag == "visual" else None
-            ux.shape(
-                link, tag, ux.cylinder(r, length), rpy=(0, math.pi / 2, 0), material_name=name, rgba=rgba
-            )
+            ux.shape(link, tag, geometry, rpy=rpy, material_name=name, rgba=rgba)
 
     def limb(self, limb: LimbSpec) -> None:
         name = limb.name

@@ -25,7 +25,7 @@ import trimesh
 from pccbullet.core.atomic import atomic_path
 from pccbullet.core.errors import ConfigurationError, PccBulletError, UsageError
 from pccbullet.sim.export.formats import write_series
-from pccbullet.sim.export.rigid import limb_base_pose, rigid_mesh, section_poses
+from pccbullet.sim.export.rigid import body_mesh, limb_base_pose, rigid_mesh, section_poses
 from pccbullet.sim.export.skin import skin_mesh
 from pccbullet.urdf_gen.catalog import robot_kind
 from pccbullet.urdf_gen.pcc import PccConfig, rest_configs
@@ -42,6 +42,11 @@ GIF_FRAMES = 24  # frames of a robot's bend-sweep GIF
 
 def _concat(meshes: list[trimesh.Trimesh]) -> trimesh.Trimesh:
     return cast(trimesh.Trimesh, trimesh.util.concatenate(meshes))
+
+
+def _with_body(body: trimesh.Trimesh | None, frames: tuple[trimesh.Trimesh, ...]) -> list[trimesh.Trimesh]:
+    """The frames to draw: each with the robot's body (at the world origin), if it has a shape."""
+    return [f if body is None else _concat([f, body]) for f in frames]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,16 +175,19 @@ def export_command(args: argparse.Namespace) -> int:
     )
     written = write_series(frames.skin, out, "skin", args.format, frames.times)
     written += write_series(frames.rigid, out, "rigid", args.format, frames.times)
+    spec = load_robot(read_run_metadata(src)["robot_path"] if is_run else args.source)
+    body = body_mesh(spec.head, ring=args.ring)  # drawn with the limbs; the files hold the limbs
     if args.render:
-        written.append(render.render_png(frames.skin[0], out / "skin_first.png", view=args.view))
-        written.append(render.render_png(frames.skin[-1], out / "skin_last.png", view=args.view))
+        first, last = _with_body(body, (frames.skin[0], frames.skin[-1]))
+        written.append(render.render_png(first, out / "skin_first.png", view=args.view))
+        written.append(render.render_png(last, out / "skin_last.png", view=args.view))
     if args.gif:
         # one frame at rest would make a still GIF: a robot's GIF sweeps its limbs' bend instead
         anim = frames if is_run else sweep_frames(args.source, ring=args.ring)
-        written.append(render.write_gif(anim.skin, out / "skin.gif"))
+        written.append(render.write_gif(_with_body(body, anim.skin), out / "skin.gif"))
     if args.mp4:
         try:
-            written.append(render.write_mp4(frames.skin, out / "skin.mp4"))
+            written.append(render.write_mp4(_with_body(body, frames.skin), out / "skin.mp4"))
         except PccBulletError as exc:
             print(f"pccbullet: skipping MP4: {exc}", file=sys.stderr)  # noqa: T201
     if args.workspace:
@@ -208,13 +216,17 @@ def _export_pose(args: argparse.Namespace, render: Any) -> int:
     frames = robot_frames(pose.robot, ring=args.ring, pose=pose)
     written = write_series(frames.skin, out, "skin", args.format, frames.times)
     written += write_series(frames.rigid, out, "rigid", args.format, frames.times)
+    body = body_mesh(pose.robot.head, ring=args.ring)
     if args.render:
-        written.append(render.render_png(frames.skin[0], out / "skin_pose.png", view=args.view))
+        drawn = _with_body(body, frames.skin[:1])[0]
+        written.append(render.render_png(drawn, out / "skin_pose.png", view=args.view))
     if args.gif:
-        written.append(render.write_gif(pose_frames(pose, ring=args.ring).skin, out / "skin.gif"))
+        anim = _with_body(body, pose_frames(pose, ring=args.ring).skin)
+        written.append(render.write_gif(anim, out / "skin.gif"))
     if args.mp4:
         try:
-            written.append(render.write_mp4(pose_frames(pose, ring=args.ring).skin, out / "skin.mp4"))
+            anim = _with_body(body, pose_frames(pose, ring=args.ring).skin)
+            written.append(render.write_mp4(anim, out / "skin.mp4"))
         except PccBulletError as exc:
             print(f"pccbullet: skipping MP4: {exc}", file=sys.stderr)  # noqa: T201
     if args.workspace:

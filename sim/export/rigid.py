@@ -19,7 +19,7 @@ from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray, Transform
 from pccbullet.urdf_gen.geometry import frustum_mesh
 from pccbullet.urdf_gen.pcc import PccConfig, chain_frames, segment_joints
-from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
+from pccbullet.urdf_gen.specs import HeadSpec, LimbSpec, RobotSpec
 
 if TYPE_CHECKING:
     from pccbullet.sim.robot import Robot
@@ -64,6 +64,28 @@ def rigid_mesh(limb: LimbSpec, poses: FloatArray, *, ring: int = 32) -> trimesh.
         m.apply_transform(T)
         parts.append(m)
     return cast(trimesh.Trimesh, trimesh.util.concatenate(parts))
+
+
+def body_mesh(
+    head: HeadSpec, T_world_head: Transform | None = None, *, ring: int = 32
+) -> trimesh.Trimesh | None:
+    """The robot's body (head) as a mesh at ``T_world_head`` (default: the world origin): its cylinder
+    (along x), box, sphere or mesh file; ``None`` for a body without a shape."""
+    if head.shape == "cylinder":
+        mesh = trimesh.creation.cylinder(0.5 * head.diameter, head.length, sections=ring)
+        mesh.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, [0, 1, 0]))
+    elif head.shape == "box":
+        mesh = trimesh.creation.box(head.size)
+    elif head.shape == "sphere":
+        mesh = trimesh.creation.icosphere(subdivisions=3, radius=0.5 * head.diameter)
+    elif head.shape == "mesh" and head.mesh is not None:
+        mesh = trimesh.load(str(head.mesh), force="mesh")
+        mesh.apply_scale(head.mesh_scale)
+    else:
+        return None
+    if T_world_head is not None:
+        mesh.apply_transform(np.asarray(T_world_head, dtype=float))
+    return mesh
 
 
 def limb_base_pose(spec: RobotSpec, limb: str, T_world_head: Transform | None = None) -> Transform:

@@ -67,6 +67,7 @@ from pccbullet.sim.limb.chambers import ChamberDrive, declares_chambers, wall_st
 from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.limb.host import LimbHost
 from pccbullet.sim.limb.joints import LimbJoints
+from pccbullet.sim.limb.moving import MovingBase
 from pccbullet.sim.limb.tendons import TendonDrive
 from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
@@ -249,6 +250,9 @@ class CompliantLimb:
         )
         """The limb's shape as one PCC arc per segment through the segments' end points (``None`` for a
         limb outside a :class:`~pccbullet.sim.robot.Robot`: :func:`pccbullet.sim.attach.attach`)."""
+        self.moving: MovingBase | None = None
+        """The limb's moving base on a free or moved body (:mod:`pccbullet.sim.limb.moving`; set by the
+        robot that welds the limb on), else ``None``: a fixed base."""
         self.drive: Drive = Drive.of(drive)
         """What :meth:`command` moves (:class:`~pccbullet.sim.limb.drive.Drive`)."""
         self.drive.check(limb, bool(self.spec.tendons), self.kind, declares_chambers(self.spec))
@@ -289,6 +293,14 @@ class CompliantLimb:
         self.memory[:] = np.nan
         if self.tendons is not None:
             self.tendons.forget()
+        if self.moving is not None:
+            self.moving.forget()
+
+    @property
+    def drive_arrays(self) -> tuple:
+        """The tendon arrays the compiled step takes (:attr:`TendonDrive.arrays`; empty ones without
+        tendons)."""
+        return self._td
 
     @property
     def idx(self) -> list[int]:
@@ -341,9 +353,13 @@ class CompliantLimb:
     def apply(self) -> None:
         """Read the joint state, compute and send this step's joint torques (springs, fluid); torques that
         are not finite raise :class:`FloatingPointError` (the World: the simulation diverged), none sent.
-        Chambers' lines advance first (:meth:`pccbullet.sim.limb.chambers.ChamberDrive.advance`)."""
+        Chambers' lines advance first (:meth:`pccbullet.sim.limb.chambers.ChamberDrive.advance`); on a
+        moving base (:attr:`moving`) the base's motion enters too."""
         if self.chambers is not None:
             self.chambers.advance(self.dt)
+        if self.moving is not None:
+            self.moving.apply()
+            return
         direct = self._direct
         if direct is not None:
             *head, q, qd, tau = direct

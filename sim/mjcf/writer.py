@@ -6,7 +6,8 @@ urdf_writer.build_limb_urdf` is a MuJoCo body with the same frame, mass and iner
 spherical joint is three hinges (x, y, z, :mod:`pccbullet.sim.mjcf.material` says why), a chord a slide
 whose ``ref`` is its rest length (so ``qpos`` is the chord length and the model's reference pose is the
 PCC rest shape), and each joint carries the material's stiffness, spring reference and damping. The head
-is welded to the world; each limb hangs on it at its mount. ``<option>``: the step (1 ms), gravity, the
+is welded to the world (a robot file's free body, ``[head] base = "free"``: a free joint, its shape and mass
+from the head's URDF); each limb hangs on it at its mount. ``<option>``: the step (1 ms), gravity, the
 ``Euler`` integrator (implicit in damping: the damping includes the implicit step's ``dt K``), the
 ``PGS`` constraint solver (a soft limb has few contacts, and the Hessian of MuJoCo's default Newton solver
 over the limbs' long chains costs more than they do: ``pccbullet bench --peer mujoco``,
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from pccbullet.core.atomic import atomic_path
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.sim.medium import Medium
 from pccbullet.sim.medium import medium as medium_by_name
@@ -171,7 +173,9 @@ class _Builder:
             file = Path(g.get("filename", "")).name
             name = Path(file).stem
             if name not in {m.get("name") for m in self.asset}:
-                ET.SubElement(self.asset, "mesh", name=name, file=file)
+                asset = ET.SubElement(self.asset, "mesh", name=name, file=file)
+                if g.get("scale"):  # a body's mesh file in its own units
+                    asset.set("scale", g.get("scale", "1 1 1"))
             attrs.update(type="mesh", mesh=name)
         elif g.tag == "cylinder":
             attrs.update(
@@ -301,6 +305,8 @@ def build_mjcf(
     if head_link is None:
         raise ConfigurationError(f"robot '{spec.name}': a head URDF without a link")
     head = ET.SubElement(b.world, "body", name=naming.HEAD_LINK, pos=ux.fmt(position))
+    if spec.head.base == "free":  # the robot file's free body: MuJoCo's free joint
+        ET.SubElement(head, "freejoint", name=f"{naming.HEAD_LINK}_free")
     b.link_content(head, head_link)
     for index, (limb, tree, meshes) in enumerate(limb_trees(spec, chain).values()):
         mat = limb_material((limb, tree), chain, medium_, dt, shear=shear)
@@ -358,5 +364,10 @@ def write_mjcf(
         tendons=tendons,
     )
     written = write_slice_meshes(meshes, out, mesh_sections)
+    if spec.head.shape == "mesh" and spec.head.mesh is not None:  # the body's own mesh, beside the slices'
+        body_mesh = out / MESH_DIR / spec.head.mesh.name
+        with atomic_path(body_mesh) as tmp:
+            tmp.write_bytes(spec.head.mesh.read_bytes())
+        written = (*written, body_mesh)
     path = ux.write_tree(root, out / f"{spec.name}.xml")
     return MjcfOutput(path=path, meshes=written)

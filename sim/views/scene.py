@@ -203,17 +203,34 @@ def world_limbs(world: Any) -> dict[str, tuple[Any, str]]:
     }
 
 
+def moving_robot_bodies(world: Any) -> dict[str, int]:
+    """The heads and limb parts of ``world``'s robots whose body is free or moved, by their scene names
+    (:func:`robot_bodies`): their base poses go into every frame."""
+    out = {}
+    for robot, prefix in zip(world.robots, robot_prefixes(world), strict=True):
+        base = getattr(robot, "base", None)
+        if base is None or not base.moves:
+            continue
+        out[prefix + "head"] = robot.head
+        for limb in robot.bodies:
+            parts = robot.limb_joints(limb).bodies
+            out.update(zip(part_names(prefix + limb, len(parts)), parts, strict=True))
+    return out
+
+
 def world_frame(world: Any, bodies: Sequence[int] = ()) -> SceneFrame:
-    """``world``'s state now: its limbs' joint vectors (read back exactly as PyBullet holds them) and the
-    base poses of ``bodies`` (ids, named by :func:`body_name`)."""
+    """``world``'s state now: its limbs' joint vectors (read back exactly as PyBullet holds them), the
+    base poses of ``bodies`` (ids, named by :func:`body_name`) and of the heads and limbs of robots whose
+    body is free or moved (:func:`moving_robot_bodies`)."""
     from pccbullet.sim.bullet import pb
 
     cid = world.client
     joints = {name: robot.joints(limb) for name, (robot, limb) in world_limbs(world).items()}
     bases: dict[str, Pose] = {}
-    for body in bodies:
+    named = [(body_name(body), body) for body in bodies] + list(moving_robot_bodies(world).items())
+    for name, body in named:
         pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
-        bases[body_name(body)] = (tuple(pos), tuple(orn))
+        bases[name] = (tuple(pos), tuple(orn))
     return SceneFrame(world.time, joints, bases)
 
 
@@ -228,4 +245,7 @@ def show_frame(world: Any, frame: SceneFrame, bodies: Sequence[int] = ()) -> Non
         robot.set_joints(limb, q)
     for body in bodies:
         pb.resetBasePositionAndOrientation(body, *frame.bases[body_name(body)], physicsClientId=world.client)
+    for name, body in moving_robot_bodies(world).items():  # free and moved robots
+        if name in frame.bases:
+            pb.resetBasePositionAndOrientation(body, *frame.bases[name], physicsClientId=world.client)
     world.mark_moved()
