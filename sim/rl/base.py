@@ -27,6 +27,7 @@ from gymnasium import spaces
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
+from pccbullet.sim.medium import Medium
 from pccbullet.sim.world import PHYSICS_DT, World, WorldMode
 from pccbullet.urdf_gen.pcc import PccConfig
 
@@ -59,7 +60,8 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         mode: ``"kinematic"`` (default) or ``"dynamic"``.
         limb: ``"camera"`` (default), ``"light"``, ``"grasper"`` or ``"palpation"``.
         sections: sections per segment ``N`` (default 5).
-        medium: ``"water"`` (default), ``"seawater"`` or ``"air"`` (dynamic mode's buoyancy and drag).
+        medium: ``"water"`` (default), ``"seawater"``, ``"air"``, ``"vacuum"`` or a
+            :class:`~pccbullet.sim.medium.Medium` (dynamic mode's buoyancy and drag).
         render_mode: ``None``, ``"rgb_array"`` (``(240, 320, 3) uint8`` from PyBullet's software renderer)
             or ``"web"`` (a live web view of the world, shown as the steps go: :attr:`view`, its address
             logged; :mod:`pccbullet.sim.views.web`).
@@ -73,7 +75,7 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         mode: WorldMode | str = WorldMode.KINEMATIC,
         limb: str = "camera",
         sections: int = 5,
-        medium: str = "water",
+        medium: str | Medium = "water",
         render_mode: str | None = None,
     ) -> None:
         if render_mode not in (None, *self.metadata["render_modes"]):
