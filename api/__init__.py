@@ -54,6 +54,9 @@ _API: dict[str, str] = {
     "AIR": "pccbullet.sim.medium",
     "WATER": "pccbullet.sim.medium",
     "SEAWATER": "pccbullet.sim.medium",
+    "VACUUM": "pccbullet.sim.medium",
+    "PointLoad": "pccbullet.sim.limb.chain.loads",
+    "LoadFrame": "pccbullet.sim.limb.chain.loads",
     "Loop": "pccbullet.sim.loop",
     "add_seabed": "pccbullet.sim.objects.environment",
     "add_sphere": "pccbullet.sim.objects.environment",
@@ -121,8 +124,9 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.sim.export.formats import write_mesh, write_series
     from pccbullet.sim.export.rigid import rigid_mesh
     from pccbullet.sim.export.skin import skin_mesh
+    from pccbullet.sim.limb.chain.loads import LoadFrame, PointLoad
     from pccbullet.sim.loop import Loop
-    from pccbullet.sim.medium import AIR, SEAWATER, WATER, Medium, medium
+    from pccbullet.sim.medium import AIR, SEAWATER, VACUUM, WATER, Medium, medium
     from pccbullet.sim.mjcf.peer import MujocoRobot
     from pccbullet.sim.mjcf.writer import write_mjcf
     from pccbullet.sim.models.newton_euler.model import LimbModel

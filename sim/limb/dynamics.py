@@ -61,6 +61,7 @@ from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.bullet_internals import capi
 from pccbullet.sim.limb.chain.kernels import ADDED_MASS
+from pccbullet.sim.limb.chain.loads import PointLoad, count_down, load_torques
 from pccbullet.sim.limb.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.limb.chain.tendons import limb_torques
 from pccbullet.sim.limb.drive import Drive
@@ -212,6 +213,8 @@ class CompliantLimb:
             names += [info[j][1].decode() for j in idx]
         self.gravity_world = [float(g) for g in robot.world.gravity]
         R_world_base = robot.T_world_limbbase(limb)[:3, :3]
+        self.R_world_base: FloatArray = R_world_base
+        """The limb base's axes in the world's ``(3, 3)``: the chain's frame, which world loads turn into."""
         self.gravity_base: FloatArray = R_world_base.T @ np.asarray(self.gravity_world)
         self.kind: Topology = robot.chain
         """The chain's topology (:mod:`pccbullet.urdf_gen.topology`)."""
@@ -230,6 +233,8 @@ class CompliantLimb:
         self.offset = np.zeros_like(rest)  # extra torque (e.g. actuators, gravity compensation)
         self.qdd = np.zeros_like(rest)
         """The accelerations ``(n_dof,)`` the last step solved for (PyBullet integrates the same)."""
+        self.loads: list[PointLoad] = []
+        """Point loads the steps read (:mod:`pccbullet.sim.limb.chain.loads`; ``Robot.add_load``)."""
         self.external_loads = bool(external_loads)
         """Whether the loads PyBullet adds are estimated and put into the implicit solve."""
         self.memory = np.full((2, len(rest)), np.nan)
@@ -332,8 +337,13 @@ class CompliantLimb:
         direct = self._direct
         if direct is not None:
             *head, q, qd, tau = direct
+            offset = self.offset
+            if self.loads:
+                if capi.read_joint_state(*head[:9], q, qd) != capi.OK:
+                    raise pb.error(f"limb body {self.body}, client {self.client}: joint state unreadable")
+                offset = self.offset_with_loads(q)
             code = capi.limb_step(  # type: ignore[call-arg]  # numba's Dispatcher stub takes no args
-                *head, self.gravity_base, self.target, self.offset, self.K, self.C, self.dt, q, qd, tau,
+                *head, self.gravity_base, self.target, offset, self.K, self.C, self.dt, q, qd, tau,
                 self.qdd, self.memory, self._td,
             )  # fmt: skip
             if not self.external_loads:
@@ -347,14 +357,24 @@ class CompliantLimb:
             raise FloatingPointError(capi.ERRORS[capi.ERR_NOT_FINITE])
         self.joints.send_torques(tau)
 
+    def offset_with_loads(self, q: FloatArray, R_world_base: FloatArray | None = None) -> FloatArray:
+        """:attr:`offset` plus the generalized forces of :attr:`loads` at ``q`` ``(n_q,)`` (``R_world_base``:
+        the base's axes now, default :attr:`R_world_base`), for one step: loads that last a number of steps
+        count it."""
+        R = self.R_world_base if R_world_base is None else R_world_base
+        out = self.offset + load_torques(self.chain, q, self.loads, R)
+        count_down(self.loads)
+        return out
+
     def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
         """Implicit spring-damper torques ``(n_dof,)`` for ``q (n_q,)``, ``qd (n_dof,)`` (module docstring),
         the fluid's generalized forces included; the step's accelerations are left in :attr:`qdd`."""
         ch = self.chain
         tau = np.empty(ch.n_dof)
+        offset = self.offset_with_loads(q) if self.loads else self.offset
         limb_torques(
             ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, self.gravity_base,
-            self.target, self.offset, self.K, self.C, self.dt, tau, self.qdd, self.memory, self._td,
+            self.target, offset, self.K, self.C, self.dt, tau, self.qdd, self.memory, self._td,
         )  # fmt: skip
         if not self.external_loads:
             self.memory[0, 0] = np.nan
