@@ -19,9 +19,9 @@ from scipy.spatial.transform import Rotation
 from pccbullet.core.errors import ConfigurationError, WorldClosedError
 from pccbullet.core.types import FloatArray, Transform
 from pccbullet.sim.bullet import pb
-from pccbullet.sim.limb.chain.loads import PointLoad, make_load
 from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.sim.limb.joints import LimbJoints
+from pccbullet.sim.limb.loading import LimbLoading
 from pccbullet.sim.limb.parts import load_limb
 from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
@@ -116,7 +116,7 @@ def limit_free_urdf(urdf: Path, folder: Path) -> Path:
     return out
 
 
-class Robot:
+class Robot(LimbLoading):
     """A PCC robot loaded into a world (:class:`RobotWorld`); limbs addressed by name.
 
     ``chain`` is the limbs' topology, ``"rrp"`` or ``"rod"`` (a
@@ -318,54 +318,3 @@ class Robot:
     def T_world_limbbase(self, limb: str) -> Transform:
         """World pose of the limb's base frame, ``(4, 4) float``."""
         return self.link_pose(naming.base_link(self.limb(limb).name))
-
-    def add_load(
-        self,
-        limb: str,
-        at: int | str = "tip",
-        *,
-        force: Sequence[float] = (0.0, 0.0, 0.0),
-        moment: Sequence[float] = (0.0, 0.0, 0.0),
-        frame: str = "world",
-        point: Sequence[float] = (0.0, 0.0, 0.0),
-        steps: int | None = None,
-    ) -> PointLoad:
-        """Put a force (N, at ``point``, m, in the loaded link's frame) and a moment (N m) on a compliant
-        limb, inside its implicit step (:mod:`pccbullet.sim.limb.chain.loads`), until :meth:`remove_load`
-        or for ``steps`` steps.
-
-        Args:
-            limb: the limb's name (loaded compliant: dynamic mode).
-            at: ``"tip"`` (the tip frame, the last slice's end face) or a slice's index, base to tip (0 to
-                N_total - 1; negative from the tip).
-            force, moment: ``(3,)`` in the world's axes (``frame="world"``, a dead load) or the loaded link's
-                (``frame="body"``, a follower load).
-            steps: how many steps the load lasts (``None``: until removed).
-
-        Returns:
-            The load; set its ``force`` and ``moment`` between steps for a load that varies in time.
-        """
-        compliant = self.compliant.get(self.limb(limb).name)
-        if compliant is None:
-            raise ConfigurationError(
-                f"limb = {limb!r} is invalid for add_load; allowed: a compliant limb (dynamic mode) out of "
-                f"{sorted(self.compliant)}"
-            )
-        load = make_load(
-            compliant.spec,
-            compliant.chain,
-            at,
-            force=force,
-            moment=moment,
-            frame=frame,
-            point=point,
-            steps=steps,
-        )
-        compliant.loads.append(load)
-        return load
-
-    def remove_load(self, load: PointLoad) -> None:
-        """Take ``load`` (from :meth:`add_load`) off its limb; a load already gone is ignored."""
-        compliant = self.compliant.get(load.limb)
-        if compliant is not None and load in compliant.loads:
-            compliant.loads.remove(load)

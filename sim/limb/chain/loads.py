@@ -90,8 +90,9 @@ def make_load(
     steps: int | None = None,
 ) -> PointLoad:
     """A checked :class:`PointLoad` on ``spec``'s limb (its chain model ``chain``): ``at`` a slice (its index
-    base to tip, 0 to N_total - 1, negative from the tip: -1 the last slice) or ``"tip"`` (the limb's tip
-    frame, the end face of the last slice). Bad input: :class:`ConfigurationError` naming it."""
+    base to tip, 0 to N_total - 1, negative from the tip: -1 the last slice; the load acts at its link frame,
+    ``Robot.section_poses``: on the rod chain the slice's end towards the tip, ``(k + 1) L / N`` along a
+    segment) or ``"tip"`` (the limb's tip frame). Bad input: :class:`ConfigurationError` naming it."""
     slices = naming.section_body_links(spec)
     if isinstance(at, str) and at == "tip":
         link = naming.tip_link(spec.name)
