@@ -44,6 +44,7 @@ _API: dict[str, str] = {
     "arc_transform": "pccbullet.urdf_gen.pcc",
     "limb_transform": "pccbullet.urdf_gen.pcc",
     "write_urdf": "pccbullet.urdf_gen.urdf_writer",
+    "rod": "pccbullet.urdf_gen.rod_spec",
     "pcc_from_points": "pccbullet.urdf_gen.pcc_fit",
     "load_pose_file": "pccbullet.urdf_gen.pose_file",
     # the simulator
@@ -141,6 +142,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, limb_transform
     from pccbullet.urdf_gen.pcc_fit import pcc_from_points
     from pccbullet.urdf_gen.pose_file import load_pose_file
+    from pccbullet.urdf_gen.rod_spec import rod
     from pccbullet.urdf_gen.spec_loader import load_robot
     from pccbullet.urdf_gen.specs import RobotSpec
     from pccbullet.urdf_gen.urdf_writer import write_urdf
