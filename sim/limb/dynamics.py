@@ -343,7 +343,7 @@ class CompliantLimb:
             *head, q, qd, tau = direct
             offset = self.offset
             if self.loads or self.ends:
-                if capi.read_joint_state(*head[:9], q, qd) != capi.OK:
+                if capi.read_joint_state(*head[:9], q, qd) != capi.OK:  # type: ignore[call-arg]
                     raise pb.error(f"limb body {self.body}, client {self.client}: joint state unreadable")
                 offset = self.offset_with_loads(q, qd=qd)
             code = capi.limb_step(  # type: ignore[call-arg]  # numba's Dispatcher stub takes no args
