@@ -158,3 +158,36 @@ def test_both_step_paths_hold_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
             out.append((robot.section_poses("rod"), end.force, end.moment))
     for a, b in zip(out[0], out[1], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_cable_pinned_at_both_ends_hangs_as_the_elastic_catenary() -> None:
+    """``pcb.rod`` 0.4 m, r = 1 mm, 1100 kg/m^3, E = 100 kPa (stretching up to 2 %; ``E I / (H L^2)`` =
+    2e-4), hanging from a pinned base and a pinned tip at the same height, 0.2546 m apart (where a
+    semicircle puts them), in air. Reference: the elastic catenary (Irvine, *Cable Structures*, 1981, eq.
+    2.9–2.10, for supports at one level), the horizontal tension ``H`` from the span. Measured at N = 10, 20,
+    40: sag +0.66 %, +0.12 %, -0.01 %; ``H`` -0.42 %, -0.33 %, -0.31 %; the vertical reactions half the
+    weight within 0.2 %."""
+    from scipy.optimize import brentq
+
+    import pccbullet as pcb
+
+    length, r, rho, e_mod, g = 0.4, 0.001, 1100.0, 1e5, 9.80665
+    spec = pcb.rod(
+        length, r, density=rho, youngs_modulus=e_mod, damping_ratio=0.05, sections=20, mount="down"
+    )
+    with World(medium="air") as world:
+        robot = world.load_robot(spec)
+        robot.set_pcc("rod", [pcb.PccConfig(math.pi, 0.0, length)])  # a U: the tip beside the base
+        robot.set_pcc("rod", [pcb.PccConfig(0.0, 0.0, length)], mode="target")
+        robot.pin_base("rod")
+        end = robot.hold_end("rod", "pinned")
+        base, tip = robot.T_world_limbbase("rod")[:3, 3], robot.tip_pose("rod")[:3, 3]
+        world.step(7000)
+        sag = base[2] - robot.section_poses("rod")[:, 2, 3].min()  # the node at L / 2
+        w = (rho - world.medium.density) * math.pi * r * r * g  # N/m, unstretched
+    ea, half, span = e_mod * math.pi * r * r, 0.5 * length, float(np.linalg.norm(tip - base))
+    H = brentq(lambda h: h * half / ea + h / w * math.asinh(w * half / h) - 0.5 * span, 1e-6, 10.0)
+    reference = w * half * half / (2 * ea) + H / w * (math.sqrt(1 + (w * half / H) ** 2) - 1)
+    assert sag / reference - 1.0 == pytest.approx(0.0012, abs=1e-3)
+    assert -end.force[0] / H - 1.0 == pytest.approx(-0.0033, abs=2e-3)
+    assert end.force[2] == pytest.approx(w * half, rel=2e-3)
