@@ -353,7 +353,7 @@ class CompliantLimb:
             if not self.external_loads:
                 self.memory[0, 0] = np.nan
             if self.ends:
-                read_reactions(self.ends, self._td[24], self.R_world_base, self.dt)
+                read_reactions(self.ends, self._td[31], self.R_world_base, self.dt)
             if code != capi.OK:
                 error = FloatingPointError if code == capi.ERR_NOT_FINITE else pb.error
                 raise error(f"limb body {self.body}, client {self.client}: {capi.ERRORS[code]}")
@@ -373,14 +373,12 @@ class CompliantLimb:
         count_down(self.loads)
         if self.ends and qd is not None:
             td, T = self._td, self.T_world_base
-            out += end_rows(self.chain, q, qd, self.ends, T, self.dt, td[8], td[24], td[25])
+            out += end_rows(self.chain, q, qd, self.ends, T, self.dt, td[30], td[31], td[32])
         return out
 
     def hold_ends(self, ends: list[EndHold]) -> None:
-        """Hold these ends (replacing any held before; a limb its tendons drive cannot be held)."""
-        if self.tendons is not None:
-            raise ConfigurationError(f"limb '{self.spec.name}': an end of a limb with tendons cannot be held")
-        self._td, self.ends = hold_arrays(TendonDrive.empty(self.chain.n_dof), ends), list(ends)
+        """Hold these ends (:mod:`pccbullet.sim.limb.chain.ends`), replacing any held before."""
+        self._td, self.ends = hold_arrays(self._td, ends), list(ends)
 
     def torques(self, q: FloatArray, qd: FloatArray) -> FloatArray:
         """Implicit spring-damper torques ``(n_dof,)`` for ``q (n_q,)``, ``qd (n_dof,)`` (module docstring),
@@ -395,5 +393,5 @@ class CompliantLimb:
         if not self.external_loads:
             self.memory[0, 0] = np.nan
         if self.ends:
-            read_reactions(self.ends, self._td[24], self.R_world_base, self.dt)
+            read_reactions(self.ends, self._td[31], self.R_world_base, self.dt)
         return tau

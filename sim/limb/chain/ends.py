@@ -11,7 +11,7 @@ and velocities the step ends with, as the joint springs' do, so a stiff hold is 
 only pulls (a negative tension is dropped); a hold pushes as well, so each row carries a bias ``B`` in its
 force that the limb's offset takes back (``G^T B``), which keeps every row's force positive in the solve.
 
-Limits: a limb its tendons drive cannot be held (the tendons' kernels own those rows); the hold's
+A limb with tendons solves the hold's rows with the tendons' (one coupled system). Limits: the hold's
 reaction does not act on a body (the anchor is a pose, not a body's point); a limb PyBullet holds in
 parts (:mod:`pccbullet.sim.limb.parts`, e.g. the stiff test rod at N = 40) passes the hold's stiff force
 through the parts' fixed constraint, which PyBullet's iterative solver resolves: the static answer is
@@ -87,13 +87,19 @@ class EndHold:
         return np.asarray(self.anchor(t) if callable(self.anchor) else self.anchor, dtype=float)
 
 
-def hold_arrays(empty: tuple, ends: list[EndHold]) -> tuple:
-    """A limb's tendon arrays (``empty``: those of a limb without tendons) with room for ``ends``' rows:
-    ``G``, ``T``, ``S`` and the running maximum the step keeps."""
-    m, n_dof = sum(end.hold.rows for end in ends), empty[8].shape[1]
-    td = list(empty)
-    td[8], td[24], td[25], td[27] = np.zeros((m, n_dof)), np.zeros(m), np.zeros((m, m)), np.zeros(m)
-    return tuple(td)
+HOLD_ARRAYS = slice(30, 33)  # where a limb's step arrays keep the holds' rows, forces and coupling
+
+
+def no_holds(n_dof: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The rows, forces and coupling of held ends a limb's step arrays end with, for none."""
+    return np.zeros((0, n_dof)), np.zeros(0), np.zeros((0, 0))
+
+
+def hold_arrays(td: tuple, ends: list[EndHold]) -> tuple:
+    """A limb's step arrays ``td`` (:func:`pccbullet.sim.limb.chain.tendons.limb_torques`) with room for
+    ``ends``' rows ``G``, forces ``T`` and coupling ``S`` in their last three (the tendons' are shared)."""
+    m, n_dof = sum(end.hold.rows for end in ends), td[8].shape[1]
+    return (*td[: HOLD_ARRAYS.start], np.zeros((m, n_dof)), np.zeros(m), np.zeros((m, m)))
 
 
 def end_rows(
