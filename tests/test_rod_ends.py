@@ -186,8 +186,8 @@ def test_a_cable_pinned_at_both_ends_hangs_as_the_elastic_catenary() -> None:
 
 def test_a_tendon_driven_limb_pulls_against_its_held_tip() -> None:
     """The camera tentacle driven by its tendons towards a 60 deg bend with its tip clamped where it rests:
-    the tip stays (6 um) and the hold takes the tendons' pull (20.7 N, the pulled tendon at 20.0 N), where
-    it held 6.6 N before; without the hold the same command moves the tip by 0.51 m."""
+    the tip stays (0.57 mm: the default hold's stiffness) and the hold takes the tendons' pull (20.5 N, the
+    pulled tendon at 20 N), where it held 6.6 N before; without the hold the command moves the tip 0.51 m."""
     import pccbullet as pcb
 
     moved = []
@@ -203,4 +203,4 @@ def test_a_tendon_driven_limb_pulls_against_its_held_tip() -> None:
             moved.append(float(np.linalg.norm(robot.tip_pose("camera")[:3, 3] - tip)))
             if end is not None:
                 assert np.linalg.norm(end.force) > before + 0.1
-    assert moved[0] < 1e-4 and moved[1] > 0.05
+    assert moved[0] < 1e-3 and moved[1] > 0.05

@@ -20,7 +20,7 @@ from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.urdf_gen import naming
 from pccbullet.urdf_gen.specs import LimbSpec
 
-END_STIFFNESS = (1e5, 1e5)  # -, a held end's stiffness over the limb's own E A / L and E I / L at its tip
+END_STIFFNESS = (1e3, 1e4)  # -, a held end's stiffness over the limb's own E A / L and E I / L at its tip
 END_DAMPING_TIME = 1e-3  # s, a held end's damping over its stiffness (dt c = dt^2 k at 1 ms)
 
 
@@ -95,8 +95,9 @@ class LimbLoading:
         """Hold a compliant limb's tip inside its implicit step (:mod:`pccbullet.sim.limb.chain.ends`):
         ``"pinned"`` (its point) or ``"clamped"`` (point and orientation) to ``anchor``, a world pose ``(4,
         4)`` (default: where the tip is now) or a path ``t -> (4, 4)`` (t: s since now; a driven end).
-        ``stiffness`` ``(N/m, N m/rad)`` defaults to 1e5 times the limb's ``E A / L`` and ``E I / L`` at its
-        tip, ``damping`` ``(N s/m, N m s/rad)`` to 1 ms times the stiffness. Replaces a hold set
+        ``stiffness`` ``(N/m, N m/rad)`` defaults to 1e3 and 1e4 times the limb's ``E A / L`` and ``E I / L``
+        at its tip (stiffer holds are stable on a limb in one PyBullet body, not across the parts of a
+        larger one), ``damping`` ``(N s/m, N m s/rad)`` to 1 ms times the stiffness. Replaces a hold set
         before."""
         compliant = self._compliant(limb, "hold_end")
         spec, chain = compliant.spec, compliant.chain
