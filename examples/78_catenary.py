@@ -10,6 +10,7 @@ Usage: python examples/78_catenary.py
 import math
 
 import numpy as np
+import pybullet as pb
 from scipy.optimize import brentq
 
 import pccbullet as pcb
@@ -40,3 +41,32 @@ for n in (10, 20, 40):
     print(f"N = {n:2d}: sag {sag * 1e3:.3f} mm (catenary {ref * 1e3:.3f}, {100 * (sag / ref - 1):+.2f} %), "
           f"H {-end.force[0] * 1e3:.4f} mN ({H * 1e3:.4f}, {100 * (-end.force[0] / H - 1):+.2f} %), "
           f"V {end.force[2] * 1e3:.4f} mN (w L / 2 = {w * half * 1e3:.4f})")  # fmt: skip
+
+# The same cable at N = 20 with its tip held by a PyBullet point-to-point constraint instead of the hold:
+# outside the implicit step, without and with the limb estimating the constraint's force from the last step.
+for estimate in (False, True):
+    spec = pcb.rod(L, R, density=RHO, youngs_modulus=E, damping_ratio=0.05, sections=20, mount="down")
+    with pcb.World(medium="air") as world:
+        robot = world.load_robot(spec, external_loads=estimate)
+        robot.set_pcc("rod", [pcb.PccConfig(math.pi, 0.0, L)])
+        robot.set_pcc("rod", [pcb.PccConfig(0.0, 0.0, L)], mode="target")
+        robot.pin_base("rod")
+        body, link = robot.link_index("rod_tip")
+        base, tip = robot.T_world_limbbase("rod")[:3, 3], robot.tip_pose("rod")[:3, 3]
+        pcb_client = world.client
+        import pybullet as pb
+
+        pb.createConstraint(
+            body,
+            link,
+            -1,
+            -1,
+            pb.JOINT_POINT2POINT,
+            [0, 0, 0],
+            [0, 0, 0],
+            tip.tolist(),
+            physicsClientId=pcb_client,
+        )
+        world.step(7000)
+        sag = base[2] - robot.section_poses("rod")[:, 2, 3].min()
+    print(f"PyBullet constraint, external_loads={estimate}: sag {sag * 1e3:.3f} mm")
