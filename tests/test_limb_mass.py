@@ -39,4 +39,6 @@ def test_pybullet_holds_the_robot_files_mass(robot: str, chain: str, sections: i
             for body in handle.limb_joints(limb.name).bodies:
                 for link in range(-1, pb.getNumJoints(body, physicsClientId=world.client)):
                     held += pb.getDynamicsInfo(body, link, physicsClientId=world.client)[0]
-            assert held == pytest.approx(_file_mass(limb), rel=1e-11, abs=0.0), limb.name  # summation rounding
+            assert held == pytest.approx(_file_mass(limb), rel=1e-11, abs=0.0), (
+                limb.name
+            )  # summation rounding
