@@ -44,6 +44,7 @@ _API: dict[str, str] = {
     "arc_transform": "pccbullet.urdf_gen.pcc",
     "limb_transform": "pccbullet.urdf_gen.pcc",
     "write_urdf": "pccbullet.urdf_gen.urdf_writer",
+    "rod": "pccbullet.urdf_gen.rod_spec",
     "pcc_from_points": "pccbullet.urdf_gen.pcc_fit",
     "load_pose_file": "pccbullet.urdf_gen.pose_file",
     # the simulator
@@ -57,6 +58,9 @@ _API: dict[str, str] = {
     "AIR": "pccbullet.sim.medium",
     "WATER": "pccbullet.sim.medium",
     "SEAWATER": "pccbullet.sim.medium",
+    "VACUUM": "pccbullet.sim.medium",
+    "PointLoad": "pccbullet.sim.limb.chain.loads",
+    "LoadFrame": "pccbullet.sim.limb.chain.loads",
     "Loop": "pccbullet.sim.loop",
     "add_seabed": "pccbullet.sim.objects.environment",
     "add_sphere": "pccbullet.sim.objects.environment",
@@ -127,8 +131,9 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.sim.export.formats import write_mesh, write_series
     from pccbullet.sim.export.rigid import rigid_mesh
     from pccbullet.sim.export.skin import skin_mesh
+    from pccbullet.sim.limb.chain.loads import LoadFrame, PointLoad
     from pccbullet.sim.loop import Loop
-    from pccbullet.sim.medium import AIR, SEAWATER, WATER, Medium, medium
+    from pccbullet.sim.medium import AIR, SEAWATER, VACUUM, WATER, Medium, medium
     from pccbullet.sim.mjcf.peer import MujocoRobot
     from pccbullet.sim.mjcf.writer import write_mjcf
     from pccbullet.sim.models.newton_euler.model import LimbModel
@@ -143,6 +148,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs; never executed
     from pccbullet.urdf_gen.pcc import PccConfig, arc_transform, limb_transform
     from pccbullet.urdf_gen.pcc_fit import pcc_from_points
     from pccbullet.urdf_gen.pose_file import load_pose_file
+    from pccbullet.urdf_gen.rod_spec import rod
     from pccbullet.urdf_gen.spec_loader import load_robot
     from pccbullet.urdf_gen.specs import RobotSpec
     from pccbullet.urdf_gen.urdf_writer import write_urdf

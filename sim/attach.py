@@ -176,8 +176,9 @@ class Attached:
                 base[3] = R.T @ (v - mounted.last[0]) / self.dt
             mounted.last = (v, w)
             (q, qd), ch = mounted.joints.read(), c.chain
+            offset = c.offset_with_loads(q, R) if c.loads else c.offset
             moving_spring_torques(
-                ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, R.T @ g, base, c.target, c.offset,
+                ch.parent, ch.jtype, ch.dof, ch.qpos, ch.params, q, qd, R.T @ g, base, c.target, offset,
                 c.K, c.C, self.dt, mounted.tau, c.qdd, c.memory, *mounted.no_tendons,
             )  # fmt: skip
             if not c.external_loads:

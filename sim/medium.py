@@ -20,7 +20,8 @@ sea water (35 g/kg) 1.05e-6, air 1.50e-5 m^2/s (dynamic viscosity 1.81e-5 Pa s o
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass
+import math
+from dataclasses import KW_ONLY, dataclass, fields
 
 from pccbullet.core.errors import ConfigurationError
 
@@ -42,6 +43,9 @@ class Medium:
         drag_normal: drag coefficient C_d across a limb's axis (-), circular cylinder in cross flow.
         drag_axial: skin-friction coefficient along it (-); the dynamic mode's slices only.
         added_mass_coefficient: C_a (-); added mass ``C_a rho V`` (Newton–Euler model).
+
+    Raises:
+        ConfigurationError: a number is negative or not finite, or the name is empty.
     """
 
     name: str
@@ -51,6 +55,22 @@ class Medium:
     drag_normal: float = CYLINDER_DRAG_COEFFICIENT
     drag_axial: float = SKIN_FRICTION_COEFFICIENT
     added_mass_coefficient: float = CYLINDER_ADDED_MASS_COEFFICIENT
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigurationError(f"Medium.name = {self.name!r} is invalid; allowed: a non-empty string")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if f.name != "name" and not (number and math.isfinite(value) and value >= 0):
+                raise ConfigurationError(
+                    f"Medium.{f.name} = {value!r} is invalid ({self.name!r}); allowed: a finite number >= 0"
+                )
+
+    @property
+    def is_vacuum(self) -> bool:
+        """Whether nothing surrounds the robot (density 0): no buoyancy, drag or added mass."""
+        return self.density == 0.0
 
     @property
     def drag_coefficient(self) -> float:
@@ -62,16 +82,19 @@ class Medium:
         return speed * diameter / self.kinematic_viscosity if self.kinematic_viscosity > 0.0 else 0.0
 
 
-VACUUM = Medium("vacuum", 0.0, drag_normal=0.0, drag_axial=0.0, added_mass_coefficient=0.0)
+VACUUM = Medium("vacuum", 0.0, drag_normal=0.0, drag_axial=0.0, added_mass_coefficient=0.0)  # nothing
 AIR = Medium("air", 1.204, kinematic_viscosity=1.50e-5)  # 20 degC
 WATER = Medium("water", FRESH_WATER_DENSITY, kinematic_viscosity=1.004e-6)  # fresh, 20 degC
 SEAWATER = Medium("seawater", SEAWATER_DENSITY, kinematic_viscosity=1.05e-6)  # 35 g/kg, 20 degC
-MEDIA = {m.name: m for m in (AIR, WATER, SEAWATER)}  # the media a world can be filled with
+MEDIA = {m.name: m for m in (AIR, WATER, SEAWATER, VACUUM)}  # the media a world can be filled with
 
 
-def medium(name: str) -> Medium:
-    """A world medium by name (:data:`MEDIA`); raises :class:`ConfigurationError` listing the names."""
-    if name not in MEDIA:
+def medium(name: str | Medium) -> Medium:
+    """A world medium by name (:data:`MEDIA`), or ``name`` itself if it is a :class:`Medium` already (a
+    custom fluid, or :data:`VACUUM`); raises :class:`ConfigurationError` listing the names."""
+    if isinstance(name, Medium):
+        return name
+    if not isinstance(name, str) or name not in MEDIA:
         allowed = ", ".join(repr(n) for n in MEDIA)
         raise ConfigurationError(f"medium = {repr(name)[:80]} is invalid; allowed: {allowed}")
     return MEDIA[name]

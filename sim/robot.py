@@ -25,6 +25,7 @@ from pccbullet.sim.bullet import pb
 from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.sim.limb.joints import LimbJoints
 from pccbullet.sim.limb.moving import MovingBase
+from pccbullet.sim.limb.loading import LimbLoading
 from pccbullet.sim.limb.parts import load_limb
 from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium
@@ -119,7 +120,7 @@ def limit_free_urdf(urdf: Path, folder: Path) -> Path:
     return out
 
 
-class Robot:
+class Robot(LimbLoading):
     """A PCC robot loaded into a world (:class:`RobotWorld`); limbs addressed by name.
 
     ``chain`` is the limbs' topology, ``"rrp"`` or ``"rod"`` (a

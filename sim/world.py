@@ -41,6 +41,7 @@ from pccbullet.sim.bullet_internals.process_globals import (
 )
 from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.limb.dynamics import CompliantLimb
+from pccbullet.sim.medium import Medium
 from pccbullet.sim.medium import medium as medium_by_name
 from pccbullet.sim.robot import Robot
 from pccbullet.urdf_gen.spec_loader import load_robot
@@ -127,7 +128,9 @@ class World:
             ``"dynamic"``: PyBullet integrates the chains: every joint a material spring-damper towards
             its target (:mod:`pccbullet.sim.limb.dynamics`), or PyBullet position motors with
             ``load_robot(..., compliant=False)``.
-        medium: ``"air"``, ``"water"`` or ``"seawater"``: buoyancy, drag and added mass in dynamic mode.
+        medium: ``"air"``, ``"water"``, ``"seawater"``, ``"vacuum"`` or a
+            :class:`~pccbullet.sim.medium.Medium`: buoyancy, drag and added mass in dynamic mode (none in a
+            vacuum, where a limb loses energy to its material damping only).
         chain: the limbs' topology (a :class:`~pccbullet.urdf_gen.topology.Topology` or its name):
             ``"rod"``, sections that bend about both axes, twist, stretch and shear
             (:mod:`pccbullet.urdf_gen.rod`; the default in dynamic mode), or ``"rrp"``, the paper's
@@ -142,7 +145,7 @@ class World:
         dt: float = PHYSICS_DT,
         gravity: Sequence[float] = (0.0, 0.0, -STANDARD_GRAVITY),
         mode: WorldMode | str = WorldMode.DYNAMIC,
-        medium: str = "air",
+        medium: str | Medium = "air",
         chain: Topology | str | None = None,
     ) -> None:
         if not (_is_real(dt) and 0.0 < dt <= MAX_DT):  # NaN fails too

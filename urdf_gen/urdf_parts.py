@@ -29,7 +29,7 @@ from pccbullet.urdf_gen.geometry import MassProperties, frustum_mass_properties,
 from pccbullet.urdf_gen.specs import LimbSpec, SegmentSpec
 
 INTERMEDIATE_FRACTION = 0.01  # share of a slice's mass on each of its intermediate links (-)
-MARKER_MASS = 1e-4  # kg, flange and tip-frame marker links
+FRAME_MASS = 0.0  # kg, flange and tip-frame links: frames, no matter (a payload is the robot file's)
 MESH_DIR = "meshes"
 JOINT_EFFORT = (
     1e6  # N·m or N: passive elastic joints, no actuator limit; large so nothing clips material torques
@@ -42,7 +42,9 @@ Meshes = dict[str, tuple[float, float, float]]  # mesh file name -> (r0, r1, h) 
 
 
 def marker(mass: float, radius: float) -> MassProperties:
-    """Mass properties of a solid sphere of ``mass`` (kg) and ``radius`` (m), centred on its frame."""
+    """Mass properties of a solid sphere of ``mass`` (kg) and ``radius`` (m), centred on its frame; a frame
+    without matter for ``mass = 0`` (zero inertia, written explicitly: PyBullet gives a link without an
+    ``<inertial>`` 1 kg)."""
     i = 0.4 * mass * radius * radius
     return MassProperties(mass, np.zeros(3), np.diag([i, i, i]))
 

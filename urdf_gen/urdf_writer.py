@@ -15,8 +15,9 @@ the arc's tip tangent (:mod:`pccbullet.urdf_gen.pcc`, written by :mod:`pccbullet
 
 Mass: each section is the frustum slice of rest length ``L / N``, split between the slice body and the
 nearly massless links of its joints (:func:`pccbullet.urdf_gen.urdf_parts.section_links`); the links of a
-limb sum to the frustum's mass exactly. Frame-marker links (flange, tip) weigh ``MARKER_MASS``; payload
-links carry the payload mass.
+limb sum to the frustum's mass exactly. Frame links (flange, tip) have no mass (``FRAME_MASS`` = 0: a
+fixed-joint frame adds nothing to its parent's inertia in PyBullet's multibody or MuJoCo, and the limb
+weighs what its robot file says); a payload link carries the payload mass the robot file sets.
 
 Meshes: one STL per distinct slice, in ``meshes/`` beside the URDF; a ``<mujoco>`` compiler hint tells
 MuJoCo's URDF importer where they are (PyBullet and yourdfpy ignore it).
@@ -42,8 +43,8 @@ from pccbullet.urdf_gen.geometry import MassProperties
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_parts import (
+    FRAME_MASS,
     HEAD_RGBA,
-    MARKER_MASS,
     MESH_DIR,
     Meshes,
     add_geometry,
@@ -108,7 +109,7 @@ class _Builder:
     def limb(self, limb: LimbSpec) -> None:
         name = limb.name
         r_base = limb.segments[0].radius_base
-        base = add_link(self.robot, naming.base_link(name), marker(MARKER_MASS, r_base))
+        base = add_link(self.robot, naming.base_link(name), marker(FRAME_MASS, r_base))
         add_geometry(
             base,
             "visual",
@@ -120,7 +121,7 @@ class _Builder:
         for s, seg in enumerate(limb.segments, start=1):
             parent = self.chain.write_segment(self.robot, self.meshes, limb, s, seg, parent)
         r_tip = limb.segments[-1].radius_tip
-        add_link(self.robot, naming.tip_link(name), marker(MARKER_MASS, r_tip))
+        add_link(self.robot, naming.tip_link(name), marker(FRAME_MASS, r_tip))
         add_joint(self.robot, f"{name}_tip_fixed", "fixed", parent, naming.tip_link(name))
         if limb.payload is not None:
             p = limb.payload

@@ -7,7 +7,7 @@ Format (see ``assets/experiments/grasper_grasp.toml``)::
     robot = "ursula"                 # bundled name or TOML path (relative to this file)
     limbs = ["grasper"]              # the limbs loaded (default: all); the grasping limb among them
     sections = 5                     # optional: override N of every segment
-    medium = "water"                 # air | water
+    medium = "water"                 # air | water | seawater | vacuum
     drive = "tendons"                # the only drive of a grasp: every loaded limb through its tendons
     external_loads = true            # contacts estimated into the limbs' implicit step (default true)
     record_hz = 100                  # must divide the 1000 Hz physics rate

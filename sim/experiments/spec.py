@@ -6,7 +6,7 @@ Format (see ``assets/experiments/*.toml``)::
     robot = "ursula"                 # bundled name or TOML path (relative to this file)
     mode = "kinematic"               # kinematic | dynamic | model
     model = "newton_euler"           # model mode only: name in pccbullet.sim.experiments.runner.MODELS
-    medium = "air"                   # air | water (stored and passed on)
+    medium = "air"                   # air | water | seawater | vacuum
     chain = "rod"                    # rod | rrp (pccbullet.urdf_gen.rod); default: rod if dynamic, else rrp
     drive = "tendons"                # dynamic mode: joints (spring targets, default) | tendons (rod chain)
                                      #   | chambers (rod chain; the channels, or the inputs' statics)
@@ -59,13 +59,14 @@ from pccbullet.core.fields import Fields, read_toml
 from pccbullet.sim.experiments.inputs import Profile, parse_profile
 from pccbullet.sim.limb.drive import Drive
 from pccbullet.sim.limb.topology import limb_topology
+from pccbullet.sim.medium import MEDIA as WORLD_MEDIA
 from pccbullet.sim.world import WorldMode
 from pccbullet.urdf_gen.spec_loader import load_robot, resolve_robot_path
 from pccbullet.urdf_gen.specs import RobotSpec
 from pccbullet.urdf_gen.topology import Topology
 
 PHYSICS_HZ = 1000  # Hz, the world's physics rate (dt = 1 ms)
-MEDIA = ("air", "water")
+MEDIA = tuple(WORLD_MEDIA)  # air, water, seawater, vacuum
 OUTPUTS = ("csv", "npz", "plots")
 PARAMETERS = {"bend": 1.0, "plane": 1.0, "length": 1.0, "bend_deg": math.pi / 180.0}
 PARAMETERS |= {"plane_deg": math.pi / 180.0, "length_mm": 1e-3}
@@ -114,7 +115,7 @@ class ExperimentSpec:
     Attributes:
         name: experiment name. robot: the loaded robot spec. robot_path: its TOML file.
         robot_sha256: SHA-256 of the robot TOML bytes. mode: kinematic | dynamic | model.
-        model: model name for the model mode ("" otherwise). medium: air | water.
+        model: model name for the model mode ("" otherwise). medium: air | water | seawater | vacuum.
         chain: the limbs' chain, rod | rrp (default: rod in dynamic mode, rrp otherwise).
         drive: dynamic mode: what follows the inputs, ``"joints"`` (spring targets), ``"tendons"`` (every
             limb's tendons, :mod:`pccbullet.sim.limb.tendons`; the rod chain, limbs that declare tendons) or

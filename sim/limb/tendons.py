@@ -22,8 +22,7 @@ it keeps ``pretension`` on the tendon. A :class:`TendonDrive` runs them in one o
 
 What tendons can do, a limb does: a tendon-driven segment bends in any plane and shortens, but cannot
 lengthen beyond its rest length, and bending compresses it (the tendons press the elastomer along the
-backbone); a tapered limb bends more where it is thin, so its shape is not the commanded constant
-curvature arc even when its tendon lengths are.
+backbone); a tapered limb bends more where it is thin: not the commanded arc even at its tendon lengths.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ import numpy as np
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray
+from pccbullet.sim.limb.chain.ends import no_holds
 from pccbullet.sim.limb.chain.kernels import ADDED_MASS, PRISMATIC, SPHERICAL
 from pccbullet.sim.limb.chain.rigid import MASS_COLUMN, ChainModel
 from pccbullet.sim.limb.chain.tendons import N_GAINS, static_load, tendon_geometry
@@ -159,7 +159,7 @@ class TendonDrive:
             np.zeros((len(set_seg), 3)), self.gains, np.array([t.pretension for t in self.specs]),
             np.array([t.max_tension for t in self.specs]), np.array([t.max_speed for t in self.specs]),
             np.array([t.spool_mass for t in self.specs]), np.zeros(nt), np.zeros(nt), np.zeros((nt, nt)),
-            np.zeros(nt), np.zeros(nt), np.full((nt, 2), np.nan), self._mode,
+            np.zeros(nt), np.zeros(nt), np.full((nt, 2), np.nan), self._mode, *no_holds(ch.n_dof),
         )  # fmt: skip
 
     @staticmethod
@@ -170,7 +170,7 @@ class TendonDrive:
             i0, i0, i0, i0, np.zeros((0, 0, 3)), np.zeros((0, 0)), f0, f0, np.zeros((0, n_dof)), f0, f0,
             np.zeros(1, np.int64), i0, np.zeros((3, 0)), np.zeros((0, 0)), np.zeros((0, 2)), np.zeros((0, 2)),
             np.zeros((0, 3)), np.zeros((0, N_GAINS)), f0, f0, f0, f0, f0, f0, np.zeros((0, 0)), f0, f0,
-            np.zeros((0, 2)), np.zeros(1, np.int64),
+            np.zeros((0, 2)), np.zeros(1, np.int64), *no_holds(n_dof),
         )  # fmt: skip
 
     @property

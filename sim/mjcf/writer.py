@@ -143,7 +143,9 @@ class _Builder:
     def link_content(
         self, body: ET.Element, link: ET.Element, added: tuple[float, float] = (0.0, 0.0)
     ) -> None:
-        """Inertial (plus the added mass ``(m_a, j_a)`` across the link's z axis) and geoms of a URDF link."""
+        """Inertial (plus the added mass ``(m_a, j_a)`` across the link's z axis) and geoms of a URDF link;
+        no inertial for a link without mass and inertia (MuJoCo refuses a zero inertia; with
+        ``inertiafromgeom="false"`` a body without one has none, welded to its parent)."""
         inertial = link.find("inertial")
         if inertial is not None:
             xyz, rpy = _origin(inertial)
@@ -156,7 +158,8 @@ class _Builder:
             inertia += added[1] * np.diag([1.0, 1.0, 0.0])
             mass = float(inertial.find("mass").get("value", "0")) + added[0]  # type: ignore[union-attr]
             full = [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]
-            ET.SubElement(body, "inertial", pos=ux.fmt(xyz), mass=ux.num(mass), fullinertia=ux.fmt(full))
+            if mass > 0.0 or any(full):  # a frame without matter (a limb's flange or tip) gets none
+                ET.SubElement(body, "inertial", pos=ux.fmt(xyz), mass=ux.num(mass), fullinertia=ux.fmt(full))
         for tag in ("visual", "collision"):
             for shape in link.findall(tag):
                 self.geom(body, shape, tag)

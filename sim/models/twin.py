@@ -32,7 +32,6 @@ class ModelTwin:
     def __init__(
         self, robot: Robot, limb: str, pieces_per_segment: int | None = None, tau: FloatArray | None = None
     ):
-        from pccbullet.sim.medium import medium
         from pccbullet.sim.models.newton_euler.integrators import step
         from pccbullet.sim.models.newton_euler.model import LimbModel
 
@@ -42,7 +41,7 @@ class ModelTwin:
         self.T_world_base = robot.T_world_limbbase(limb)
         gravity = self.T_world_base[:3, :3].T @ np.asarray(robot.world.gravity, dtype=float)
         n = pieces_per_segment or spec.segments[0].sections
-        self.model = LimbModel(spec, n, gravity=gravity, medium=medium(robot.world.medium.name))
+        self.model = LimbModel(spec, n, gravity=gravity, medium=robot.world.medium)
         self.q = self.model.rest_state()
         self.qd = np.zeros_like(self.q)
         self.tau = tau

@@ -33,6 +33,7 @@ from gymnasium import spaces
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
+from pccbullet.sim.medium import Medium
 from pccbullet.sim.world import PHYSICS_DT, World, WorldMode
 from pccbullet.urdf_gen.pcc import PccConfig
 from pccbullet.urdf_gen.spec_loader import load_robot
@@ -73,7 +74,8 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
             ``"light"``, ``"grasper"``, ``"palpation"``), another robot's first limb. A name the robot
             does not have is a :class:`~pccbullet.core.errors.ConfigurationError` naming its limbs.
         sections: sections per segment ``N`` (default 5), for every segment of the robot.
-        medium: ``"water"`` (default), ``"seawater"`` or ``"air"`` (dynamic mode's buoyancy and drag).
+        medium: ``"water"`` (default), ``"seawater"``, ``"air"``, ``"vacuum"`` or a
+            :class:`~pccbullet.sim.medium.Medium` (dynamic mode's buoyancy and drag).
         render_mode: ``None``, ``"rgb_array"`` (``(240, 320, 3) uint8`` from PyBullet's software renderer)
             or ``"web"`` (a live web view of the world, shown as the steps go: :attr:`view`, its address
             logged; :mod:`pccbullet.sim.views.web`).
@@ -88,7 +90,7 @@ class LimbEnv(gym.Env[np.ndarray, np.ndarray]):
         robot: str | Path | RobotSpec = "ursula",
         limb: str | None = None,
         sections: int = 5,
-        medium: str = "water",
+        medium: str | Medium = "water",
         render_mode: str | None = None,
     ) -> None:
         if render_mode not in (None, *self.metadata["render_modes"]):

@@ -296,20 +296,34 @@ def limb_torques(
     (:func:`pccbullet.sim.limb.chain.solve.spring_torques`); the motor forces are left in ``td``'s ``F``, the
     tendon tensions the step applies in its ``T``, their running maximum in its ``peak``. ``td``: the
     tendon arrays of :class:`pccbullet.sim.limb.tendons.TendonDrive` (empty ones for a limb without
-    tendons)."""
+    tendons), ending with the rows, forces and coupling of held ends (:mod:`pccbullet.sim.limb.chain.ends`;
+    solved with the tendons' rows, their forces left in the fourth-last array)."""
     (node_q, node_u, chord_q, chord_u, W, Wc, L, Ld, G, L_ref, T_set, set_start, set_seg, P, Rseg, b, Mff,
      integ, gains, pretension, max_tension, max_speed, spool_mass, F, T, S, cap, peak, spool,
-     mode) = td  # fmt: skip
+     mode, hG, hT, hS) = td  # fmt: skip
     if L.shape[0] > 0:
         tendon_geometry(q, qd, node_q, node_u, chord_q, chord_u, W, Wc, L, Ld, G)
         tendon_tensions(
             mode[0], L, Ld, L_ref, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension,
             max_tension, max_speed, spool_mass, spool, dt, F, T, S, cap,
         )  # fmt: skip
-    spring_torques(
-        parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory,
-        G, T, S,
-    )  # fmt: skip
+    nt, nh = T.shape[0], hT.shape[0]
+    if nh == 0:
+        spring_torques(
+            parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory,
+            G, T, S,
+        )  # fmt: skip
+    else:  # held ends (pccbullet.sim.limb.chain.ends): their rows after the tendons', one coupled solve
+        Gc = np.empty((nt + nh, G.shape[1]))
+        Tc = np.empty(nt + nh)
+        Sc = np.zeros((nt + nh, nt + nh))
+        Gc[:nt], Gc[nt:], Tc[:nt], Tc[nt:] = G, hG, T, hT
+        Sc[:nt, :nt], Sc[nt:, nt:] = S, hS
+        spring_torques(
+            parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory,
+            Gc, Tc, Sc,
+        )  # fmt: skip
+        T[:], hT[:] = Tc[:nt], Tc[nt:]
     if L.shape[0] > 0:
         advance_spools(L, Ld, G, qdd, F, T, spool_mass, spool, dt)
     for j in range(T.shape[0]):
