@@ -24,8 +24,8 @@ from pccbullet.sim.body.trajectory import Trajectory
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.limb.dynamics import CompliantLimb
 from pccbullet.sim.limb.joints import LimbJoints
-from pccbullet.sim.limb.moving import MovingBase
 from pccbullet.sim.limb.loading import LimbLoading
+from pccbullet.sim.limb.moving import MovingBase
 from pccbullet.sim.limb.parts import load_limb
 from pccbullet.sim.limb.topology import limb_topology
 from pccbullet.sim.medium import Medium

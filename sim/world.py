@@ -23,14 +23,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from numbers import Integral, Real
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pccbullet.core.errors import ConfigurationError, SimulationDivergedError, WorldClosedError
-from pccbullet.core.types import Choice
+from pccbullet.core.types import Choice, is_integer, is_real
 from pccbullet.sim.body.mode import BaseMode
 from pccbullet.sim.body.trajectory import Trajectory
 from pccbullet.sim.bullet import pb
@@ -62,17 +61,6 @@ CONTACT_BREAKING_THRESHOLD = 0.005  # m
 BROADPHASE_MARGIN = 0.005  # m, Bullet's AABB-tree margin (PyBullet sets 0; see sim.bullet_internals)
 
 log = logging.getLogger(__name__)
-
-
-def _is_real(value: object) -> bool:
-    """A real number (``numbers.Real``: int, float, numpy scalars), not a bool. A plain function: an
-    ``isinstance`` on ``numbers`` ABCs would make mypy take the code after it for unreachable."""
-    return isinstance(value, Real) and not isinstance(value, bool)
-
-
-def _is_integer(value: object) -> bool:
-    """An integer (``numbers.Integral``: int, numpy integers), not a bool."""
-    return isinstance(value, Integral) and not isinstance(value, bool)
 
 
 class WorldMode(Choice):
@@ -148,10 +136,10 @@ class World:
         medium: str | Medium = "air",
         chain: Topology | str | None = None,
     ) -> None:
-        if not (_is_real(dt) and 0.0 < dt <= MAX_DT):  # NaN fails too
+        if not (is_real(dt) and 0.0 < dt <= MAX_DT):  # NaN fails too
             raise ConfigurationError(f"dt = {dt!r} is invalid; allowed: a time step in (0, {MAX_DT:g}] s")
         g = tuple(gravity)
-        if len(g) != 3 or not all(_is_real(v) and abs(v) <= MAX_GRAVITY for v in g):
+        if len(g) != 3 or not all(is_real(v) and abs(v) <= MAX_GRAVITY for v in g):
             raise ConfigurationError(
                 f"gravity = {g!r} is invalid; allowed: 3 finite numbers of at most {MAX_GRAVITY:g} m/s^2"
             )
@@ -332,7 +320,7 @@ class World:
         """
         if self._closed:
             raise WorldClosedError()
-        if not (_is_integer(n) and n >= 0):
+        if not (is_integer(n) and n >= 0):
             raise ConfigurationError(f"n = {n!r} steps is invalid; allowed: an integer >= 0")
         if not contacts and self.mode.integrates:
             raise ConfigurationError(

@@ -15,7 +15,7 @@ from scipy.integrate import quad
 from pccbullet.core.errors import SpecError
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.export.skin import frustum_volume, skin_mesh
-from pccbullet.sim.limb.dynamics import slice_volumes
+from pccbullet.sim.limb.material import slice_volumes
 from pccbullet.sim.limb.topology import joint_stiffness
 from pccbullet.sim.world import World
 from pccbullet.urdf_gen import naming

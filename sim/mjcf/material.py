@@ -17,7 +17,7 @@ these choices (``examples/64_mujoco_export.py``): ``docs/measurements/validation
 
 **Damping: ``C + dt K``, no armature.** MuJoCo's joint stiffness is explicit; its ``Euler`` integrator
 takes joint damping ``D`` implicitly: ``(M + dt D) qdd = -K (q - q*) - D qd``. With ``D = C + dt K``
-(``C = (2 zeta / omega_1) K``, Rayleigh, :func:`pccbullet.sim.limb.dynamics.rayleigh_damping`) that is
+(``C = (2 zeta / omega_1) K``, Rayleigh, :func:`pccbullet.sim.limb.material.rayleigh_damping`) that is
 ``(M + dt C + dt^2 K) qdd = -K (q + dt qd - q*) - C qd``: our implicit spring-damper step
 (:mod:`pccbullet.sim.limb.dynamics`) exactly. Armature would be inertia the rod does not have; without
 material damping, damping ``C`` alone and armature ``dt^2 K`` both diverge under gravity, ``C + dt K``
@@ -52,7 +52,7 @@ from pathlib import Path
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.limb.chain.kernels import ADDED_INERTIA, ADDED_MASS
 from pccbullet.sim.limb.chain.rigid import ChainModel
-from pccbullet.sim.limb.dynamics import (
+from pccbullet.sim.limb.material import (
     chord_shear_compliance,
     fluid_chain,
     rayleigh_damping,

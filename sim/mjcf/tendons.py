@@ -95,7 +95,12 @@ def write_chambers(
     from pccbullet.sim.limb.chambers import VACUUM_GAUGE, chamber_rotation, declares_chambers, pressure_line
 
     act = limb.actuators
-    if act is None or not declares_chambers(limb) or "pressure_law" in robot.extra or "bending_law" in robot.extra:
+    if (
+        act is None
+        or not declares_chambers(limb)
+        or "pressure_law" in robot.extra
+        or "bending_law" in robot.extra
+    ):
         return 0  # a law's forces (pccbullet.sim.limb.chamber_law) are no gain on ctrl: not written
     rotation = chamber_rotation(robot, limb)
     count = act.count * len(limb.segments)

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pccbullet.core.errors import ConfigurationError, WorldClosedError, cap
+from pccbullet.core.types import is_real
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.objects.fluid import ShapeFluid, box_fluid, cylinder_fluid, sphere_fluid
 from pccbullet.sim.objects.friction import MAX_FRICTION, ROLLING_RESISTANCE, bullet_coefficients, material
@@ -44,13 +45,9 @@ MAX_DENSITY = 25_000.0  # kg/m^3 (osmium: 22 590)
 MAX_MASS = 10_000.0  # kg
 
 
-def _real(value: object) -> bool:
-    return isinstance(value, int | float | np.floating | np.integer) and not isinstance(value, bool)
-
-
 def _finite(name: str, value: object, low: float, high: float, unit: str, *, low_open: bool = False) -> float:
     """``value`` as a float in ``[low, high]`` (``(low, high]`` if ``low_open``), else ConfigurationError."""
-    ok = _real(value) and math.isfinite(float(value))  # type: ignore[arg-type]
+    ok = is_real(value) and math.isfinite(float(value))  # type: ignore[arg-type]
     if ok:
         x = float(value)  # type: ignore[arg-type]
         ok = (low < x if low_open else low <= x) and x <= high
@@ -68,7 +65,7 @@ def _vector(name: str, value: object, n: int, what: str) -> list[float]:
         items = list(value)  # type: ignore[call-overload]
     except TypeError:
         items = []
-    if len(items) != n or not all(_real(v) and math.isfinite(float(v)) for v in items):
+    if len(items) != n or not all(is_real(v) and math.isfinite(float(v)) for v in items):
         raise ConfigurationError(f"{name} = {cap(value)} is invalid; allowed: {n} finite numbers ({what})")
     return [float(v) for v in items]
 

@@ -43,7 +43,7 @@ from pccbullet.teleop.demo.outputs import (
 )
 from pccbullet.teleop.demo.scene import demo_config, demo_spec
 from pccbullet.teleop.demo.script import SESSION_S, scripted_operator
-from pccbullet.teleop.demo.summary import SummaryFile
+from pccbullet.teleop.demo.summary import SummaryFile, session_status
 from pccbullet.teleop.devices.base import InputDevice
 from pccbullet.teleop.devices.keys import key_table
 from pccbullet.teleop.devices.registry import DEMO_DEVICES
@@ -248,7 +248,7 @@ def _run_headless(
         ended = time.perf_counter()
         with sigint_deferred():  # the session's figures reach the disk before anything else
             summary.update(
-                **_session_status(stats),
+                **session_status(stats),
                 **_device_stats(operator.device),
                 slave={
                     "mode": "dynamic",
@@ -380,7 +380,7 @@ def _run_gui(
         stats["web_view"] = viewer_report  # type: ignore[assignment]
     with sigint_deferred():
         summary.update(
-            **_session_status(stats),
+            **session_status(stats),
             **_device_stats(device.device),
             robot=session.robot_report(),
             loop=stats,
@@ -389,15 +389,6 @@ def _run_gui(
         )
     summary.add_file(plot_metrics(summary.path.parent, session))
     summary.add_file(write_camera_image(summary.path.parent, session))
-
-
-def _session_status(stats: dict[str, object]) -> dict[str, object]:
-    """The summary's status once the session has ended: ``"complete"``, and where a signal ended the session
-    early (Ctrl-C, SIGTERM, SIGHUP: the loop's ``interrupted``), ``interrupted_in: "session"`` and the signal
-    in ``interrupted_by``; the outputs are written all the same (the exit status stays 0)."""
-    if not stats.get("interrupted"):
-        return {"status": "complete"}
-    return {"status": "complete", "interrupted_in": "session", "interrupted_by": stats.get("interrupted_by")}
 
 
 def _device_stats(device: InputDevice) -> dict[str, object]:

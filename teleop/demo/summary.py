@@ -12,6 +12,7 @@ with the session's figures the moment the loop ends (``"complete"``), and after 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from pccbullet.core import strict_json
@@ -48,3 +49,13 @@ class SummaryFile:
         if str(path) not in files:
             files.append(str(path))
         self.update(files=files)
+
+
+def session_status(stats: Mapping[str, object]) -> dict[str, object]:
+    """The summary's status once the session has ended (``stats``: the loop's): ``"complete"``, and where a
+    signal ended the session early (Ctrl-C, SIGTERM, SIGHUP: the loop's ``interrupted``),
+    ``interrupted_in: "session"`` and the signal in ``interrupted_by``; the outputs are written all the same
+    (the exit status stays 0)."""
+    if not stats.get("interrupted"):
+        return {"status": "complete"}
+    return {"status": "complete", "interrupted_in": "session", "interrupted_by": stats.get("interrupted_by")}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from numbers import Integral, Real
 from typing import Self
 
 import numpy as np
@@ -16,6 +17,17 @@ FloatArray = npt.NDArray[np.float64]
 
 Transform = npt.NDArray[np.float64]
 """A homogeneous transform, ``(4, 4) float``, named ``T_to_from`` in code."""
+
+
+def is_real(value: object) -> bool:
+    """A real number (``numbers.Real``: int, float, numpy scalars), not a bool. A plain function: an
+    ``isinstance`` on ``numbers`` ABCs would make mypy take the code after it for unreachable."""
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def is_integer(value: object) -> bool:
+    """An integer (``numbers.Integral``: int, numpy integers), not a bool."""
+    return isinstance(value, Integral) and not isinstance(value, bool)
 
 
 class Choice(StrEnum):
