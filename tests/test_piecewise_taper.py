@@ -239,11 +239,12 @@ def _stepped_beam(chain: str) -> tuple[float, float]:
     return sag, bending + (shearing if chain == "rod" else 0.0)
 
 
-@pytest.mark.parametrize(("chain", "error"), [("rod", -0.0013), ("rrp", 0.0017)])
+@pytest.mark.parametrize(("chain", "error"), [("rod", -0.00195), ("rrp", 0.00099)])
 def test_stepped_cantilever_matches_the_piecewise_beam(chain, error) -> None:
     """A 300 mm rod, 60 mm thick over its first half and 40 mm over its second, sagging under its weight:
-    the chain's stiffness and weight follow the step. 20 sections a segment: measured -0.13 % (rod chain
-    vs Timoshenko) and +0.17 % (RRP chain vs Euler–Bernoulli), the midpoint rule's O(1/N^2)."""
+    the chain's stiffness and weight follow the step. 20 sections a segment: measured -0.195 % (rod chain
+    vs Timoshenko) and +0.099 % (RRP chain vs Euler–Bernoulli), the midpoint rule's O(1/N^2); the tip
+    frame carries no mass (the reference has none either)."""
     sag, beam = _stepped_beam(chain)
     assert sag == pytest.approx(beam, rel=0.005)
     assert sag / beam - 1 == pytest.approx(error, abs=5e-4)

@@ -52,6 +52,7 @@ import numpy as np
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.fields import Fields
 from pccbullet.core.types import FloatArray
+from pccbullet.sim.limb.chain.ends import no_holds
 from pccbullet.sim.limb.chain.kernels import PRISMATIC, SPHERICAL
 from pccbullet.sim.limb.chain.rigid import ChainModel
 from pccbullet.sim.limb.chain.tendons import static_load, tendon_geometry
@@ -196,7 +197,7 @@ class ChamberDrive:
             np.zeros(1, np.int64), i0, np.zeros((3, 0)), np.zeros((0, 0)), np.zeros((0, 2)), np.zeros((0, 2)),
             np.zeros((0, 3)), np.zeros((0, 5)), np.zeros(nc), np.zeros(nc), np.ones(nc), np.zeros(nc),
             np.zeros(nc), np.zeros(nc), np.zeros((nc, nc)), np.zeros(nc), np.full(nc, -np.inf),
-            np.full((nc, 2), np.nan), self._mode,
+            np.full((nc, 2), np.nan), self._mode, *no_holds(ch.n_dof),
         )  # fmt: skip
         self._command = np.zeros(nc)
         self._torques: FloatArray | None = None

@@ -4,8 +4,9 @@ Every step, before the implicit step of :mod:`pccbullet.sim.limb.dynamics`, the 
 part's floating base, welded to the body) is read: its pose, velocity and, from the velocity change over
 the last step, its accelerations. They enter the implicit step through
 :func:`pccbullet.sim.limb.chain.solve.moving_spring_torques` (the base's acceleration like gravity, its
-rotation through the velocity products, the drag on absolute velocities; :func:`moving_limb_torques` adds the
-tendons as :func:`pccbullet.sim.limb.chain.tendons.limb_torques` does on a fixed base), as
+rotation through the velocity products, the drag on absolute velocities;
+:func:`pccbullet.sim.limb.chain.tendons.moving_limb_torques` adds the tendons, chambers and held ends as
+:func:`~pccbullet.sim.limb.chain.tendons.limb_torques` does on a fixed base), as
 :mod:`pccbullet.sim.attach` drives limbs on a user's body.
 
 The fluid's loads on the limb (buoyancy, drag) enter the implicit step as joint torques ``J^T f``, which
@@ -20,43 +21,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from pccbullet.core.types import FloatArray
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.limb.chain.rigid import MASS_COLUMN
-from pccbullet.sim.limb.chain.solve import moving_spring_torques
-from pccbullet.sim.limb.chain.tendons import advance_spools, tendon_geometry, tendon_tensions
+from pccbullet.sim.limb.chain.tendons import moving_limb_torques
 
 BUOYANCY_COLUMN = MASS_COLUMN + 13  # the chain's buoyancy column (kg): rho_w / rho * mass
 DRAG_NORMAL_COLUMN = MASS_COLUMN + 14  # 1/2 rho_w Cd d l (kg/m)
 DRAG_AXIAL_COLUMN = MASS_COLUMN + 15  # 1/2 rho_w Cd_axial pi d l (kg/m)
-
-
-@numba.njit(cache=True)
-def moving_limb_torques(
-    parent, jtype, dof, qpos, params, q, qd, gravity, base, target, offset, K, C, dt, tau, qdd, memory, td
-) -> None:  # fmt: skip
-    """:func:`pccbullet.sim.limb.chain.tendons.limb_torques` on a moving base ``base (4, 3)`` (angular
-    velocity, velocity, angular acceleration, acceleration of the base frame; absolute, base axes)."""
-    (node_q, node_u, chord_q, chord_u, W, Wc, L, Ld, G, L_ref, T_set, set_start, set_seg, P, Rseg, b, Mff,
-     integ, gains, pretension, max_tension, max_speed, spool_mass, F, T, S, cap, peak, spool,
-     mode) = td  # fmt: skip
-    if L.shape[0] > 0:
-        tendon_geometry(q, qd, node_q, node_u, chord_q, chord_u, W, Wc, L, Ld, G)
-        tendon_tensions(
-            mode[0], L, Ld, L_ref, T_set, set_start, set_seg, P, Rseg, b, Mff, integ, gains, pretension,
-            max_tension, max_speed, spool_mass, spool, dt, F, T, S, cap,
-        )  # fmt: skip
-    moving_spring_torques(
-        parent, jtype, dof, qpos, params, q, qd, gravity, base, target, offset, K, C, dt, tau, qdd, memory,
-        G, T, S,
-    )  # fmt: skip
-    if L.shape[0] > 0:
-        advance_spools(L, Ld, G, qdd, F, T, spool_mass, spool, dt)
-    for j in range(T.shape[0]):
-        peak[j] = max(peak[j], T[j])
 
 
 class MovingBase:

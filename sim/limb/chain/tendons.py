@@ -30,9 +30,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pccbullet.sim.limb.chain.kernels import _bias_and_fluid, _kinematics
+from pccbullet.sim.limb.chain.kernels import AT_REST, _bias_and_fluid, _kinematics
 from pccbullet.sim.limb.chain.rotation import log_jacobian_transpose_apply, quat_log
-from pccbullet.sim.limb.chain.solve import spring_torques
+from pccbullet.sim.limb.chain.solve import moving_spring_torques
 from pccbullet.sim.limb.chain.springs import joint_springs
 
 # gains columns of a set
@@ -291,7 +291,21 @@ def static_load(parent, jtype, dof, qpos, params, q, gravity, target, K, out) ->
 def limb_torques(
     parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory, td
 ) -> None:
-    """One step of a compliant limb with its tendons: the tendons' lengths and tensions
+    """:func:`moving_limb_torques` on a fixed base (the limbs of a :class:`~pccbullet.sim.world.World`
+    without a moving body)."""
+    moving_limb_torques(
+        parent, jtype, dof, qpos, params, q, qd, gravity, AT_REST, target, offset, K, C, dt, tau, qdd, memory,
+        td,
+    )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def moving_limb_torques(
+    parent, jtype, dof, qpos, params, q, qd, gravity, base, target, offset, K, C, dt, tau, qdd, memory, td
+) -> None:
+    """One step of a compliant limb with its tendons on a base moving with ``base (4, 3)`` (angular
+    velocity, velocity, angular acceleration, acceleration of the base frame; absolute, base axes; all zero:
+    a fixed base, :func:`limb_torques`): the tendons' lengths and tensions
     (:func:`tendon_geometry`, :func:`tendon_tensions`), then the implicit step with them
     (:func:`pccbullet.sim.limb.chain.solve.spring_torques`); the motor forces are left in ``td``'s ``F``, the
     tendon tensions the step applies in its ``T``, their running maximum in its ``peak``. ``td``: the
@@ -309,9 +323,9 @@ def limb_torques(
         )  # fmt: skip
     nt, nh = T.shape[0], hT.shape[0]
     if nh == 0:
-        spring_torques(
-            parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory,
-            G, T, S,
+        moving_spring_torques(
+            parent, jtype, dof, qpos, params, q, qd, gravity, base, target, offset, K, C, dt, tau, qdd,
+            memory, G, T, S,
         )  # fmt: skip
     else:  # held ends (pccbullet.sim.limb.chain.ends): their rows after the tendons', one coupled solve
         Gc = np.empty((nt + nh, G.shape[1]))
@@ -319,9 +333,9 @@ def limb_torques(
         Sc = np.zeros((nt + nh, nt + nh))
         Gc[:nt], Gc[nt:], Tc[:nt], Tc[nt:] = G, hG, T, hT
         Sc[:nt, :nt], Sc[nt:, nt:] = S, hS
-        spring_torques(
-            parent, jtype, dof, qpos, params, q, qd, gravity, target, offset, K, C, dt, tau, qdd, memory,
-            Gc, Tc, Sc,
+        moving_spring_torques(
+            parent, jtype, dof, qpos, params, q, qd, gravity, base, target, offset, K, C, dt, tau, qdd,
+            memory, Gc, Tc, Sc,
         )  # fmt: skip
         T[:], hT[:] = Tc[:nt], Tc[nt:]
     if L.shape[0] > 0:
