@@ -51,7 +51,8 @@ def test_urdf_loads_in_pybullet_with_the_sections_masses(tmp_path) -> None:
     try:
         body = pb.loadURDF(str(out.limbs["arm"]), useFixedBase=True, physicsClientId=cid)
         names = [
-            pb.getJointInfo(body, j, physicsClientId=cid)[12].decode() for j in range(pb.getNumJoints(body))
+            pb.getJointInfo(body, j, physicsClientId=cid)[12].decode()
+            for j in range(pb.getNumJoints(body, physicsClientId=cid))
         ]
         markers = {naming.base_link("arm"), naming.tip_link("arm")}
         mass = sum(
