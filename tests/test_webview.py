@@ -12,6 +12,7 @@ import urllib.request
 
 import numpy as np
 import pytest
+from waits import until
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -33,16 +34,6 @@ from pccbullet.sim.world import World
 from pccbullet.urdf_gen.pcc import PccConfig
 
 TOKEN = "abcdef0123456789"
-
-
-def _wait(predicate, timeout: float = 60.0):  # type: ignore[no-untyped-def]
-    """Poll ``predicate()`` until it is truthy (an event wait, bounded by ``timeout`` s)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.02)
 
 
 def _page(world: World) -> WebPage:
@@ -198,7 +189,7 @@ def test_the_page_keys_come_back_as_keyboard_events() -> None:
                     seen[code] = seen.get(code, 0) | flags
                 return seen.get(ord("2"), 0) & KEY_WAS_RELEASED and seen.get(ord("w"), 0) & KEY_IS_DOWN
 
-            assert _wait(arrived)
+            assert until(arrived)
             assert set(seen) == {ord("2"), ord("w")}
             assert view.keyboard_events() == {ord("w"): KEY_IS_DOWN}  # held, no new event
 
@@ -283,7 +274,7 @@ def test_world_show_publishes_after_steps_and_captures_bodies_added_later() -> N
             assert view.wait_ready(60.0) and view.sent >= 1
             add_sphere(world, (0.4, 0.0, -0.3), 0.02)  # a marker: the next frame captures the scene again
             world.step(20)  # one visual period: a frame, if the last one is 20 ms old
-            assert _wait(lambda: (world.step(20), view._pages == 2)[1])
+            assert until(lambda: (world.step(20), view._pages == 2)[1])
             assert view.wait_ready(60.0)
         finally:
             report = view.close()

@@ -8,10 +8,10 @@ import http.client
 import json
 import socket
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
+from waits import WAIT_S, until
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
@@ -22,17 +22,6 @@ from pccbullet.sim.views.web.inbox import MAX_MESSAGE, BadMessage, KeyRelay, Sha
 from pccbullet.sim.views.web.view import KEY_IS_DOWN, KEY_WAS_RELEASED, KEY_WAS_TRIGGERED
 
 TOKEN = "abcdef0123456789"
-WAIT_S = 60.0  # s, the longest event wait: a busy machine is slow, a passing test does not wait it out
-
-
-def _until(predicate: Callable[[], Any], timeout: float = WAIT_S) -> Any:
-    """Poll ``predicate()`` until it is truthy (an event wait, bounded by ``timeout`` s)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.02)
 
 
 # --- the Host check ------------------------------------------------------------------------------------
@@ -264,7 +253,7 @@ def _hold_w(view: WebView, ws: ClientConnection) -> dict[int, int]:
     assert json.loads(ws.recv(timeout=WAIT_S)) == {"type": "hello", "beat_s": 0.5}
     ws.send(json.dumps({"type": "key", "key": "w", "down": True}))
     seen: dict[int, int] = {}
-    assert _until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_TRIGGERED)
+    assert until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_TRIGGERED)
     assert view.keyboard_events() == {ord("w"): KEY_IS_DOWN}  # held
     return seen
 
@@ -322,7 +311,7 @@ def test_a_page_that_closes_has_its_held_key_released() -> None:
         with connect(f"ws://127.0.0.1:{view.port}/ws", open_timeout=WAIT_S) as ws:
             seen = _hold_w(view, ws)
         seen.clear()
-        assert _until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
+        assert until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
         assert view.keyboard_events() == {}
         report = view.close()
     assert report["released"] == 1
@@ -343,10 +332,10 @@ def test_a_page_that_goes_silent_has_its_held_key_released_and_is_told() -> None
             released = json.loads(_recv_text(ws, "released"))
             assert released == {"type": "released", "keys": ["w"], "why": "silent"}
             seen: dict[int, int] = {}
-            assert _until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
+            assert until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
             assert view.keyboard_events() == {}
             ws.send(json.dumps({"type": "key", "key": "w", "down": True}))  # pressed again: acts again
-            assert _until(lambda: _events(view, {}).get(ord("w"), 0) & KEY_WAS_TRIGGERED)
+            assert until(lambda: _events(view, {}).get(ord("w"), 0) & KEY_WAS_TRIGGERED)
         report = view.close()
     assert report["released"] == 2 and report["rejected"] == 1
 
@@ -429,7 +418,7 @@ def test_a_page_that_sends_an_oversized_message_is_closed_and_its_key_released()
                 while True:
                     ws.recv(timeout=WAIT_S)
         seen: dict[int, int] = {}
-        assert _until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
+        assert until(lambda: _events(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
         report = view.close()
     assert report["released"] == 1
 
@@ -476,7 +465,7 @@ def test_keys_held_when_the_view_process_ends_or_the_view_closes_are_released(en
                 view._process.join(timeout=WAIT_S)
             else:
                 view.close()
-            assert _until(lambda: view.keyboard_events().get(ord("w"), 0) & KEY_WAS_RELEASED)
+            assert until(lambda: view.keyboard_events().get(ord("w"), 0) & KEY_WAS_RELEASED)
             assert view.keyboard_events() == {}
     finally:
         view.close()

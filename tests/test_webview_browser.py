@@ -5,12 +5,11 @@ the page, its scripts (by the token's cookie) and the socket with it."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from browser import browser_missing, headless_chromium, wait_for
+from waits import until
 
 from pccbullet.sim.views.scene import world_bodies
 from pccbullet.sim.views.web import WebGroup, WebPage, WebView
@@ -26,15 +25,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(browser_missing() is not None, reason=f"no headless Chromium: {browser_missing()}"),
 ]
-
-
-def _until(predicate: Callable[[], Any], timeout: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.02)
 
 
 def _view(**options: Any) -> WebView:
@@ -57,7 +47,7 @@ def _press_w(driver: Any, view: WebView) -> None:
     wait_for(driver, "window.pccbullet.scene", WAIT_S)
     ActionChains(driver).key_down("w").perform()
     seen: dict[int, int] = {}
-    assert _until(lambda: _flags(view, seen).get(ord("w"), 0) & KEY_WAS_TRIGGERED)
+    assert until(lambda: _flags(view, seen).get(ord("w"), 0) & KEY_WAS_TRIGGERED, WAIT_S)
     assert view.keyboard_events() == {ord("w"): KEY_IS_DOWN}  # held while the page holds it
 
 
@@ -70,7 +60,7 @@ def test_a_page_drives_and_its_held_key_is_released_when_it_goes_away() -> None:
         _press_w(driver, view)
         driver.get("about:blank")  # the page goes away with the key down: no key-up is ever sent
         seen: dict[int, int] = {}
-        assert _until(lambda: _flags(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
+        assert until(lambda: _flags(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED, WAIT_S)
         assert view.keyboard_events() == {}
         report = view.close()
     assert report["released"] == 1 and report["rejected"] == 0
@@ -85,7 +75,7 @@ def test_a_page_that_freezes_has_its_held_key_released() -> None:
         _press_w(driver, view)
         driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "frozen"})
         seen: dict[int, int] = {}
-        assert _until(lambda: _flags(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED)
+        assert until(lambda: _flags(view, seen).get(ord("w"), 0) & KEY_WAS_RELEASED, WAIT_S)
         driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "active"})
         wait_for(driver, "window.pccbullet.released === 1", WAIT_S)  # it was told
         report = view.close()
