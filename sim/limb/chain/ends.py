@@ -43,10 +43,6 @@ class Hold(Choice):
     PINNED = "pinned"
     CLAMPED = "clamped"
 
-    @classmethod
-    def field(cls) -> str:
-        return "hold"
-
     @property
     def rows(self) -> int:
         """Constraint rows: 3 forces, plus 3 moments when clamped."""
