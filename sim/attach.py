@@ -17,13 +17,13 @@ Example (a camera tentacle on a KUKA's flange, in water)::
 How. :func:`attach` loads the limb's dynamic chain (the rod chain of a dynamic
 :class:`~pccbullet.sim.world.World`, without joint-limit rows) with a **floating** base and welds that base to
 the parent link with a fixed constraint, so the limb's weight and motion load your body and your body carries
-the limb. The base link is the limb's mounting **flange** (an 80 mm aluminium disk, 5 mm thick, 68 g,
-:data:`FLANGE_MASS`), whose rotational inertia is at least :data:`FLANGE_INERTIA_RATE` times the step: on a
-lighter base the weld does not hold the chain (measured thresholds: docs/guide/mujoco-and-attach.md);
-above, it settles as in a World. Every :meth:`Attached.apply` reads the base's
-pose and velocity, takes its accelerations from the velocity change of the last step (so call it once before
-every ``stepSimulation``; after teleporting your body call :meth:`Attached.forget`), and runs the implicit
-spring-damper step of :mod:`pccbullet.sim.limb.dynamics` on the moving base
+the limb. The base link is the limb's mounting **flange** (an 80 mm aluminium disk, 5 mm thick, 68 g:
+:mod:`pccbullet.sim.body.flange`), whose rotational inertia is at least ``FLANGE_INERTIA_RATE`` times the
+step: on a lighter base the weld does not hold the chain (measured thresholds:
+docs/guide/mujoco-and-attach.md); above, it settles as in a World. Every :meth:`Attached.apply` reads the
+base's pose and velocity, takes its accelerations from the velocity change of the last step (so call it once
+before every ``stepSimulation``; after teleporting your body call :meth:`Attached.forget`), and runs the
+implicit spring-damper step of :mod:`pccbullet.sim.limb.dynamics` on the moving base
 (:func:`pccbullet.sim.limb.chain.solve.moving_spring_torques`: the base's acceleration enters like gravity,
 its rotation through the velocity products, the drag sees absolute velocities, the fluid is at rest in the
 world), then sends the joint torques through PyBullet's Python calls. Gravity and the step are read from the
@@ -48,6 +48,7 @@ import numpy as np
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray, Transform
+from pccbullet.sim.body.flange import FLANGE_MASS, flange_dynamics
 from pccbullet.sim.bullet import pb
 from pccbullet.sim.limb.chain.solve import moving_spring_torques
 from pccbullet.sim.limb.dynamics import CompliantLimb
@@ -63,11 +64,6 @@ from pccbullet.urdf_gen.spec_loader import load_robot
 from pccbullet.urdf_gen.specs import LimbSpec, RobotSpec
 from pccbullet.urdf_gen.topology import Topology
 from pccbullet.urdf_gen.urdf_writer import write_urdf
-
-FLANGE_MASS = 0.068  # kg: an aluminium disk (2700 kg/m^3) of FLANGE_DIAMETER, FLANGE_THICKNESS
-FLANGE_DIAMETER = 0.08  # m, URSULA's mounting flanges
-FLANGE_THICKNESS = 0.005  # m
-FLANGE_INERTIA_RATE = 0.05  # kg m^2 per s of step: a flange's least rotational inertia (3-4x the limit)
 
 
 def _xyzw(T: Transform) -> tuple[list[float], list[float]]:
@@ -258,17 +254,6 @@ class Attached:
         self.detach()
 
 
-def _flange(client: int, body: int, mass: float, dt: float) -> None:
-    """Make a limb's base link its mounting flange: ``mass`` (kg) as a disk of :data:`FLANGE_DIAMETER` and
-    :data:`FLANGE_THICKNESS` about the link origin, its inertia at least ``FLANGE_INERTIA_RATE dt``."""
-    r, t = 0.5 * FLANGE_DIAMETER, FLANGE_THICKNESS
-    least = FLANGE_INERTIA_RATE * dt
-    axial, transverse = max(0.5 * mass * r * r, least), max(mass * (3.0 * r * r + t * t) / 12.0, least)
-    pb.changeDynamics(
-        body, -1, mass=mass, localInertiaDiagonal=[transverse, transverse, axial], physicsClientId=client
-    )
-
-
 def attach(
     client: int,
     robot: str | Path | RobotSpec,
@@ -296,8 +281,8 @@ def attach(
         sections: N per segment (default: the robot file's).
         chain: ``"rod"`` (default) or ``"rrp"``.
         medium: ``"air"``, ``"water"``, ``"seawater"`` or a :class:`~pccbullet.sim.medium.Medium`.
-        flange_mass: each limb's mounting flange (kg; :data:`FLANGE_MASS`), a disk of
-            :data:`FLANGE_DIAMETER`, welded to the mount.
+        flange_mass: each limb's mounting flange (kg; ``FLANGE_MASS`` of
+            :mod:`pccbullet.sim.body.flange`), an 80 mm disk welded to the mount.
         external_loads: estimate the loads PyBullet adds (contacts) into the implicit step, as
             :class:`~pccbullet.sim.limb.dynamics.CompliantLimb` does.
 
@@ -337,7 +322,7 @@ def attach(
         # straight at rest length (all-zero joints would mean chords of length 0), moving with the mount
         out._joints[spec_limb.name].reset(compliant.target)
         _follow(client, out.bodies[spec_limb.name], mount_on)
-        _flange(client, out.bodies[spec_limb.name], flange_mass, out.dt)
+        flange_dynamics(client, out.bodies[spec_limb.name], flange_mass, out.dt)
     return out
 
 

@@ -6,9 +6,9 @@ them: neither moves). Free or moved: the head is a floating body and every limb 
 base, its flange (the limb's base link) welded to the head at its mount by a fixed constraint, as
 :func:`pccbullet.sim.attach.attach` mounts limbs on a user's body; each limb's dynamics then take the
 flange's measured motion (:mod:`pccbullet.sim.limb.moving`). A flange's rotational inertia is at least
-:data:`FLANGE_INERTIA_RATE` times the step (a lighter flange does not hold the chain; see
-:mod:`pccbullet.sim.attach`), its mass :data:`FLANGE_MASS` at most, taken out of the head's so that the
-robot weighs what its file says.
+:mod:`pccbullet.sim.body.flange`'s rate times the step (a lighter flange does not hold the chain), its
+mass that module's ``FLANGE_MASS`` at most, taken out of the head's so that the robot weighs what its file
+says.
 
 Free: the head's own fluid forces, as a placed object's (:mod:`pccbullet.sim.objects.fluid`): buoyancy
 ``-rho V g`` at its centre, quadratic drag per body axis ``-1/2 rho C_d,i A_i |v| v_i`` (the shape's
@@ -28,6 +28,7 @@ from scipy.spatial.transform import Rotation
 
 from pccbullet.core.errors import ConfigurationError
 from pccbullet.core.types import FloatArray, Transform
+from pccbullet.sim.body.flange import FLANGE_INERTIA_RATE, FLANGE_MASS, flange_dynamics
 from pccbullet.sim.body.mode import BaseMode
 from pccbullet.sim.body.trajectory import Trajectory
 from pccbullet.sim.bullet import pb
@@ -36,9 +37,6 @@ from pccbullet.sim.objects.fluid import ShapeFluid, box_fluid, cylinder_fluid, s
 from pccbullet.urdf_gen.body_shape import body_inertia, mesh_extents
 from pccbullet.urdf_gen.specs import HeadSpec
 
-FLANGE_MASS = 0.068  # kg, at most: an 80 mm aluminium disk 5 mm thick (as pccbullet.sim.attach's)
-FLANGE_RADIUS = 0.04  # m
-FLANGE_INERTIA_RATE = 0.05  # kg m^2 per s of step: a flange's least rotational inertia (pccbullet.sim.attach)
 WELD_FORCE = 1e6  # N, a weld's force limit: rigid for any robot here
 
 
@@ -156,14 +154,9 @@ class Body:
             self._put(world.time)
 
     def flange(self, body: int) -> None:
-        """Give a welded limb's base link (``body``'s base) the flange's mass and its least inertia."""
-        m, r = self.flange_mass, FLANGE_RADIUS
-        least = FLANGE_INERTIA_RATE * self.world.dt
-        axial, transverse = max(0.5 * m * r * r, least), max(0.25 * m * r * r, least)
-        pb.changeDynamics(
-            body, -1, mass=m, localInertiaDiagonal=[transverse, transverse, axial],
-            physicsClientId=self.world.client,
-        )  # fmt: skip
+        """Give a welded limb's base link (``body``'s base) the flange's mass and its least inertia
+        (:func:`~pccbullet.sim.body.flange.flange_dynamics`)."""
+        flange_dynamics(self.world.client, body, self.flange_mass, self.world.dt)
 
     def _put(self, t: float) -> None:
         """Put a moved head at the trajectory's pose and velocity at time ``t`` (s)."""
